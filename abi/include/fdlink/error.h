@@ -1,0 +1,83 @@
+/**
+ * @file fdlink/error.h
+ * Status codes and the caller-owned error record shared by every fdlink module.
+ *
+ * Thread-safety: an fdl_error is a plain value; one thread at a time per record.
+ */
+#ifndef FDLINK_ERROR_H
+#define FDLINK_ERROR_H
+
+#include <stddef.h>
+
+#include "fdlink/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. Values are pinned and never renumbered. */
+#define FDL_OK 0           /**< success */
+#define FDL_EINVAL (-1)    /**< invalid argument (programmer misuse) */
+#define FDL_ENOMEM (-2)    /**< out of memory, or a size computation overflowed */
+#define FDL_EIO (-3)       /**< a file could not be read or written */
+#define FDL_EPARSE (-4)    /**< malformed input text (signature, declaration, PTX) */
+#define FDL_EABI (-5)      /**< compiled code disagrees with its declaration */
+#define FDL_ELINK (-6)     /**< the device linker failed (log in fdl_error.log) */
+#define FDL_ENOTFOUND (-7) /**< a named thing (symbol, kernel, file) does not exist */
+#define FDL_ENODEVICE (-8) /**< no CUDA driver or no CUDA device */
+#define FDL_ENOLIB (-9)    /**< a CUDA library could not be loaded at run time */
+#define FDL_ECUDA (-10)    /**< a CUDA driver call failed */
+#define FDL_ELIMIT (-11)   /**< input exceeds a documented limit (length, depth, count) */
+#define FDL_EKIND (-12)    /**< input is of an unknown or unsupported kind */
+#define FDL_EVERIFY (-13)  /**< a device result differs from its reference */
+#define FDL_EDEVICE (-14)  /**< a device function reported a non-zero status */
+
+#define FDL_ERROR_SOURCE_MAX 256
+#define FDL_ERROR_SYMBOL_MAX 128
+#define FDL_ERROR_MESSAGE_MAX 512
+
+/**
+ * Where and why an operation failed. Caller-owned and fixed-size; pass NULL where the detail is
+ * not wanted. Filled by the function that detects the error; unchanged on success.
+ *
+ * Ownership: the struct is the caller's. `log`, when non-NULL, is borrowed from the handle that
+ * produced the error (a link, a module) and stays valid until that handle is destroyed.
+ * Thread-safety: one thread at a time per record.
+ */
+typedef struct fdl_error {
+    int code;                              /**< FDL_E* status, FDL_OK when clear */
+    int backend_code;                      /**< raw CUresult / nvJitLinkResult / nvrtcResult, 0 if none */
+    char source[FDL_ERROR_SOURCE_MAX];     /**< input file or name, "" if none */
+    unsigned line;                         /**< 1-based line in source, 0 if unknown */
+    unsigned column;                       /**< 1-based byte column in source, 0 if unknown */
+    char symbol[FDL_ERROR_SYMBOL_MAX];     /**< function, kernel or type concerned, "" if none */
+    char message[FDL_ERROR_MESSAGE_MAX];   /**< one line, lower case, no trailing period */
+    const char *log;                       /**< whole backend log (borrowed), NULL if none */
+} fdl_error;
+
+/** Static initialiser for an empty error record. */
+#define FDL_ERROR_INIT {0, 0, "", 0, 0, "", "", NULL}
+
+/** Reset @p err to the empty state. NULL is allowed and ignored. */
+FDL_API void fdl_error_clear(fdl_error *err);
+
+/**
+ * Name of a status code ("FDL_EPARSE"); "FDL_E?" for an unknown value.
+ * Ownership: static string. Thread-safety: safe.
+ */
+FDL_API const char *fdl_status_name(int status);
+
+/**
+ * Write the error as one line into @p buf: `source:line:col: symbol: message`, leaving out the
+ * parts that are empty. Always NUL-terminates when @p size > 0; truncates to fit.
+ *
+ * @return the number of characters the full line needs (like snprintf), or 0 for NULL @p err.
+ * Thread-safety: safe for distinct buffers.
+ */
+FDL_API size_t fdl_error_format(const fdl_error *err, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FDLINK_ERROR_H */

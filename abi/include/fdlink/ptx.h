@@ -1,0 +1,112 @@
+/**
+ * @file fdlink/ptx.h
+ * PTX prototype scanner: `.version`, `.target`, `.address_size` and every `.func` / `.entry`
+ * prototype with its linkage, return parameter and parameters, each with line and column.
+ * Bodies are skipped, not parsed: the scan is linear in the input and never reads past it.
+ *
+ * Thread-safety: an fdl_ptx is immutable after creation; share it freely.
+ */
+#ifndef FDLINK_PTX_H
+#define FDLINK_PTX_H
+
+#include <stddef.h>
+
+#include "fdlink/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest identifier accepted in a prototype. */
+#define FDL_PTX_MAX_IDENT 1024
+/** Most parameters one prototype may have. */
+#define FDL_PTX_MAX_PARAMS 4096
+
+/** Linkage of a PTX function. */
+typedef enum fdl_ptx_linkage {
+    FDL_PTX_LINK_NONE = 0, /**< no directive: local to the module */
+    FDL_PTX_LINK_VISIBLE,  /**< .visible: defined here, visible to the linker */
+    FDL_PTX_LINK_WEAK,     /**< .weak */
+    FDL_PTX_LINK_EXTERN,   /**< .extern: referenced here, defined elsewhere */
+    FDL_PTX_LINK_COMMON    /**< .common */
+} fdl_ptx_linkage;
+
+/** One `.param` (or `.reg` in a return list) of a prototype. */
+typedef struct fdl_ptx_param {
+    char type[8];        /**< the type token without the dot: "b32", "u64", "f32", "b8" */
+    unsigned bits;       /**< width of one element in bits (8..64) */
+    unsigned align;      /**< `.align N` value, 0 when absent */
+    size_t array;        /**< element count for `name[N]`, 0 for a scalar */
+    size_t bytes;        /**< total size: bits/8, times array when it is one */
+    int is_ptr;          /**< `.ptr` qualifier present */
+    const char *name;    /**< parameter name (borrowed), "" when absent (declarations may omit) */
+    unsigned line;       /**< 1-based position of the `.param` directive */
+    unsigned column;
+} fdl_ptx_param;
+
+/** One function or kernel prototype. */
+typedef struct fdl_ptx_func {
+    const char *name;        /**< borrowed */
+    fdl_ptx_linkage linkage;
+    int is_entry;            /**< `.entry` (kernel) rather than `.func` */
+    int is_definition;       /**< a body follows (`{`), rather than `;` */
+    int has_return;          /**< a return parameter list is present */
+    fdl_ptx_param ret;       /**< the return parameter when has_return */
+    size_t nparams;
+    const fdl_ptx_param *params; /**< borrowed array of nparams */
+    unsigned line;           /**< 1-based position of the function name */
+    unsigned column;
+    unsigned decl_line;      /**< 1-based position of the first directive (.visible/.func) */
+    unsigned decl_column;
+} fdl_ptx_func;
+
+/** A scanned PTX module. Opaque. */
+typedef struct fdl_ptx fdl_ptx;
+
+/**
+ * Scan PTX text.
+ *
+ * @param out   receives the result (not NULL); *out = NULL on entry and on failure
+ * @param text  @p len bytes of PTX (need not be NUL-terminated; NUL bytes are an error)
+ * @param name  used in diagnostics and returned by fdl_ptx_source (not NULL)
+ * @param err   may be NULL; on failure gets name:line:col and a message
+ * @return FDL_OK, FDL_EPARSE (malformed prototype or directive, no `.version`), FDL_ELIMIT,
+ *         FDL_ENOMEM, FDL_EINVAL
+ * Ownership: *out belongs to the caller (fdl_ptx_destroy). Only names and prototypes are copied;
+ * @p text is not retained.
+ */
+FDL_API int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name,
+                         fdl_error *err);
+
+/**
+ * Scan a PTX file (memory-mapped; bodies are never copied).
+ * @return as fdl_ptx_scan, plus FDL_EIO
+ */
+FDL_API int fdl_ptx_scan_file(fdl_ptx **out, const char *path, fdl_error *err);
+
+/** Free a scan result. NULL is allowed. */
+FDL_API void fdl_ptx_destroy(fdl_ptx *ptx);
+
+/** Name given to the scanner (file path for fdl_ptx_scan_file). Borrowed. */
+FDL_API const char *fdl_ptx_source(const fdl_ptx *ptx);
+/** `.version` as "9.0" (borrowed). */
+FDL_API const char *fdl_ptx_version(const fdl_ptx *ptx);
+/** `.target` list as written, e.g. "sm_90" or "sm_90a, debug" (borrowed); "" if absent. */
+FDL_API const char *fdl_ptx_target(const fdl_ptx *ptx);
+/** `.address_size` (32 or 64); 0 if absent. */
+FDL_API unsigned fdl_ptx_address_size(const fdl_ptx *ptx);
+/** Number of prototypes, in file order. */
+FDL_API size_t fdl_ptx_count(const fdl_ptx *ptx);
+/** Prototype @p i, or NULL when out of range. Borrowed. */
+FDL_API const fdl_ptx_func *fdl_ptx_get(const fdl_ptx *ptx, size_t i);
+/**
+ * First definition named @p name, else the first prototype of that name, or NULL. Borrowed.
+ * Lookups are O(1) on average.
+ */
+FDL_API const fdl_ptx_func *fdl_ptx_find(const fdl_ptx *ptx, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FDLINK_PTX_H */

@@ -1,0 +1,336 @@
+/* Error records, status names and the internal helpers every module shares. */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void fdl_error_clear(fdl_error *err)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+}
+
+const char *fdl_status_name(int status)
+{
+    static const char *const names[] = {
+        "FDL_OK",     "FDL_EINVAL", "FDL_ENOMEM",  "FDL_EIO",       "FDL_EPARSE",
+        "FDL_EABI",   "FDL_ELINK",  "FDL_ENOTFOUND", "FDL_ENODEVICE", "FDL_ENOLIB",
+        "FDL_ECUDA",  "FDL_ELIMIT", "FDL_EKIND",   "FDL_EVERIFY",   "FDL_EDEVICE",
+    };
+    if (status > 0 || (size_t)(-(long)status) >= sizeof names / sizeof names[0])
+        return "FDL_E?";
+    return names[-status];
+}
+
+size_t fdl_error_format(const fdl_error *err, char *buf, size_t size)
+{
+    if (!err)
+        return 0;
+    char loc[FDL_ERROR_SOURCE_MAX + 32] = "";
+    if (err->source[0] && err->line && err->column)
+        snprintf(loc, sizeof loc, "%s:%u:%u: ", err->source, err->line, err->column);
+    else if (err->source[0] && err->line)
+        snprintf(loc, sizeof loc, "%s:%u: ", err->source, err->line);
+    else if (err->source[0])
+        snprintf(loc, sizeof loc, "%s: ", err->source);
+    /* The symbol is printed unless the message already starts with it. */
+    int with_symbol = err->symbol[0] &&
+                      strncmp(err->message, err->symbol, strlen(err->symbol)) != 0;
+    int n = snprintf(buf, size, "%s%s%s%s", loc, with_symbol ? err->symbol : "",
+                     with_symbol ? ": " : "", err->message);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+int fdl__verror(fdl_error *err, int code, const char *source, unsigned line, unsigned column,
+                const char *symbol, const char *fmt, va_list ap)
+{
+    if (!err)
+        return code;
+    err->code = code;
+    err->backend_code = 0;
+    err->log = NULL;
+    fdl__strlcpy(err->source, source ? source : "", sizeof err->source);
+    err->line = line;
+    err->column = column;
+    fdl__strlcpy(err->symbol, symbol ? symbol : "", sizeof err->symbol);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    return code;
+}
+
+int fdl__error(fdl_error *err, int code, const char *source, unsigned line, unsigned column,
+               const char *symbol, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fdl__verror(err, code, source, line, column, symbol, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int fdl__fail(fdl_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fdl__verror(err, code, NULL, 0, 0, NULL, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int fdl__size_add(size_t *out, size_t a, size_t b)
+{
+    if (a > SIZE_MAX - b)
+        return 0;
+    *out = a + b;
+    return 1;
+}
+
+int fdl__size_mul(size_t *out, size_t a, size_t b)
+{
+    if (b && a > SIZE_MAX / b)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+char *fdl__strndup(const char *s, size_t n)
+{
+    size_t len = 0;
+    while (len < n && s[len])
+        len++;
+    char *p = malloc(len + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+char *fdl__strdup(const char *s)
+{
+    return fdl__strndup(s, strlen(s));
+}
+
+void fdl__strlcpy(char *dst, const char *src, size_t size)
+{
+    if (!size)
+        return;
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static int buf_reserve(fdl__buf *b, size_t extra)
+{
+    size_t need;
+    if (b->oom || !fdl__size_add(&need, b->len, extra) || !fdl__size_add(&need, need, 1)) {
+        b->oom = 1;
+        return 0;
+    }
+    if (need <= b->cap)
+        return 1;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2) {
+            cap = need;
+            break;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->oom = 1;
+        return 0;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 1;
+}
+
+int fdl__buf_append(fdl__buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n))
+        return 0;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 1;
+}
+
+int fdl__buf_puts(fdl__buf *b, const char *s)
+{
+    return fdl__buf_append(b, s, strlen(s));
+}
+
+int fdl__buf_printf(fdl__buf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    int ok = 0;
+    if (n >= 0 && buf_reserve(b, (size_t)n)) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+        ok = 1;
+    } else {
+        b->oom = 1;
+    }
+    va_end(ap2);
+    return ok;
+}
+
+void fdl__buf_free(fdl__buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err)
+{
+    *data = NULL;
+    if (size)
+        *size = 0;
+    int rc = FDL_OK;
+    char *buf = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot stat: %s", strerror(errno));
+        goto cleanup;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is a directory, not a file");
+        goto cleanup;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is not a regular file");
+        goto cleanup;
+    }
+    size_t cap = (size_t)st.st_size;
+    if ((off_t)cap != st.st_size || cap == SIZE_MAX) {
+        rc = fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "file too large to read");
+        goto cleanup;
+    }
+    buf = malloc(cap + 1);
+    if (!buf) {
+        rc = fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "out of memory reading %zu bytes", cap);
+        goto cleanup;
+    }
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "read failed: %s", strerror(errno));
+            goto cleanup;
+        }
+        if (n == 0)
+            break; /* file shrank while reading: keep what is there */
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    *data = buf;
+    buf = NULL;
+    if (size)
+        *size = got;
+cleanup:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err)
+{
+    int rc = FDL_OK;
+    int fd = -1;
+    fdl__buf tmp = {0};
+    if (!fdl__buf_printf(&tmp, "%s.tmp.XXXXXX", path))
+        return fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    fd = mkstemp(tmp.data);
+    if (fd < 0) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot create output: %s",
+                        strerror(errno));
+        goto cleanup;
+    }
+    const char *p = data;
+    size_t left = size;
+    while (left) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
+            goto cleanup;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    /* mkstemp creates 0600; outputs get the usual 0644 less the umask. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot finish output: %s",
+                        strerror(errno));
+        goto cleanup;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "close failed: %s", strerror(errno));
+        goto cleanup;
+    }
+    fd = -1;
+    if (rename(tmp.data, path) != 0) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot rename into place: %s",
+                        strerror(errno));
+        goto cleanup;
+    }
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    if (rc != FDL_OK && tmp.data)
+        unlink(tmp.data);
+    fdl__buf_free(&tmp);
+    return rc;
+}
+
+uint64_t fdl__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int fdl__dlopen_first(void **handle, const char *const *names, const char *purpose,
+                      fdl_error *err)
+{
+    *handle = NULL;
+    const char *why = "not found";
+    for (size_t i = 0; names[i]; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            *handle = h;
+            return FDL_OK;
+        }
+        const char *e = dlerror();
+        if (i == 0 && e)
+            why = e;
+    }
+    return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, names[0], "cannot load %s, needed %s: %s",
+                      names[0], purpose, why);
+}

@@ -1,0 +1,1 @@
+typedef int fdl__placeholder_buffer;
