@@ -1,1 +1,454 @@
-typedef int fdl__placeholder_decl;
+/*
+ * Declaration files (abi/ABI.md, "Declaration files"): one foreign device function per line,
+ *
+ *     name: signature [abi=numba|abi=c]     # comment
+ *
+ * Lines are parsed in one pass; names are indexed in an open-addressing hash table as they
+ * arrive, so duplicates are found in file order and lookups are O(1) on average.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdlink/decl.h"
+#include "internal.h"
+
+struct fdl_decls {
+    char *source;      /* name given to the parser */
+    fdl_decl *items;   /* count declarations, file order */
+    size_t count;
+    size_t cap;
+    char *names;       /* every name, NUL-terminated, back to back */
+    size_t *offsets;   /* while parsing: offset of each item's name in the name arena */
+    fdl__buf arena;    /* while parsing: the name arena (moved to names at the end) */
+    size_t *slots;     /* hash table: item index + 1, 0 when empty */
+    size_t nslots;     /* a power of two, or 0 */
+};
+
+/* The option words after a signature. */
+static const char opt_numba[] = "abi=numba";
+static const char opt_c[] = "abi=c";
+
+/*
+ * C and C++ keywords (C++20 and C23): a function with one of these names could not be declared
+ * in the generated header, so the declaration is rejected where it is written.
+ */
+static const char *const keywords[] = {
+    "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
+    "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+    "_Thread_local", "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+    "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "char8_t", "class",
+    "co_await", "co_return", "co_yield", "compl", "concept", "const", "const_cast", "consteval",
+    "constexpr", "constinit", "continue", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+    "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+    "register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
+    "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
+    "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+    "while", "xor", "xor_eq",
+};
+
+static int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int is_ident_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_ident_char(unsigned char c)
+{
+    return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static int is_keyword(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (strlen(keywords[i]) == n && memcmp(keywords[i], s, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* FNV-1a, 64-bit. */
+static uint64_t hash_name(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+static const char *item_name(const fdl_decls *d, size_t i)
+{
+    return d->offsets ? d->arena.data + d->offsets[i] : d->items[i].name;
+}
+
+/* Index of the declaration named s[0..n), or SIZE_MAX. */
+static size_t lookup(const fdl_decls *d, const char *s, size_t n)
+{
+    if (!d->nslots)
+        return SIZE_MAX;
+    size_t mask = d->nslots - 1;
+    for (size_t k = (size_t)hash_name(s, n) & mask;; k = (k + 1) & mask) {
+        size_t v = d->slots[k];
+        if (!v)
+            return SIZE_MAX;
+        const char *name = item_name(d, v - 1);
+        if (strncmp(name, s, n) == 0 && name[n] == '\0')
+            return v - 1;
+    }
+}
+
+static void slot_insert(size_t *slots, size_t nslots, const char *s, size_t n, size_t index)
+{
+    size_t mask = nslots - 1;
+    size_t k = (size_t)hash_name(s, n) & mask;
+    while (slots[k])
+        k = (k + 1) & mask;
+    slots[k] = index + 1;
+}
+
+/* Keep the table at most half full, so that probes stay short. */
+static int table_reserve(fdl_decls *d, size_t count)
+{
+    size_t need;
+    if (!fdl__size_mul(&need, count, 2))
+        return 0;
+    if (need <= d->nslots)
+        return 1;
+    size_t n = d->nslots ? d->nslots : 64;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return 0;
+        n *= 2;
+    }
+    size_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return 0;
+    for (size_t i = 0; i < d->count; i++) {
+        const char *name = item_name(d, i);
+        slot_insert(slots, n, name, strlen(name), i);
+    }
+    free(d->slots);
+    d->slots = slots;
+    d->nslots = n;
+    return 1;
+}
+
+static int items_reserve(fdl_decls *d, size_t count)
+{
+    if (count <= d->cap)
+        return 1;
+    size_t cap = d->cap ? d->cap * 2 : 16;
+    if (cap < count)
+        cap = count;
+    size_t bytes_items, bytes_offsets;
+    if (!fdl__size_mul(&bytes_items, cap, sizeof *d->items) ||
+        !fdl__size_mul(&bytes_offsets, cap, sizeof *d->offsets))
+        return 0;
+    fdl_decl *items = realloc(d->items, bytes_items);
+    if (!items)
+        return 0;
+    d->items = items;
+    size_t *offsets = realloc(d->offsets, bytes_offsets);
+    if (!offsets)
+        return 0;
+    d->offsets = offsets;
+    d->cap = cap;
+    return 1;
+}
+
+void fdl_decls_destroy(fdl_decls *decls)
+{
+    if (!decls)
+        return;
+    free(decls->source);
+    free(decls->items);
+    free(decls->names);
+    free(decls->offsets);
+    fdl__buf_free(&decls->arena);
+    free(decls->slots);
+    free(decls);
+}
+
+/* Parsing state of one call. */
+typedef struct ctx {
+    fdl_decls *d;
+    const char *source;
+    fdl_error *err;
+} ctx;
+
+static int fail(ctx *c, int code, unsigned line, size_t col0, const char *symbol, const char *fmt,
+                ...) FDL__PRINTF(6, 7);
+
+/* @col0 is the 0-based byte offset in the line; lines are bounded, so the column fits. */
+static int fail(ctx *c, int code, unsigned line, size_t col0, const char *symbol, const char *fmt,
+                ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fdl__verror(c->err, code, c->source, line, (unsigned)(col0 + 1), symbol, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Check the name s[0..n) at column offset @at; on success the name is a C identifier. */
+static int check_name(ctx *c, unsigned line, size_t at, const char *s, size_t n)
+{
+    int q = (int)(n < 64 ? n : 64);
+    const char *more = n > 64 ? "..." : "";
+    if (n > FDL_DECL_MAX_NAME)
+        return fail(c, FDL_ELIMIT, line, at, NULL,
+                    "function name '%.*s%s' is %zu characters long, at most %d "
+                    "(FDL_DECL_MAX_NAME)",
+                    q, s, more, n, FDL_DECL_MAX_NAME);
+    if (s[0] >= '0' && s[0] <= '9')
+        return fail(c, FDL_EPARSE, line, at, NULL,
+                    "function name '%.*s%s' starts with a digit (names are C identifiers)", q, s,
+                    more);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (is_ident_char(ch))
+            continue;
+        if (ch > 0x20 && ch < 0x7f)
+            return fail(c, FDL_EPARSE, line, at + i, NULL,
+                        "invalid character '%c' in function name '%.*s%s' (names are C "
+                        "identifiers)",
+                        ch, q, s, more);
+        return fail(c, FDL_EPARSE, line, at + i, NULL,
+                    "invalid byte 0x%02x in function name (names are C identifiers)", ch);
+    }
+    if (is_keyword(s, n))
+        return fail(c, FDL_EPARSE, line, at, NULL,
+                    "function name '%.*s' is a C/C++ keyword and cannot be declared", (int)n, s);
+    return FDL_OK;
+}
+
+/* Parse one line (without its terminator). Blank and comment-only lines add nothing. */
+static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
+{
+    fdl_decls *d = c->d;
+    if (n > FDL_DECL_MAX_LINE)
+        return fail(c, FDL_ELIMIT, line, FDL_DECL_MAX_LINE, NULL,
+                    "line too long: %zu bytes, at most %d (FDL_DECL_MAX_LINE)", n,
+                    FDL_DECL_MAX_LINE);
+    /* '#' never occurs in a declaration, so it always starts a comment. */
+    const char *hash = memchr(s, '#', n);
+    if (hash)
+        n = (size_t)(hash - s);
+    while (n && is_space((unsigned char)s[n - 1]))
+        n--;
+    size_t i = 0;
+    while (i < n && is_space((unsigned char)s[i]))
+        i++;
+    if (i == n)
+        return FDL_OK;
+
+    /* name */
+    size_t name_at = i;
+    while (i < n && !is_space((unsigned char)s[i]) && s[i] != ':')
+        i++;
+    size_t name_len = i - name_at;
+    if (!name_len)
+        return fail(c, FDL_EPARSE, line, name_at, NULL, "missing function name before ':'");
+    if (!memchr(s + name_at, ':', n - name_at))
+        return fail(c, FDL_EPARSE, line, i, NULL,
+                    "missing ':' after the function name (a declaration is name: signature)");
+    int rc = check_name(c, line, name_at, s + name_at, name_len);
+    if (rc != FDL_OK)
+        return rc;
+    char name[FDL_DECL_MAX_NAME + 1];
+    memcpy(name, s + name_at, name_len);
+    name[name_len] = '\0';
+
+    while (i < n && is_space((unsigned char)s[i]))
+        i++;
+    if (i == n || s[i] != ':')
+        return fail(c, FDL_EPARSE, line, i, name, "expected ':' after function name '%s'",
+                    name);
+    i++;
+    while (i < n && is_space((unsigned char)s[i]))
+        i++;
+    size_t sig_at = i;
+
+    /*
+     * Options are words `key=value` after the signature; '=' never occurs in a signature, so
+     * the first '=' belongs to the first option, whose key starts the option list.
+     */
+    size_t sig_end = n;
+    const char *eq = memchr(s + sig_at, '=', n - sig_at);
+    if (eq) {
+        sig_end = (size_t)(eq - s);
+        while (sig_end > sig_at && is_ident_char((unsigned char)s[sig_end - 1]))
+            sig_end--;
+    }
+    size_t opt_at = sig_end;
+    while (sig_end > sig_at && is_space((unsigned char)s[sig_end - 1]))
+        sig_end--;
+    if (sig_end == sig_at)
+        return fail(c, FDL_EPARSE, line, sig_at, name, "missing signature after ':'");
+
+    fdl_decl decl;
+    memset(&decl, 0, sizeof decl);
+    decl.abi = FDL_ABI_NUMBA;
+    decl.line = line;
+    decl.column = (unsigned)(name_at + 1);
+    decl.sig_column = (unsigned)(sig_at + 1);
+
+    fdl_error sig_err = FDL_ERROR_INIT;
+    rc = fdl_sig_parse(&decl.sig, s + sig_at, sig_end - sig_at, &sig_err);
+    if (rc != FDL_OK) {
+        /* The parser's column is 1-based within the signature. */
+        size_t col0 = sig_at + (sig_err.column ? sig_err.column - 1 : 0);
+        return fail(c, rc, line, col0, name, "%s", sig_err.message);
+    }
+
+    int have_abi = 0;
+    for (size_t k = opt_at; k < n;) {
+        size_t w = k;
+        while (k < n && !is_space((unsigned char)s[k]))
+            k++;
+        size_t wl = k - w;
+        int q = (int)(wl < 64 ? wl : 64);
+        const char *more = wl > 64 ? "..." : "";
+        if (wl == sizeof opt_numba - 1 && memcmp(s + w, opt_numba, wl) == 0)
+            decl.abi = FDL_ABI_NUMBA;
+        else if (wl == sizeof opt_c - 1 && memcmp(s + w, opt_c, wl) == 0)
+            decl.abi = FDL_ABI_C;
+        else
+            return fail(c, FDL_EPARSE, line, w, name,
+                        "unknown option '%.*s%s' (expected abi=numba or abi=c)", q, s + w, more);
+        if (have_abi)
+            return fail(c, FDL_EPARSE, line, w, name, "abi given more than once");
+        have_abi = 1;
+        while (k < n && is_space((unsigned char)s[k]))
+            k++;
+    }
+
+    size_t first = lookup(d, name, name_len);
+    if (first != SIZE_MAX)
+        return fail(c, FDL_EPARSE, line, name_at, name,
+                    "duplicate declaration of %s (first declared at %s:%u:%u)", name, c->source,
+                    d->items[first].line, d->items[first].column);
+    if (d->count == FDL_DECL_MAX_COUNT)
+        return fail(c, FDL_ELIMIT, line, name_at, name,
+                    "too many declarations: at most %d (FDL_DECL_MAX_COUNT)", FDL_DECL_MAX_COUNT);
+
+    size_t offset = d->arena.len;
+    if (!items_reserve(d, d->count + 1) || !table_reserve(d, d->count + 1) ||
+        !fdl__buf_append(&d->arena, name, name_len + 1))
+        return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
+    d->offsets[d->count] = offset;
+    d->items[d->count] = decl;
+    slot_insert(d->slots, d->nslots, name, name_len, d->count);
+    d->count++;
+    return FDL_OK;
+}
+
+int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *name,
+                    fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_decls_parse: out is NULL");
+    *out = NULL;
+    if (!FDL__CHECK_ARG(name != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_decls_parse: name is NULL");
+    if (!FDL__CHECK_ARG(text != NULL || len == 0))
+        return fdl__fail(err, FDL_EINVAL, "fdl_decls_parse: text is NULL");
+
+    int rc = FDL_OK;
+    ctx c = {NULL, name, err};
+    size_t pos = 0;
+    unsigned line = 0;
+    fdl_decls *d = calloc(1, sizeof *d);
+    if (!d || !(d->source = fdl__strdup(name))) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        goto cleanup;
+    }
+    c.d = d;
+    c.source = d->source;
+
+    /* A UTF-8 byte-order mark is not part of the first line. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        pos = 3;
+    while (pos < len) {
+        if (line == UINT_MAX) {
+            rc = fail(&c, FDL_ELIMIT, line, 0, NULL, "too many lines");
+            goto cleanup;
+        }
+        line++;
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        size_t n = end - pos;
+        if (n && text[end - 1] == '\r')
+            n--; /* CRLF */
+        rc = parse_line(&c, text + pos, n, line);
+        if (rc != FDL_OK)
+            goto cleanup;
+        pos = nl ? end + 1 : len;
+    }
+
+    /* Freeze: names move to their final home and the items point into it. */
+    d->names = d->arena.data;
+    d->arena.data = NULL;
+    fdl__buf_free(&d->arena);
+    for (size_t i = 0; i < d->count; i++) {
+        d->items[i].name = d->names + d->offsets[i];
+        d->items[i].source = d->source;
+    }
+    free(d->offsets);
+    d->offsets = NULL;
+    *out = d;
+    d = NULL;
+cleanup:
+    fdl_decls_destroy(d);
+    return rc;
+}
+
+int fdl_decls_load(fdl_decls **out, const char *path, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_decls_load: out is NULL");
+    *out = NULL;
+    if (!FDL__CHECK_ARG(path != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_decls_load: path is NULL");
+    char *data = NULL;
+    size_t size = 0;
+    int rc = fdl__read_file(path, &data, &size, err);
+    if (rc == FDL_OK)
+        rc = fdl_decls_parse(out, data, size, path, err);
+    free(data);
+    return rc;
+}
+
+size_t fdl_decls_count(const fdl_decls *decls)
+{
+    return decls ? decls->count : 0;
+}
+
+const fdl_decl *fdl_decls_get(const fdl_decls *decls, size_t i)
+{
+    if (!decls || i >= decls->count)
+        return NULL;
+    return &decls->items[i];
+}
+
+const fdl_decl *fdl_decls_find(const fdl_decls *decls, const char *name)
+{
+    if (!decls || !name)
+        return NULL;
+    size_t i = lookup(decls, name, strlen(name));
+    return i == SIZE_MAX ? NULL : &decls->items[i];
+}
+
+const char *fdl_decls_source(const fdl_decls *decls)
+{
+    return decls ? decls->source : NULL;
+}

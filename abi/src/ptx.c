@@ -1,1 +1,1240 @@
-typedef int fdl__placeholder_ptx;
+/*
+ * PTX prototype scanner: the module directives (.version, .target, .address_size) and every .func /
+ * .entry prototype with its linkage, return parameter and parameters. Everything else at module
+ * scope is skipped; bodies and other brace blocks are skipped by brace matching that respects
+ * comments and string literals. One pass over the input, no backtracking beyond one token of
+ * look-ahead, and every read is bounded by the input length (the text need not be NUL-terminated).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdlink/ptx.h"
+#include "internal.h"
+
+/* Longest `.version` value kept ("9.0"); longer values are malformed. */
+#define VERSION_MAX 16
+
+/* Module directives whose position is kept. */
+enum { DIR_VERSION, DIR_TARGET, DIR_ADDRESS_SIZE, DIR_COUNT };
+
+struct fdl_ptx {
+    char *source;
+    char version[VERSION_MAX];
+    char *target;            /* NULL when absent */
+    unsigned address_size;   /* 0 when absent */
+    unsigned dir_line[DIR_COUNT];
+    unsigned dir_column[DIR_COUNT];
+    fdl_ptx_func *funcs;
+    size_t nfuncs;
+    fdl_ptx_param *params;   /* every prototype's parameters, one array */
+    size_t nparams;
+    char *names;             /* every name, NUL-separated */
+    size_t *table;           /* hash table of function index + 1, 0 = empty */
+    size_t table_mask;
+};
+
+/* Token kinds. */
+enum { T_EOF, T_DIR, T_IDENT, T_NUM, T_STR, T_PUNCT };
+
+typedef struct token {
+    int kind;
+    size_t off;     /* byte offset of the first character */
+    size_t len;
+    unsigned line;  /* 1-based */
+    unsigned col;   /* 1-based byte column */
+} token;
+
+/*
+ * Offsets recorded while scanning: the arrays move as they grow, so names and parameters are kept
+ * by offset and turned into pointers once the scan is complete.
+ */
+typedef struct func_rec {
+    size_t name_off;
+    size_t ret_name_off;
+    size_t first_param;
+} func_rec;
+
+typedef struct scanner {
+    const char *s;
+    size_t len;
+    size_t pos;
+    unsigned line;      /* line of pos */
+    size_t bol;         /* offset where that line begins */
+    const char *source;
+    fdl_error *err;
+    token back;         /* one token of look-ahead */
+    int has_back;
+
+    fdl_ptx *ptx;       /* under construction */
+    func_rec *recs;
+    size_t cap_funcs;
+    size_t *pname;      /* name offset of each parameter */
+    size_t cap_params;
+    fdl__buf names;
+    fdl__buf target;
+} scanner;
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+static int sc_fail(scanner *sc, int code, unsigned line, unsigned col, const char *symbol,
+                   const char *fmt, ...) FDL__PRINTF(6, 7);
+
+static int sc_fail(scanner *sc, int code, unsigned line, unsigned col, const char *symbol,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fdl__verror(sc->err, code, sc->source, line, col, symbol, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static unsigned col_at(const scanner *sc, size_t off)
+{
+    size_t c = off - sc->bol + 1;
+    return c > UINT_MAX ? UINT_MAX : (unsigned)c;
+}
+
+static void newline_at(scanner *sc, size_t nl)
+{
+    if (sc->line < UINT_MAX)
+        sc->line++;
+    sc->bol = nl + 1;
+}
+
+static int fail_nul(scanner *sc, size_t off)
+{
+    return sc_fail(sc, FDL_EPARSE, sc->line, col_at(sc, off), NULL,
+                   "unexpected NUL byte at offset %zu", off);
+}
+
+/* A token as it appears in a message: quoted and shortened, or "end of input". */
+static void tok_text(const scanner *sc, const token *t, char *buf, size_t size)
+{
+    if (t->kind == T_EOF) {
+        fdl__strlcpy(buf, "end of input", size);
+        return;
+    }
+    size_t n = t->len > 32 ? 32 : t->len;
+    size_t o = 0;
+    buf[o++] = '\'';
+    for (size_t i = 0; i < n && o + 5 < size; i++) {
+        unsigned char c = (unsigned char)sc->s[t->off + i];
+        buf[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (n < t->len && o + 5 < size) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o++] = '\'';
+    buf[o] = '\0';
+}
+
+/* ---- lexer -------------------------------------------------------------------------------- */
+
+static int is_ident_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
+}
+
+static int is_ident_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$';
+}
+
+static int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/* Skip a comment that starts at pos ("//" or "/" "*"). */
+static int skip_comment(scanner *sc)
+{
+    const char *s = sc->s;
+    size_t start = sc->pos;
+    unsigned line = sc->line, col = col_at(sc, start);
+    size_t p = start + 2;
+    if (s[start + 1] == '/') {
+        while (p < sc->len && s[p] != '\n') {
+            if (s[p] == '\0')
+                return fail_nul(sc, p);
+            p++;
+        }
+        sc->pos = p; /* the newline, if any, is whitespace */
+        return FDL_OK;
+    }
+    for (;;) {
+        if (p + 1 >= sc->len)
+            return sc_fail(sc, FDL_EPARSE, line, col, NULL, "unterminated comment");
+        char c = s[p];
+        if (c == '*' && s[p + 1] == '/')
+            break;
+        if (c == '\0') {
+            sc->pos = p;
+            return fail_nul(sc, p);
+        }
+        if (c == '\n')
+            newline_at(sc, p);
+        p++;
+    }
+    sc->pos = p + 2;
+    return FDL_OK;
+}
+
+/* Skip whitespace and comments. */
+static int skip_space(scanner *sc)
+{
+    while (sc->pos < sc->len) {
+        unsigned char c = (unsigned char)sc->s[sc->pos];
+        if (c == '\n') {
+            newline_at(sc, sc->pos);
+            sc->pos++;
+        } else if (is_space(c)) {
+            sc->pos++;
+        } else if (c == '/' && sc->pos + 1 < sc->len &&
+                   (sc->s[sc->pos + 1] == '/' || sc->s[sc->pos + 1] == '*')) {
+            int rc = skip_comment(sc);
+            if (rc != FDL_OK)
+                return rc;
+        } else {
+            break;
+        }
+    }
+    return FDL_OK;
+}
+
+/* Skip a string literal starting at @p p (the opening quote); returns the offset after it. */
+static int skip_string(scanner *sc, size_t p, size_t *end)
+{
+    unsigned line = sc->line, col = col_at(sc, p);
+    p++;
+    while (p < sc->len) {
+        char c = sc->s[p];
+        if (c == '"') {
+            *end = p + 1;
+            return FDL_OK;
+        }
+        if (c == '\0')
+            return fail_nul(sc, p);
+        if (c == '\n')
+            break;
+        if (c == '\\' && p + 1 < sc->len && sc->s[p + 1] != '\n')
+            p++;
+        p++;
+    }
+    return sc_fail(sc, FDL_EPARSE, line, col, NULL, "unterminated string literal");
+}
+
+static int next(scanner *sc, token *t)
+{
+    if (sc->has_back) {
+        *t = sc->back;
+        sc->has_back = 0;
+        return FDL_OK;
+    }
+    int rc = skip_space(sc);
+    if (rc != FDL_OK)
+        return rc;
+    t->off = sc->pos;
+    t->line = sc->line;
+    t->col = col_at(sc, sc->pos);
+    t->len = 0;
+    if (sc->pos >= sc->len) {
+        t->kind = T_EOF;
+        return FDL_OK;
+    }
+    const char *s = sc->s;
+    size_t p = sc->pos;
+    unsigned char c = (unsigned char)s[p];
+    if (c == '\0')
+        return fail_nul(sc, p);
+    if (c == '.' && p + 1 < sc->len && is_ident_start((unsigned char)s[p + 1]) && s[p + 1] != '%') {
+        t->kind = T_DIR;
+        p++;
+        while (p < sc->len && is_ident_char((unsigned char)s[p]))
+            p++;
+    } else if (is_ident_start(c)) {
+        t->kind = T_IDENT;
+        p++;
+        while (p < sc->len && is_ident_char((unsigned char)s[p]))
+            p++;
+    } else if (c >= '0' && c <= '9') {
+        t->kind = T_NUM;
+        p++;
+        while (p < sc->len && (is_ident_char((unsigned char)s[p]) || s[p] == '.'))
+            p++;
+    } else if (c == '"') {
+        t->kind = T_STR;
+        rc = skip_string(sc, p, &p);
+        if (rc != FDL_OK)
+            return rc;
+    } else {
+        t->kind = T_PUNCT;
+        p++;
+    }
+    t->len = p - t->off;
+    sc->pos = p;
+    return FDL_OK;
+}
+
+static void push_back(scanner *sc, const token *t)
+{
+    sc->back = *t;
+    sc->has_back = 1;
+}
+
+static int peek(scanner *sc, token *t)
+{
+    int rc = next(sc, t);
+    if (rc == FDL_OK)
+        push_back(sc, t);
+    return rc;
+}
+
+static int tok_is(const scanner *sc, const token *t, const char *text)
+{
+    size_t n = strlen(text);
+    return t->len == n && memcmp(sc->s + t->off, text, n) == 0;
+}
+
+static int tok_punct(const scanner *sc, const token *t, char c)
+{
+    return t->kind == T_PUNCT && sc->s[t->off] == c;
+}
+
+/* Skip to the end of the current line (line-oriented directives such as .loc and @@DWARF). */
+static int skip_line(scanner *sc)
+{
+    size_t p = sc->pos;
+    while (p < sc->len && sc->s[p] != '\n') {
+        if (sc->s[p] == '\0')
+            return fail_nul(sc, p);
+        p++;
+    }
+    sc->pos = p;
+    return FDL_OK;
+}
+
+/*
+ * Skip a brace block whose `{` (token @p open) was just read: to the matching `}`, counting nested
+ * braces and ignoring those in comments and string literals. One pass, nothing copied.
+ */
+static int skip_block(scanner *sc, const token *open, const char *symbol)
+{
+    const char *s = sc->s;
+    size_t len = sc->len;
+    size_t p = sc->pos;
+    size_t depth = 1;
+    while (p < len) {
+        char c = s[p];
+        switch (c) {
+        case '\n':
+            newline_at(sc, p);
+            p++;
+            break;
+        case '{':
+            depth++;
+            p++;
+            break;
+        case '}':
+            p++;
+            if (--depth == 0) {
+                sc->pos = p;
+                return FDL_OK;
+            }
+            break;
+        case '"': {
+            int rc = skip_string(sc, p, &p);
+            if (rc != FDL_OK)
+                return rc;
+            break;
+        }
+        case '/':
+            if (p + 1 < len && (s[p + 1] == '/' || s[p + 1] == '*')) {
+                sc->pos = p;
+                int rc = skip_comment(sc);
+                if (rc != FDL_OK)
+                    return rc;
+                p = sc->pos;
+            } else {
+                p++;
+            }
+            break;
+        case '\0':
+            return fail_nul(sc, p);
+        default:
+            p++;
+            break;
+        }
+    }
+    sc->pos = p;
+    if (symbol)
+        return sc_fail(sc, FDL_EPARSE, open->line, open->col, symbol,
+                       "%s: unterminated body: no '}' matches this '{'", symbol);
+    return sc_fail(sc, FDL_EPARSE, open->line, open->col, NULL,
+                   "unterminated block: no '}' matches this '{'");
+}
+
+/* ---- output under construction ------------------------------------------------------------ */
+
+static int add_name(scanner *sc, const token *t, size_t *off)
+{
+    if (t->len > FDL_PTX_MAX_IDENT)
+        return sc_fail(sc, FDL_ELIMIT, t->line, t->col, NULL,
+                       "identifier longer than %d bytes", FDL_PTX_MAX_IDENT);
+    *off = sc->names.len;
+    if (!fdl__buf_append(&sc->names, sc->s + t->off, t->len) ||
+        !fdl__buf_append(&sc->names, "", 1))
+        return sc_fail(sc, FDL_ENOMEM, t->line, t->col, NULL, "out of memory");
+    return FDL_OK;
+}
+
+/* Grow an array of @p elem-byte elements to hold at least @p need. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 1;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return 0;
+        ncap *= 2;
+    }
+    size_t bytes;
+    if (!fdl__size_mul(&bytes, ncap, elem))
+        return 0;
+    void *p = realloc(*arr, bytes);
+    if (!p)
+        return 0;
+    *arr = p;
+    *cap = ncap;
+    return 1;
+}
+
+/* Make room for one more parameter; returns its index. */
+static int new_param(scanner *sc, const token *at, size_t *index)
+{
+    fdl_ptx *ptx = sc->ptx;
+    size_t need;
+    size_t cap = sc->cap_params;
+    if (!fdl__size_add(&need, ptx->nparams, 1) ||
+        !grow((void **)&ptx->params, &cap, need, sizeof *ptx->params))
+        return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
+    size_t cap2 = sc->cap_params;
+    if (!grow((void **)&sc->pname, &cap2, need, sizeof *sc->pname))
+        return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
+    sc->cap_params = cap < cap2 ? cap : cap2;
+    *index = ptx->nparams++;
+    memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
+    sc->pname[*index] = 0;
+    return FDL_OK;
+}
+
+/* ---- prototypes --------------------------------------------------------------------------- */
+
+typedef struct type_info {
+    const char *name;
+    unsigned bits;
+} type_info;
+
+static const type_info types[] = {
+    {"b8", 8},    {"b16", 16},  {"b32", 32},   {"b64", 64},  {"b128", 128},
+    {"u8", 8},    {"u16", 16},  {"u32", 32},   {"u64", 64},
+    {"s8", 8},    {"s16", 16},  {"s32", 32},   {"s64", 64},
+    {"f16", 16},  {"f16x2", 32}, {"bf16", 16}, {"bf16x2", 32},
+    {"f32", 32},  {"f64", 64},  {"pred", 1},
+};
+
+static const type_info *find_type(const scanner *sc, const token *t)
+{
+    if (t->kind != T_DIR)
+        return NULL;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        size_t n = strlen(types[i].name);
+        if (t->len == n + 1 && memcmp(sc->s + t->off + 1, types[i].name, n) == 0)
+            return &types[i];
+    }
+    return NULL;
+}
+
+/* Context of the prototype being read, for messages. */
+typedef struct proto_ctx {
+    const char *kind;   /* ".func" or ".entry" */
+    int named;          /* the name has been read */
+    size_t name_off;    /* its offset in the name arena (which moves as it grows) */
+} proto_ctx;
+
+static const char *pc_name(const scanner *sc, const proto_ctx *pc)
+{
+    return pc->named ? sc->names.data + pc->name_off : NULL;
+}
+
+static int proto_fail(scanner *sc, const proto_ctx *pc, const token *t, const char *expected)
+{
+    char found[48];
+    tok_text(sc, t, found, sizeof found);
+    const char *name = pc_name(sc, pc);
+    if (name)
+        return sc_fail(sc, FDL_EPARSE, t->line, t->col, name,
+                       "%s: malformed prototype: expected %s, found %s", name, expected, found);
+    return sc_fail(sc, FDL_EPARSE, t->line, t->col, NULL,
+                   "malformed %s prototype: expected %s, found %s", pc->kind, expected, found);
+}
+
+/* A decimal number token; 0 when it is not one or overflows @p max. */
+static int tok_decimal(const scanner *sc, const token *t, size_t max, size_t *value)
+{
+    if (t->kind != T_NUM)
+        return 0;
+    size_t v = 0;
+    for (size_t i = 0; i < t->len; i++) {
+        char c = sc->s[t->off + i];
+        if (c < '0' || c > '9')
+            return 0;
+        size_t d = (size_t)(c - '0');
+        if (v > (max - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *value = v;
+    return 1;
+}
+
+/*
+ * One parameter: `.param` or `.reg`, then `.align N`, a type, `.ptr` and state spaces in any order,
+ * an optional name and an optional `[N]`.
+ */
+static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
+{
+    token t;
+    int rc = next(sc, &t);
+    if (rc != FDL_OK)
+        return rc;
+    if (t.kind != T_DIR || !(tok_is(sc, &t, ".param") || tok_is(sc, &t, ".reg")))
+        return proto_fail(sc, pc, &t, "'.param'");
+    fdl_ptx_param *p = &sc->ptx->params[index];
+    p->line = t.line;
+    p->column = t.col;
+    const type_info *type = NULL;
+    for (;;) {
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+        if (t.kind != T_DIR)
+            break;
+        next(sc, &t);
+        const type_info *ti = find_type(sc, &t);
+        if (ti) {
+            if (type)
+                return proto_fail(sc, pc, &t, "one parameter type");
+            type = ti;
+        } else if (tok_is(sc, &t, ".align")) {
+            size_t a;
+            if ((rc = next(sc, &t)) != FDL_OK)
+                return rc;
+            if (!tok_decimal(sc, &t, 1u << 20, &a) || a == 0 || (a & (a - 1)) != 0)
+                return proto_fail(sc, pc, &t, "an alignment (a power of two)");
+            p->align = (unsigned)a;
+        } else if (tok_is(sc, &t, ".ptr")) {
+            p->is_ptr = 1;
+        } else if (tok_is(sc, &t, ".global") || tok_is(sc, &t, ".const") ||
+                   tok_is(sc, &t, ".local") || tok_is(sc, &t, ".shared")) {
+            /* state space of a .ptr kernel parameter: not part of the ABI check */
+        } else {
+            return proto_fail(sc, pc, &t, "a parameter type (.b32, .u64, .f32, ...)");
+        }
+    }
+    if (!type)
+        return proto_fail(sc, pc, &t, "a parameter type (.b32, .u64, .f32, ...)");
+    fdl__strlcpy(p->type, type->name, sizeof p->type);
+    p->bits = type->bits;
+    p->bytes = type->bits < 8 ? 1 : type->bits / 8;
+    if (t.kind == T_IDENT) {
+        next(sc, &t);
+        if ((rc = add_name(sc, &t, &sc->pname[index])) != FDL_OK)
+            return rc;
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+    }
+    if (tok_punct(sc, &t, '[')) {
+        next(sc, &t);
+        size_t n;
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (!tok_decimal(sc, &t, SIZE_MAX, &n) || n == 0)
+            return proto_fail(sc, pc, &t, "an array size");
+        if (!fdl__size_mul(&p->bytes, p->bytes, n))
+            return sc_fail(sc, FDL_ELIMIT, t.line, t.col, pc_name(sc, pc),
+                           "array size %.*s is too large",
+                           (int)(t.len > 32 ? 32 : t.len), sc->s + t.off);
+        p->array = n;
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (!tok_punct(sc, &t, ']'))
+            return proto_fail(sc, pc, &t, "']'");
+    }
+    return FDL_OK;
+}
+
+/* Skip a balanced `( ... )` group whose `(` is the next token (e.g. `.attribute(...)`). */
+static int skip_parens(scanner *sc, const proto_ctx *pc)
+{
+    token t;
+    int rc = next(sc, &t);
+    if (rc != FDL_OK)
+        return rc;
+    if (!tok_punct(sc, &t, '('))
+        return proto_fail(sc, pc, &t, "'('");
+    size_t depth = 1;
+    while (depth) {
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (t.kind == T_EOF)
+            return proto_fail(sc, pc, &t, "')'");
+        if (tok_punct(sc, &t, '('))
+            depth++;
+        else if (tok_punct(sc, &t, ')'))
+            depth--;
+    }
+    return FDL_OK;
+}
+
+/*
+ * A prototype: @p first is the first directive (linkage or .func/.entry), @p kw the .func/.entry
+ * token (already read).
+ */
+static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx_linkage linkage)
+{
+    fdl_ptx *ptx = sc->ptx;
+    int is_entry = tok_is(sc, kw, ".entry");
+    proto_ctx pc = {is_entry ? ".entry" : ".func", 0, 0};
+    token t;
+    int rc;
+
+    size_t need, cap = sc->cap_funcs, cap2 = sc->cap_funcs;
+    if (!fdl__size_add(&need, ptx->nfuncs, 1) ||
+        !grow((void **)&ptx->funcs, &cap, need, sizeof *ptx->funcs) ||
+        !grow((void **)&sc->recs, &cap2, need, sizeof *sc->recs))
+        return sc_fail(sc, FDL_ENOMEM, kw->line, kw->col, NULL, "out of memory");
+    sc->cap_funcs = cap < cap2 ? cap : cap2;
+    size_t fi = ptx->nfuncs;
+    fdl_ptx_func f;
+    memset(&f, 0, sizeof f);
+    func_rec rec = {0, 0, ptx->nparams};
+    f.linkage = linkage;
+    f.is_entry = is_entry;
+    f.decl_line = first->line;
+    f.decl_column = first->col;
+
+    /* .attribute(...) between .func and the rest (PTX 8.x) */
+    for (;;) {
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+        if (t.kind != T_DIR || !tok_is(sc, &t, ".attribute"))
+            break;
+        next(sc, &t);
+        if ((rc = skip_parens(sc, &pc)) != FDL_OK)
+            return rc;
+    }
+
+    if ((rc = next(sc, &t)) != FDL_OK)
+        return rc;
+    if (tok_punct(sc, &t, '(')) {
+        if (is_entry)
+            return proto_fail(sc, &pc, &t, "a kernel name (a kernel has no return value)");
+        size_t ri;
+        if ((rc = new_param(sc, &t, &ri)) != FDL_OK)
+            return rc;
+        if ((rc = parse_param(sc, &pc, ri)) != FDL_OK)
+            return rc;
+        f.has_return = 1;
+        f.ret = ptx->params[ri];
+        rec.ret_name_off = sc->pname[ri];
+        ptx->nparams--; /* the return parameter is kept in f.ret, not in the array */
+        rec.first_param = ptx->nparams;
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (tok_punct(sc, &t, ','))
+            return proto_fail(sc, &pc, &t, "')' (only one return parameter is supported)");
+        if (!tok_punct(sc, &t, ')'))
+            return proto_fail(sc, &pc, &t, "')' after the return parameter");
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+    }
+    if (t.kind != T_IDENT)
+        return proto_fail(sc, &pc, &t, is_entry ? "a kernel name" : "a function name");
+    if ((rc = add_name(sc, &t, &rec.name_off)) != FDL_OK)
+        return rc;
+    pc.named = 1;
+    pc.name_off = rec.name_off;
+    f.line = t.line;
+    f.column = t.col;
+
+    if ((rc = next(sc, &t)) != FDL_OK)
+        return rc;
+    if (tok_punct(sc, &t, '(')) {
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+        if (tok_punct(sc, &t, ')')) {
+            next(sc, &t);
+        } else {
+            for (;;) {
+                if (f.nparams >= FDL_PTX_MAX_PARAMS)
+                    return sc_fail(sc, FDL_ELIMIT, t.line, t.col, pc_name(sc, &pc),
+                                   "%s: more than %d parameters", pc_name(sc, &pc),
+                                   FDL_PTX_MAX_PARAMS);
+                size_t pi;
+                if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
+                    return rc;
+                if ((rc = parse_param(sc, &pc, pi)) != FDL_OK)
+                    return rc;
+                f.nparams++;
+                if ((rc = next(sc, &t)) != FDL_OK)
+                    return rc;
+                if (tok_punct(sc, &t, ')'))
+                    break;
+                if (!tok_punct(sc, &t, ','))
+                    return proto_fail(sc, &pc, &t, "',' or ')'");
+            }
+        }
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+    }
+
+    /* performance directives, then `;` or a body */
+    for (;;) {
+        if (tok_punct(sc, &t, ';'))
+            break;
+        if (tok_punct(sc, &t, '{')) {
+            f.is_definition = 1;
+            if ((rc = skip_block(sc, &t, pc_name(sc, &pc))) != FDL_OK)
+                return rc;
+            break;
+        }
+        if (t.kind == T_DIR && tok_is(sc, &t, ".pragma")) {
+            /* .pragma "a", "b"; */
+            for (;;) {
+                if ((rc = next(sc, &t)) != FDL_OK)
+                    return rc;
+                if (t.kind != T_STR)
+                    return proto_fail(sc, &pc, &t, "a string after .pragma");
+                if ((rc = next(sc, &t)) != FDL_OK)
+                    return rc;
+                if (tok_punct(sc, &t, ';'))
+                    break;
+                if (!tok_punct(sc, &t, ','))
+                    return proto_fail(sc, &pc, &t, "';' after .pragma");
+            }
+            if ((rc = peek(sc, &t)) != FDL_OK)
+                return rc;
+            if (!tok_punct(sc, &t, '{') && !tok_punct(sc, &t, ';'))
+                break; /* the pragma's ';' ended a declaration */
+            next(sc, &t);
+            continue;
+        }
+        if (t.kind == T_DIR) {
+            /* .maxntid 256, 1, 1 / .reqntid / .minnctapersm 2 / .maxnreg / .noreturn ... */
+            for (;;) {
+                if ((rc = next(sc, &t)) != FDL_OK)
+                    return rc;
+                if (t.kind != T_NUM && !tok_punct(sc, &t, ','))
+                    break;
+            }
+            continue;
+        }
+        return proto_fail(sc, &pc, &t, "';' or '{' after the parameter list");
+    }
+    ptx->funcs[fi] = f;
+    sc->recs[fi] = rec;
+    ptx->nfuncs++;
+    return FDL_OK;
+}
+
+/* ---- module-scope statements -------------------------------------------------------------- */
+
+static const char *const statement_starts[] = {
+    ".func", ".entry", ".visible", ".weak", ".extern", ".common", ".version", ".target",
+    ".address_size", ".file", ".section", ".loc",
+};
+
+static int starts_statement(const scanner *sc, const token *t)
+{
+    if (t->kind != T_DIR)
+        return 0;
+    for (size_t i = 0; i < sizeof statement_starts / sizeof statement_starts[0]; i++)
+        if (tok_is(sc, t, statement_starts[i]))
+            return 1;
+    return 0;
+}
+
+/*
+ * Skip a statement we do not model (.global/.const/.shared variables with initialisers, .alias,
+ * .pragma, ...): to `;`, or to the end of a brace block that is not an initialiser. A directive
+ * that starts a known statement ends it too, so a missing `;` does not hide what follows.
+ */
+static int skip_statement(scanner *sc)
+{
+    int seen_eq = 0;
+    token t;
+    for (;;) {
+        int rc = next(sc, &t);
+        if (rc != FDL_OK)
+            return rc;
+        if (t.kind == T_EOF || tok_punct(sc, &t, ';'))
+            return FDL_OK;
+        if (tok_punct(sc, &t, '=')) {
+            seen_eq = 1;
+        } else if (tok_punct(sc, &t, '{')) {
+            if ((rc = skip_block(sc, &t, NULL)) != FDL_OK)
+                return rc;
+            if (!seen_eq)
+                return FDL_OK;
+        } else if (starts_statement(sc, &t) || tok_punct(sc, &t, '@')) {
+            push_back(sc, &t);
+            return FDL_OK;
+        }
+    }
+}
+
+/* `.section name [, ...] { ... }` (DWARF in -G output). */
+static int skip_section(scanner *sc)
+{
+    token t;
+    for (;;) {
+        int rc = next(sc, &t);
+        if (rc != FDL_OK)
+            return rc;
+        if (tok_punct(sc, &t, '{'))
+            return skip_block(sc, &t, NULL);
+        if (t.kind == T_EOF || tok_punct(sc, &t, ';'))
+            return FDL_OK;
+        if (starts_statement(sc, &t) || tok_punct(sc, &t, '@')) {
+            push_back(sc, &t);
+            return FDL_OK;
+        }
+    }
+}
+
+static int directive_fail(scanner *sc, const token *t, const char *directive, const char *expected)
+{
+    char found[48];
+    tok_text(sc, t, found, sizeof found);
+    return sc_fail(sc, FDL_EPARSE, t->line, t->col, NULL,
+                   "malformed %s directive: expected %s, found %s", directive, expected, found);
+}
+
+static int parse_version(scanner *sc, const token *dir)
+{
+    token t;
+    int rc = next(sc, &t);
+    if (rc != FDL_OK)
+        return rc;
+    size_t dots = 0, i;
+    int ok = t.kind == T_NUM && t.len < VERSION_MAX;
+    for (i = 0; ok && i < t.len; i++) {
+        char c = sc->s[t.off + i];
+        if (c == '.')
+            dots++;
+        else if (c < '0' || c > '9')
+            ok = 0;
+    }
+    if (!ok || dots != 1 || sc->s[t.off + t.len - 1] == '.')
+        return directive_fail(sc, &t, ".version", "major.minor");
+    memcpy(sc->ptx->version, sc->s + t.off, t.len);
+    sc->ptx->version[t.len] = '\0';
+    sc->ptx->dir_line[DIR_VERSION] = dir->line;
+    sc->ptx->dir_column[DIR_VERSION] = dir->col;
+    return FDL_OK;
+}
+
+/* `.target sm_90a, debug`: kept as the names joined by ", ". */
+static int parse_target(scanner *sc, const token *dir)
+{
+    if (sc->ptx->dir_line[DIR_TARGET])
+        return sc_fail(sc, FDL_EPARSE, dir->line, dir->col, NULL, "duplicate .target directive");
+    token t;
+    int rc;
+    for (;;) {
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (t.kind != T_IDENT)
+            return directive_fail(sc, &t, ".target", "a target name (sm_90, debug, ...)");
+        if (t.len > FDL_PTX_MAX_IDENT)
+            return sc_fail(sc, FDL_ELIMIT, t.line, t.col, NULL, "identifier longer than %d bytes",
+                           FDL_PTX_MAX_IDENT);
+        if ((sc->target.len && !fdl__buf_append(&sc->target, ", ", 2)) ||
+            !fdl__buf_append(&sc->target, sc->s + t.off, t.len))
+            return sc_fail(sc, FDL_ENOMEM, t.line, t.col, NULL, "out of memory");
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+        if (!tok_punct(sc, &t, ','))
+            break;
+        next(sc, &t);
+    }
+    sc->ptx->dir_line[DIR_TARGET] = dir->line;
+    sc->ptx->dir_column[DIR_TARGET] = dir->col;
+    return FDL_OK;
+}
+
+static int parse_address_size(scanner *sc, const token *dir)
+{
+    if (sc->ptx->dir_line[DIR_ADDRESS_SIZE])
+        return sc_fail(sc, FDL_EPARSE, dir->line, dir->col, NULL,
+                       "duplicate .address_size directive");
+    token t;
+    int rc = next(sc, &t);
+    if (rc != FDL_OK)
+        return rc;
+    size_t v;
+    if (!tok_decimal(sc, &t, 1000, &v) || (v != 32 && v != 64))
+        return directive_fail(sc, &t, ".address_size", "32 or 64");
+    sc->ptx->address_size = (unsigned)v;
+    sc->ptx->dir_line[DIR_ADDRESS_SIZE] = dir->line;
+    sc->ptx->dir_column[DIR_ADDRESS_SIZE] = dir->col;
+    return FDL_OK;
+}
+
+/* `.file 1 "name"` with an optional `, timestamp, size`. */
+static int parse_file(scanner *sc)
+{
+    token t;
+    int rc = next(sc, &t);
+    if (rc != FDL_OK)
+        return rc;
+    if (t.kind != T_NUM)
+        return directive_fail(sc, &t, ".file", "a file number");
+    if ((rc = next(sc, &t)) != FDL_OK)
+        return rc;
+    if (t.kind != T_STR)
+        return directive_fail(sc, &t, ".file", "a file name string");
+    for (;;) {
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+        if (!tok_punct(sc, &t, ','))
+            return FDL_OK;
+        next(sc, &t);
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (t.kind != T_NUM)
+            return directive_fail(sc, &t, ".file", "a number");
+    }
+}
+
+static fdl_ptx_linkage linkage_of(const scanner *sc, const token *t)
+{
+    if (tok_is(sc, t, ".visible"))
+        return FDL_PTX_LINK_VISIBLE;
+    if (tok_is(sc, t, ".weak"))
+        return FDL_PTX_LINK_WEAK;
+    if (tok_is(sc, t, ".extern"))
+        return FDL_PTX_LINK_EXTERN;
+    if (tok_is(sc, t, ".common"))
+        return FDL_PTX_LINK_COMMON;
+    return FDL_PTX_LINK_NONE;
+}
+
+static int scan_module(scanner *sc)
+{
+    token t;
+    int rc;
+    /* a UTF-8 byte order mark is tolerated */
+    if (sc->len >= 3 && memcmp(sc->s, "\xEF\xBB\xBF", 3) == 0)
+        sc->pos = 3;
+    if ((rc = next(sc, &t)) != FDL_OK)
+        return rc;
+    if (t.kind != T_DIR || !tok_is(sc, &t, ".version")) {
+        if (t.kind == T_EOF)
+            return sc_fail(sc, FDL_EPARSE, 0, 0, NULL, "no .version directive: not PTX");
+        return sc_fail(sc, FDL_EPARSE, t.line, t.col, NULL, "no .version directive: not PTX");
+    }
+    if ((rc = parse_version(sc, &t)) != FDL_OK)
+        return rc;
+    for (;;) {
+        if ((rc = next(sc, &t)) != FDL_OK)
+            return rc;
+        if (t.kind == T_EOF)
+            return FDL_OK;
+        if (t.kind == T_DIR) {
+            fdl_ptx_linkage link = linkage_of(sc, &t);
+            if (tok_is(sc, &t, ".func") || tok_is(sc, &t, ".entry")) {
+                rc = parse_proto(sc, &t, &t, FDL_PTX_LINK_NONE);
+            } else if (link != FDL_PTX_LINK_NONE) {
+                token kw;
+                if ((rc = next(sc, &kw)) != FDL_OK)
+                    return rc;
+                if (tok_is(sc, &kw, ".func") || tok_is(sc, &kw, ".entry")) {
+                    rc = parse_proto(sc, &t, &kw, link);
+                } else {
+                    push_back(sc, &kw);
+                    rc = skip_statement(sc);
+                }
+            } else if (tok_is(sc, &t, ".version")) {
+                rc = sc_fail(sc, FDL_EPARSE, t.line, t.col, NULL, "duplicate .version directive");
+            } else if (tok_is(sc, &t, ".target")) {
+                rc = parse_target(sc, &t);
+            } else if (tok_is(sc, &t, ".address_size")) {
+                rc = parse_address_size(sc, &t);
+            } else if (tok_is(sc, &t, ".file")) {
+                rc = parse_file(sc);
+            } else if (tok_is(sc, &t, ".loc")) {
+                rc = skip_line(sc);
+            } else if (tok_is(sc, &t, ".section")) {
+                rc = skip_section(sc);
+            } else {
+                rc = skip_statement(sc);
+            }
+        } else if (tok_punct(sc, &t, '@')) {
+            rc = skip_line(sc); /* @@DWARF lines of old debug output */
+        } else if (tok_punct(sc, &t, '{')) {
+            rc = skip_block(sc, &t, NULL);
+        } else if (tok_punct(sc, &t, ';')) {
+            rc = FDL_OK;
+        } else {
+            rc = skip_statement(sc);
+        }
+        if (rc != FDL_OK)
+            return rc;
+    }
+}
+
+/* ---- result ------------------------------------------------------------------------------- */
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+/* Index of the first definition of each name, else of its first prototype. */
+static int build_table(fdl_ptx *ptx)
+{
+    if (!ptx->nfuncs)
+        return 1;
+    size_t size = 16;
+    while (size / 2 < ptx->nfuncs) {
+        if (size > SIZE_MAX / 4)
+            return 0;
+        size *= 2;
+    }
+    ptx->table = calloc(size, sizeof *ptx->table);
+    if (!ptx->table)
+        return 0;
+    ptx->table_mask = size - 1;
+    for (size_t i = 0; i < ptx->nfuncs; i++) {
+        const fdl_ptx_func *f = &ptx->funcs[i];
+        size_t slot = (size_t)hash_name(f->name) & ptx->table_mask;
+        for (;;) {
+            size_t e = ptx->table[slot];
+            if (!e) {
+                ptx->table[slot] = i + 1;
+                break;
+            }
+            const fdl_ptx_func *g = &ptx->funcs[e - 1];
+            if (strcmp(g->name, f->name) == 0) {
+                if (!g->is_definition && f->is_definition)
+                    ptx->table[slot] = i + 1;
+                break;
+            }
+            slot = (slot + 1) & ptx->table_mask;
+        }
+    }
+    return 1;
+}
+
+/* Turn the offsets kept while scanning into pointers. */
+static void finish(scanner *sc)
+{
+    fdl_ptx *ptx = sc->ptx;
+    ptx->names = sc->names.data;
+    sc->names.data = NULL;
+    for (size_t i = 0; i < ptx->nparams; i++)
+        ptx->params[i].name = ptx->names + sc->pname[i];
+    for (size_t i = 0; i < ptx->nfuncs; i++) {
+        fdl_ptx_func *f = &ptx->funcs[i];
+        const func_rec *r = &sc->recs[i];
+        f->name = ptx->names + r->name_off;
+        f->ret.name = ptx->names + r->ret_name_off;
+        f->params = f->nparams ? ptx->params + r->first_param : NULL;
+    }
+}
+
+void fdl_ptx_destroy(fdl_ptx *ptx)
+{
+    if (!ptx)
+        return;
+    free(ptx->source);
+    free(ptx->target);
+    free(ptx->funcs);
+    free(ptx->params);
+    free(ptx->names);
+    free(ptx->table);
+    free(ptx);
+}
+
+int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out && name && (text || !len)))
+        return fdl__fail(err, FDL_EINVAL, "fdl_ptx_scan: NULL argument");
+    *out = NULL;
+    int rc = FDL_OK;
+    scanner sc;
+    memset(&sc, 0, sizeof sc);
+    sc.s = text ? text : "";
+    sc.len = len;
+    sc.line = 1;
+    sc.source = name;
+    sc.err = err;
+    sc.ptx = calloc(1, sizeof *sc.ptx);
+    if (!sc.ptx || !(sc.ptx->source = fdl__strdup(name)) || !fdl__buf_append(&sc.names, "", 1)) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        goto cleanup;
+    }
+    if ((rc = scan_module(&sc)) != FDL_OK)
+        goto cleanup;
+    if (sc.target.len) {
+        sc.ptx->target = sc.target.data;
+        sc.target.data = NULL;
+    }
+    finish(&sc);
+    if (!build_table(sc.ptx)) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        goto cleanup;
+    }
+    *out = sc.ptx;
+    sc.ptx = NULL;
+cleanup:
+    fdl_ptx_destroy(sc.ptx);
+    free(sc.recs);
+    free(sc.pname);
+    fdl__buf_free(&sc.names);
+    fdl__buf_free(&sc.target);
+    return rc;
+}
+
+int fdl_ptx_scan_file(fdl_ptx **out, const char *path, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out && path))
+        return fdl__fail(err, FDL_EINVAL, "fdl_ptx_scan_file: NULL argument");
+    *out = NULL;
+    int rc = FDL_OK;
+    void *map = MAP_FAILED;
+    size_t size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot stat: %s", strerror(errno));
+        goto cleanup;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is a directory, not a file");
+        goto cleanup;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is not a regular file");
+        goto cleanup;
+    }
+    if (st.st_size == 0) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "empty file: not PTX");
+        goto cleanup;
+    }
+    size = (size_t)st.st_size;
+    if ((off_t)size != st.st_size) {
+        rc = fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "file too large to map");
+        goto cleanup;
+    }
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(errno));
+        goto cleanup;
+    }
+    (void)posix_madvise(map, size, POSIX_MADV_SEQUENTIAL);
+    rc = fdl_ptx_scan(out, map, size, path, err);
+cleanup:
+    if (map != MAP_FAILED)
+        munmap(map, size);
+    close(fd);
+    return rc;
+}
+
+const char *fdl_ptx_source(const fdl_ptx *ptx)
+{
+    return ptx ? ptx->source : "";
+}
+
+const char *fdl_ptx_version(const fdl_ptx *ptx)
+{
+    return ptx ? ptx->version : "";
+}
+
+const char *fdl_ptx_target(const fdl_ptx *ptx)
+{
+    return ptx && ptx->target ? ptx->target : "";
+}
+
+unsigned fdl_ptx_address_size(const fdl_ptx *ptx)
+{
+    return ptx ? ptx->address_size : 0;
+}
+
+size_t fdl_ptx_count(const fdl_ptx *ptx)
+{
+    return ptx ? ptx->nfuncs : 0;
+}
+
+const fdl_ptx_func *fdl_ptx_get(const fdl_ptx *ptx, size_t i)
+{
+    return ptx && i < ptx->nfuncs ? &ptx->funcs[i] : NULL;
+}
+
+const fdl_ptx_func *fdl_ptx_find(const fdl_ptx *ptx, const char *name)
+{
+    if (!ptx || !name || !ptx->table)
+        return NULL;
+    size_t slot = (size_t)hash_name(name) & ptx->table_mask;
+    for (;;) {
+        size_t e = ptx->table[slot];
+        if (!e)
+            return NULL;
+        if (strcmp(ptx->funcs[e - 1].name, name) == 0)
+            return &ptx->funcs[e - 1];
+        slot = (slot + 1) & ptx->table_mask;
+    }
+}
+
+int fdl_ptx_directive_location(const fdl_ptx *ptx, const char *directive, unsigned *line,
+                               unsigned *column)
+{
+    unsigned l = 0, c = 0;
+    if (ptx && directive) {
+        int i = -1;
+        if (strcmp(directive, ".version") == 0)
+            i = DIR_VERSION;
+        else if (strcmp(directive, ".target") == 0)
+            i = DIR_TARGET;
+        else if (strcmp(directive, ".address_size") == 0)
+            i = DIR_ADDRESS_SIZE;
+        if (i >= 0) {
+            l = ptx->dir_line[i];
+            c = ptx->dir_column[i];
+        }
+    }
+    if (line)
+        *line = l;
+    if (column)
+        *column = c;
+    return l != 0;
+}

@@ -1,1 +1,129 @@
-typedef int fdl__placeholder_nvjitlink;
+/* nvJitLink, opened with dlopen the first time a link needs it. */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "nvjitlink.h"
+
+#ifndef FDLINK_CUDA_ROOT
+#  define FDLINK_CUDA_ROOT "/usr/local/cuda"
+#endif
+
+#define PURPOSE "to link device code"
+
+/*
+ * The one piece of global state of link/: the table of entry points, filled once under
+ * pthread_once and read-only after, with the outcome of the load.
+ */
+static struct {
+    pthread_once_t once;
+    int status;
+    fdl_error error; /* why the load failed, copied to every caller */
+    fdl__nvjl fn;
+} g_nvjl = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+
+typedef struct symbol {
+    const char *name;
+    size_t offset; /* of the function pointer in fdl__nvjl */
+    int optional;
+} symbol;
+
+static const symbol symbols[] = {
+    {"nvJitLinkCreate", offsetof(fdl__nvjl, create), 0},
+    {"nvJitLinkDestroy", offsetof(fdl__nvjl, destroy), 0},
+    {"nvJitLinkAddData", offsetof(fdl__nvjl, add_data), 0},
+    {"nvJitLinkComplete", offsetof(fdl__nvjl, complete), 0},
+    {"nvJitLinkGetLinkedCubinSize", offsetof(fdl__nvjl, get_linked_cubin_size), 0},
+    {"nvJitLinkGetLinkedCubin", offsetof(fdl__nvjl, get_linked_cubin), 0},
+    {"nvJitLinkGetErrorLogSize", offsetof(fdl__nvjl, get_error_log_size), 0},
+    {"nvJitLinkGetErrorLog", offsetof(fdl__nvjl, get_error_log), 0},
+    {"nvJitLinkGetInfoLogSize", offsetof(fdl__nvjl, get_info_log_size), 0},
+    {"nvJitLinkGetInfoLog", offsetof(fdl__nvjl, get_info_log), 0},
+    {"nvJitLinkVersion", offsetof(fdl__nvjl, version), 1},
+};
+
+static void load(void)
+{
+    fdl_error *err = &g_nvjl.error;
+    void *handle = NULL;
+    const char *override = getenv("FDLINK_NVJITLINK");
+    int rc;
+    if (override && override[0]) {
+        /* An explicit choice is the only candidate: falling back would hide the mistake. */
+        const char *const names[] = {override, NULL};
+        rc = fdl__dlopen_first(&handle, names, PURPOSE " (path from FDLINK_NVJITLINK)", err);
+    } else {
+        /* the toolkit's copy last, when the build knows where the toolkit is */
+        const char *const names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
+                                     FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT
+                                     "/lib64/libnvJitLink.so.13" : NULL,
+                                     NULL};
+        rc = fdl__dlopen_first(&handle, names, PURPOSE, err);
+    }
+    if (rc != FDL_OK) {
+        g_nvjl.status = rc;
+        return;
+    }
+    fdl__nvjl fn;
+    memset(&fn, 0, sizeof fn);
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        void *sym = dlsym(handle, symbols[i].name);
+        if (!sym && !symbols[i].optional) {
+            /* The handle stays open: a library that was mapped may have run initialisers. */
+            g_nvjl.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
+                                       "nvJitLink lacks %s (needed %s): the library is too old "
+                                       "or not nvJitLink",
+                                       symbols[i].name, PURPOSE);
+            return;
+        }
+        /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
+        memcpy((char *)&fn + symbols[i].offset, &sym, sizeof sym);
+    }
+    g_nvjl.fn = fn;
+    g_nvjl.status = FDL_OK;
+}
+
+int fdl__nvjl_get(const fdl__nvjl **out, fdl_error *err)
+{
+    *out = NULL;
+    pthread_once(&g_nvjl.once, load);
+    if (g_nvjl.status != FDL_OK) {
+        if (err)
+            *err = g_nvjl.error;
+        return g_nvjl.status;
+    }
+    *out = &g_nvjl.fn;
+    return FDL_OK;
+}
+
+const char *fdl__nvjl_result_name(int result)
+{
+    static const char *const names[] = {
+        "NVJITLINK_SUCCESS",
+        "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+        "NVJITLINK_ERROR_MISSING_ARCH",
+        "NVJITLINK_ERROR_INVALID_INPUT",
+        "NVJITLINK_ERROR_PTX_COMPILE",
+        "NVJITLINK_ERROR_NVVM_COMPILE",
+        "NVJITLINK_ERROR_INTERNAL",
+        "NVJITLINK_ERROR_THREADPOOL",
+        "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+        "NVJITLINK_ERROR_FINALIZE",
+        "NVJITLINK_ERROR_NULL_INPUT",
+        "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+        "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+        "NVJITLINK_ERROR_ARCH_MISMATCH",
+        "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+        "NVJITLINK_ERROR_MISSING_FATBIN",
+        "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+        "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+        "NVJITLINK_ERROR_LTO_NOT_ENABLED",
+    };
+    if (result < 0 || (size_t)result >= sizeof names / sizeof names[0])
+        return "NVJITLINK_ERROR_?";
+    return names[result];
+}

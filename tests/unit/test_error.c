@@ -1,2 +1,491 @@
+/*
+ * Tests of the error record and the internal helpers every module shares (abi/src/error.c,
+ * fdlink/error.h, abi/src/internal.h).
+ */
+#define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
-Test(placeholder_error, builds) { cr_assert(1); }
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdlink/error.h"
+#include "internal.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Helpers                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static char *make_temp_dir(void)
+{
+    char tmpl[] = "/tmp/fdl_test_error.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    cr_assert_not_null(dir);
+    return strdup(dir);
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    cr_assert_not_null(p);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static fdl_error make_error(const char *source, unsigned line, unsigned column, const char *symbol,
+                            const char *message)
+{
+    fdl_error e = FDL_ERROR_INIT;
+    fdl__error(&e, FDL_EABI, source, line, column, symbol, "%s", message);
+    return e;
+}
+
+static void expect_format(fdl_error e, const char *want)
+{
+    char buf[1024];
+    size_t n = fdl_error_format(&e, buf, sizeof buf);
+    cr_assert_str_eq(buf, want);
+    cr_assert_eq(n, strlen(want));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status names and the error record                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(error_status, names_every_pinned_code)
+{
+    struct {
+        int code;
+        const char *name;
+    } codes[] = {
+        {FDL_OK, "FDL_OK"},           {FDL_EINVAL, "FDL_EINVAL"},
+        {FDL_ENOMEM, "FDL_ENOMEM"},   {FDL_EIO, "FDL_EIO"},
+        {FDL_EPARSE, "FDL_EPARSE"},   {FDL_EABI, "FDL_EABI"},
+        {FDL_ELINK, "FDL_ELINK"},     {FDL_ENOTFOUND, "FDL_ENOTFOUND"},
+        {FDL_ENODEVICE, "FDL_ENODEVICE"}, {FDL_ENOLIB, "FDL_ENOLIB"},
+        {FDL_ECUDA, "FDL_ECUDA"},     {FDL_ELIMIT, "FDL_ELIMIT"},
+        {FDL_EKIND, "FDL_EKIND"},     {FDL_EVERIFY, "FDL_EVERIFY"},
+        {FDL_EDEVICE, "FDL_EDEVICE"},
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        cr_assert_eq(codes[i].code, -(int)i, "values are pinned");
+        cr_assert_str_eq(fdl_status_name(codes[i].code), codes[i].name);
+    }
+}
+
+Test(error_status, names_unknown_codes_as_unknown)
+{
+    cr_assert_str_eq(fdl_status_name(1), "FDL_E?");
+    cr_assert_str_eq(fdl_status_name(-15), "FDL_E?");
+    cr_assert_str_eq(fdl_status_name(-1000), "FDL_E?");
+    cr_assert_str_eq(fdl_status_name(INT_MAX), "FDL_E?");
+    cr_assert_str_eq(fdl_status_name(INT_MIN), "FDL_E?");
+}
+
+Test(error_record, is_filled_by_fdl__error)
+{
+    fdl_error e = FDL_ERROR_INIT;
+    e.backend_code = 77;
+    e.log = "old log";
+    int rc = fdl__error(&e, FDL_EPARSE, "a.decl", 3, 9, "mul", "unknown type '%s'", "x");
+    cr_assert_eq(rc, FDL_EPARSE);
+    cr_assert_eq(e.code, FDL_EPARSE);
+    cr_assert_eq(e.backend_code, 0);
+    cr_assert_null(e.log);
+    cr_assert_str_eq(e.source, "a.decl");
+    cr_assert_eq(e.line, 3);
+    cr_assert_eq(e.column, 9);
+    cr_assert_str_eq(e.symbol, "mul");
+    cr_assert_str_eq(e.message, "unknown type 'x'");
+
+    /* NULL source and symbol become empty strings */
+    fdl__error(&e, FDL_EIO, NULL, 0, 0, NULL, "plain");
+    cr_assert_str_eq(e.source, "");
+    cr_assert_str_eq(e.symbol, "");
+    cr_assert_eq(e.line, 0);
+}
+
+Test(error_record, tolerates_null_and_truncates_long_fields)
+{
+    cr_assert_eq(fdl__error(NULL, FDL_ENOMEM, "x", 1, 1, "y", "z"), FDL_ENOMEM);
+    cr_assert_eq(fdl__fail(NULL, FDL_EINVAL, "z"), FDL_EINVAL);
+
+    char longer[2000];
+    memset(longer, 'a', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    fdl_error e = FDL_ERROR_INIT;
+    fdl__error(&e, FDL_EIO, longer, 1, 2, longer, "%s", longer);
+    cr_assert_eq(strlen(e.source), FDL_ERROR_SOURCE_MAX - 1);
+    cr_assert_eq(strlen(e.symbol), FDL_ERROR_SYMBOL_MAX - 1);
+    cr_assert_eq(strlen(e.message), FDL_ERROR_MESSAGE_MAX - 1);
+}
+
+Test(error_record, fdl__fail_has_no_location)
+{
+    fdl_error e = make_error("f", 1, 2, "s", "m");
+    cr_assert_eq(fdl__fail(&e, FDL_EINVAL, "bad %d", 7), FDL_EINVAL);
+    cr_assert_eq(e.code, FDL_EINVAL);
+    cr_assert_str_eq(e.source, "");
+    cr_assert_str_eq(e.symbol, "");
+    cr_assert_eq(e.line, 0);
+    cr_assert_eq(e.column, 0);
+    cr_assert_str_eq(e.message, "bad 7");
+}
+
+Test(error_record, is_cleared_by_fdl_error_clear)
+{
+    fdl_error e = make_error("f", 1, 2, "s", "m");
+    fdl_error_clear(&e);
+    fdl_error empty = FDL_ERROR_INIT;
+    cr_assert_eq(e.code, FDL_OK);
+    cr_assert_str_eq(e.source, "");
+    cr_assert_str_eq(e.message, "");
+    cr_assert_eq(e.line, 0);
+    cr_assert_null(e.log);
+    cr_assert(memcmp(&e, &empty, sizeof e) == 0);
+    fdl_error_clear(NULL);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* fdl_error_format                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(error_format, writes_source_line_column_symbol_and_message)
+{
+    expect_format(make_error("kernels.ptx", 42, 9, "mul_f32_f32",
+                             "parameter 2 is .b64 but float32 needs 32 bits"),
+                  "kernels.ptx:42:9: mul_f32_f32: parameter 2 is .b64 but float32 needs 32 bits");
+}
+
+Test(error_format, leaves_out_empty_parts)
+{
+    expect_format(make_error("a.decl", 3, 0, "f", "m"), "a.decl:3: f: m");
+    expect_format(make_error("a.decl", 0, 0, "f", "m"), "a.decl: f: m");
+    expect_format(make_error("a.decl", 0, 5, "", "m"), "a.decl: m");
+    expect_format(make_error("", 3, 4, "f", "m"), "f: m");
+    expect_format(make_error("", 3, 4, "", "just the message"), "just the message");
+}
+
+Test(error_format, does_not_repeat_a_symbol_the_message_starts_with)
+{
+    expect_format(make_error("x.ptx", 1, 2, "mul", "mul is defined twice"),
+                  "x.ptx:1:2: mul is defined twice");
+}
+
+Test(error_format, behaves_like_snprintf)
+{
+    fdl_error e = make_error("a.decl", 3, 4, "f", "message");
+    const char *full = "a.decl:3:4: f: message";
+    char buf[8];
+    memset(buf, 'x', sizeof buf);
+    cr_assert_eq(fdl_error_format(&e, buf, sizeof buf), strlen(full));
+    cr_assert_str_eq(buf, "a.decl:");
+    cr_assert_eq(fdl_error_format(&e, NULL, 0), strlen(full));
+    cr_assert_eq(fdl_error_format(NULL, buf, sizeof buf), 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sizes and strings                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(error_helpers, checked_arithmetic_reports_overflow)
+{
+    size_t r = 0;
+    cr_assert(fdl__size_add(&r, 2, 3));
+    cr_assert_eq(r, 5);
+    cr_assert(fdl__size_add(&r, SIZE_MAX - 1, 1));
+    cr_assert_eq(r, SIZE_MAX);
+    r = 7;
+    cr_assert_not(fdl__size_add(&r, SIZE_MAX, 1));
+    cr_assert_eq(r, 7, "output untouched on overflow");
+    cr_assert(fdl__size_mul(&r, 6, 7));
+    cr_assert_eq(r, 42);
+    cr_assert(fdl__size_mul(&r, SIZE_MAX, 0));
+    cr_assert_eq(r, 0);
+    cr_assert_not(fdl__size_mul(&r, SIZE_MAX / 2 + 1, 2));
+}
+
+Test(error_helpers, copies_strings)
+{
+    char *s = fdl__strndup("abcdef", 3);
+    cr_assert_str_eq(s, "abc");
+    free(s);
+    s = fdl__strndup("ab\0cd", 5);
+    cr_assert_str_eq(s, "ab", "stops at NUL");
+    free(s);
+    s = fdl__strdup("");
+    cr_assert_str_eq(s, "");
+    free(s);
+
+    char buf[4] = "zzz";
+    fdl__strlcpy(buf, "abcdef", sizeof buf);
+    cr_assert_str_eq(buf, "abc");
+    fdl__strlcpy(buf, "x", sizeof buf);
+    cr_assert_str_eq(buf, "x");
+    buf[0] = 'q';
+    fdl__strlcpy(buf, "x", 0);
+    cr_assert_eq(buf[0], 'q', "size 0 writes nothing");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* fdl__buf                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(error_buf, appends_and_stays_nul_terminated)
+{
+    fdl__buf b = {0};
+    cr_assert(fdl__buf_puts(&b, "ab"));
+    cr_assert(fdl__buf_append(&b, "cdef", 2));
+    cr_assert(fdl__buf_printf(&b, "-%d-%s", 42, "x"));
+    cr_assert_str_eq(b.data, "abcd-42-x");
+    cr_assert_eq(b.len, 9);
+    cr_assert_geq(b.cap, b.len + 1);
+    cr_assert_eq(b.oom, 0);
+    cr_assert(fdl__buf_append(&b, NULL, 0), "appending nothing is fine");
+    cr_assert_eq(b.len, 9);
+    fdl__buf_free(&b);
+    cr_assert_null(b.data);
+    cr_assert_eq(b.len, 0);
+    cr_assert_eq(b.cap, 0);
+}
+
+Test(error_buf, holds_binary_data)
+{
+    fdl__buf b = {0};
+    cr_assert(fdl__buf_append(&b, "a\0b", 3));
+    cr_assert_eq(b.len, 3);
+    cr_assert(memcmp(b.data, "a\0b", 4) == 0);
+    fdl__buf_free(&b);
+}
+
+Test(error_buf, grows_over_many_appends)
+{
+    fdl__buf b = {0};
+    for (int i = 0; i < 100000; i++)
+        cr_assert(fdl__buf_printf(&b, "%05d", i % 100000));
+    cr_assert_eq(b.len, 500000);
+    cr_assert_eq(strlen(b.data), 500000);
+    cr_assert(memcmp(b.data + 5 * 12345, "12345", 5) == 0);
+    fdl__buf_free(&b);
+
+    /* one printf larger than the initial capacity */
+    char big[5000];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    cr_assert(fdl__buf_printf(&b, "[%s]", big));
+    cr_assert_eq(b.len, sizeof big + 1);
+    cr_assert_eq(b.data[0], '[');
+    cr_assert_eq(b.data[b.len - 1], ']');
+    fdl__buf_free(&b);
+}
+
+Test(error_buf, refuses_sizes_that_overflow_and_stays_failed)
+{
+    fdl__buf b = {0};
+    cr_assert(fdl__buf_puts(&b, "ok"));
+    cr_assert_not(fdl__buf_append(&b, "x", SIZE_MAX));
+    cr_assert_eq(b.oom, 1);
+    cr_assert_not(fdl__buf_puts(&b, "more"), "oom is sticky");
+    cr_assert_str_eq(b.data, "ok", "contents kept");
+    fdl__buf_free(&b);
+    cr_assert_eq(b.oom, 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Files                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(error_read_file, reads_a_whole_file)
+{
+    char *dir = make_temp_dir();
+    char *path = path_in(dir, "f.bin");
+    const char data[] = "line 1\n\0binary\xff";
+    write_file(path, data, sizeof data - 1);
+    char *got = NULL;
+    size_t size = 0;
+    cr_assert_eq(fdl__read_file(path, &got, &size, NULL), FDL_OK);
+    cr_assert_eq(size, sizeof data - 1);
+    cr_assert(memcmp(got, data, size) == 0);
+    cr_assert_eq(got[size], '\0', "NUL-terminated");
+    free(got);
+
+    write_file(path, "", 0);
+    cr_assert_eq(fdl__read_file(path, &got, NULL, NULL), FDL_OK);
+    cr_assert_str_eq(got, "");
+    free(got);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(dir);
+}
+
+Test(error_read_file, fails_for_a_missing_file)
+{
+    char *dir = make_temp_dir();
+    char *path = path_in(dir, "missing");
+    char *got = (char *)0x1;
+    size_t size = 99;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__read_file(path, &got, &size, &e), FDL_EIO);
+    cr_assert_null(got);
+    cr_assert_eq(size, 0);
+    cr_assert_eq(e.code, FDL_EIO);
+    cr_assert_str_eq(e.source, path);
+    cr_assert_str_eq(e.message, "cannot open: No such file or directory");
+    rmdir(dir);
+    free(path);
+    free(dir);
+}
+
+Test(error_read_file, fails_for_a_directory_and_a_device)
+{
+    char *dir = make_temp_dir();
+    char *got = (char *)0x1;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__read_file(dir, &got, NULL, &e), FDL_EIO);
+    cr_assert_null(got);
+    cr_assert_str_eq(e.source, dir);
+    cr_assert_str_eq(e.message, "is a directory, not a file");
+    cr_assert_eq(fdl__read_file("/dev/null", &got, NULL, &e), FDL_EIO);
+    cr_assert_str_eq(e.message, "is not a regular file");
+    rmdir(dir);
+    free(dir);
+}
+
+Test(error_write_atomic, writes_and_replaces)
+{
+    char *dir = make_temp_dir();
+    char *path = path_in(dir, "out.bin");
+    cr_assert_eq(fdl__write_atomic(path, "first", 5, NULL), FDL_OK);
+    cr_assert_eq(fdl__write_atomic(path, "second\0x", 8, NULL), FDL_OK);
+    char *got = NULL;
+    size_t size = 0;
+    cr_assert_eq(fdl__read_file(path, &got, &size, NULL), FDL_OK);
+    cr_assert_eq(size, 8);
+    cr_assert(memcmp(got, "second\0x", 8) == 0);
+    free(got);
+    cr_assert_eq(count_entries(dir), 1, "no temporary left behind");
+
+    /* permissions follow the umask, not mkstemp's 0600 */
+    mode_t old = umask(022);
+    cr_assert_eq(fdl__write_atomic(path, "", 0, NULL), FDL_OK);
+    umask(old);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0644);
+    cr_assert_eq(st.st_size, 0);
+
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(dir);
+}
+
+Test(error_write_atomic, leaves_nothing_on_failure)
+{
+    char *dir = make_temp_dir();
+    fdl_error e = FDL_ERROR_INIT;
+
+    /* a directory that does not exist: nothing can be created */
+    char *missing = path_in(dir, "nope/out.bin");
+    cr_assert_eq(fdl__write_atomic(missing, "x", 1, &e), FDL_EIO);
+    cr_assert_str_eq(e.source, missing);
+    cr_assert(strncmp(e.message, "cannot create output: ", 22) == 0, "%s", e.message);
+    cr_assert_eq(count_entries(dir), 0);
+
+    /* a path that is a directory: the temporary is written, then the rename fails */
+    char *target = path_in(dir, "target");
+    cr_assert_eq(mkdir(target, 0755), 0);
+    cr_assert_eq(fdl__write_atomic(target, "data", 4, &e), FDL_EIO);
+    cr_assert_str_eq(e.source, target);
+    cr_assert(strncmp(e.message, "cannot rename into place: ", 26) == 0, "%s", e.message);
+    cr_assert_eq(count_entries(dir), 1, "the temporary was removed");
+
+    /* an existing file is untouched when the write fails */
+    char *keep = path_in(dir, "keep");
+    write_file(keep, "old", 3);
+    cr_assert_eq(chmod(dir, 0555), 0);
+    if (access(dir, W_OK) == 0) {
+        /* running as root: permissions do not stop the write; skip this part */
+        cr_assert_eq(chmod(dir, 0755), 0);
+    } else {
+        cr_assert_eq(fdl__write_atomic(keep, "new", 3, &e), FDL_EIO);
+        cr_assert_eq(chmod(dir, 0755), 0);
+        char *got = NULL;
+        cr_assert_eq(fdl__read_file(keep, &got, NULL, NULL), FDL_OK);
+        cr_assert_str_eq(got, "old");
+        free(got);
+    }
+    cr_assert_eq(count_entries(dir), 2);
+
+    unlink(keep);
+    rmdir(target);
+    rmdir(dir);
+    free(keep);
+    free(target);
+    free(missing);
+    free(dir);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Clock and dlopen                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(error_clock, is_monotonic)
+{
+    uint64_t a = fdl__now_ns();
+    usleep(2000);
+    uint64_t b = fdl__now_ns();
+    cr_assert_gt(b, a);
+    cr_assert_geq(b - a, 1000000u, "slept 2 ms, measured %llu ns", (unsigned long long)(b - a));
+}
+
+Test(error_dlopen, names_the_library_and_purpose_when_none_loads)
+{
+    const char *names[] = {"libfdl_does_not_exist.so.1", "libfdl_nor_this.so", NULL};
+    void *h = (void *)0x1;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__dlopen_first(&h, names, "for testing", &e), FDL_ENOLIB);
+    cr_assert_null(h);
+    cr_assert_str_eq(e.symbol, "libfdl_does_not_exist.so.1");
+    /* the reason is dlerror's text for the first name, copied before the next dlopen frees it */
+    cr_assert_str_eq(e.message, "cannot load libfdl_does_not_exist.so.1, needed for testing: "
+                                "libfdl_does_not_exist.so.1: cannot open shared object file: No "
+                                "such file or directory");
+}
+
+Test(error_dlopen, takes_the_first_name_that_loads)
+{
+    const char *names[] = {"libfdl_does_not_exist.so.1", "libc.so.6", NULL};
+    void *h = NULL;
+    cr_assert_eq(fdl__dlopen_first(&h, names, "for testing", NULL), FDL_OK);
+    cr_assert_not_null(h);
+    dlclose(h);
+}

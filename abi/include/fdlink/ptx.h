@@ -34,7 +34,7 @@ typedef enum fdl_ptx_linkage {
 /** One `.param` (or `.reg` in a return list) of a prototype. */
 typedef struct fdl_ptx_param {
     char type[8];        /**< the type token without the dot: "b32", "u64", "f32", "b8" */
-    unsigned bits;       /**< width of one element in bits (8..64) */
+    unsigned bits;       /**< width of one element in bits (8..128; 1 for .pred) */
     unsigned align;      /**< `.align N` value, 0 when absent */
     size_t array;        /**< element count for `name[N]`, 0 for a scalar */
     size_t bytes;        /**< total size: bits/8, times array when it is one */
@@ -95,6 +95,14 @@ FDL_API const char *fdl_ptx_version(const fdl_ptx *ptx);
 FDL_API const char *fdl_ptx_target(const fdl_ptx *ptx);
 /** `.address_size` (32 or 64); 0 if absent. */
 FDL_API unsigned fdl_ptx_address_size(const fdl_ptx *ptx);
+/**
+ * Position of a module directive: @p directive is ".version", ".target" or ".address_size".
+ * @param line, column  receive the 1-based position, 0 when absent (either may be NULL)
+ * @return non-zero when the module has the directive, 0 otherwise (and for any other name)
+ * Ownership: nothing allocated.
+ */
+FDL_API int fdl_ptx_directive_location(const fdl_ptx *ptx, const char *directive, unsigned *line,
+                                       unsigned *column);
 /** Number of prototypes, in file order. */
 FDL_API size_t fdl_ptx_count(const fdl_ptx *ptx);
 /** Prototype @p i, or NULL when out of range. Borrowed. */

@@ -85,6 +85,12 @@ FDL_API int fdl_module_load_data(fdl_module **out, fdl_device *dev, const void *
 FDL_API int fdl_module_load_file(fdl_module **out, fdl_device *dev, const char *path,
                                  fdl_error *err);
 
+/**
+ * The driver's JIT info log of the load ("" when empty; PTX images and cubins that need no JIT
+ * say little). Ownership: borrowed; valid until the module is destroyed.
+ */
+FDL_API const char *fdl_module_info_log(const fdl_module *mod);
+
 /** Unload a module. NULL is allowed. Kernels from it become invalid. */
 FDL_API void fdl_module_destroy(fdl_module *mod);
 

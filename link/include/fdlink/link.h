@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "fdlink/abi.h"
 #include "fdlink/decl.h"
 #include "fdlink/error.h"
 
@@ -54,7 +55,8 @@ typedef struct fdl_link fdl_link;
  * Create a link. Loads nvJitLink on first use.
  *
  * @param out  receives the link (not NULL); *out = NULL on entry and on failure
- * @param opts not NULL; arch is required (`sm_NN` or `sm_NNa`); copied
+ * @param opts not NULL; copied. arch is required: `sm_NN`, `sm_NNa` or `sm_NNf` (two to four
+ *             digits, checked here because nvJitLink ends the process on a one-digit arch)
  * @return FDL_OK, FDL_EINVAL (bad options: the message names the option), FDL_ENOLIB (nvJitLink
  *         cannot be loaded), FDL_ELINK (the backend refused the options), FDL_ENOMEM
  * Ownership: *out belongs to the caller; free with fdl_link_destroy.
@@ -66,17 +68,26 @@ FDL_API void fdl_link_destroy(fdl_link *link);
 
 /**
  * Check every PTX input against these declarations before linking (see fdlink/abi.h); the
- * diagnostics go to @p on_diag when not NULL. The set is borrowed and must outlive the link.
+ * diagnostics go to the callback set with fdl_link_set_diag, if any. The set is borrowed and
+ * must outlive the link. A second call replaces the set.
  * @return FDL_OK, FDL_EINVAL
  */
 FDL_API int fdl_link_add_decls(fdl_link *link, const fdl_decls *decls, fdl_error *err);
 
 /**
- * Add an input from memory. The bytes are copied; @p name is used in every diagnostic.
+ * Receive every diagnostic of the declaration check run by fdl_link_complete (see fdl_diag_fn);
+ * err of fdl_link_complete still gets the first. @p fn NULL turns it off. @p ctx is passed back.
+ * @return FDL_OK, FDL_EINVAL (NULL link)
+ */
+FDL_API int fdl_link_set_diag(fdl_link *link, fdl_diag_fn fn, void *ctx);
+
+/**
+ * Add an input from memory. The bytes are copied; @p name is used in every diagnostic. The
+ * backend sees the inputs in fdl_link_complete, after the declaration check, so an input it
+ * refuses is reported there (FDL_ELINK naming the input).
  * @param kind FDL_KIND_AUTO to detect from content
  * @return FDL_OK, FDL_EKIND (unrecognised or unsupported content: the message says what was
- *         found), FDL_EPARSE (PTX that cannot be scanned), FDL_ELINK (the backend refused it),
- *         FDL_ENOMEM, FDL_EINVAL
+ *         found; empty input), FDL_EPARSE (PTX that cannot be scanned), FDL_ENOMEM, FDL_EINVAL
  */
 FDL_API int fdl_link_add_data(fdl_link *link, const void *data, size_t size, const char *name,
                               fdl_input_kind kind, fdl_error *err);
@@ -87,9 +98,10 @@ FDL_API int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind k
 
 /**
  * Run the declaration check (if declarations were added) and the link.
- * @return FDL_OK, FDL_EABI (a PTX input disagrees with a declaration), FDL_ELINK (the linker
- *         failed, e.g. an undefined symbol: the message quotes the log, err->log holds it whole),
- *         FDL_EINVAL (no inputs, or already completed), FDL_ENOMEM
+ * @return FDL_OK, FDL_EABI (a PTX input disagrees with a declaration), FDL_ELINK (the backend
+ *         refused an input, err->source naming it, or the link failed, e.g. an undefined symbol,
+ *         err->symbol naming it: the message quotes the log, err->log holds it whole, borrowed
+ *         from the link), FDL_EINVAL (no inputs, or already completed), FDL_ENOMEM
  */
 FDL_API int fdl_link_complete(fdl_link *link, fdl_error *err);
 
@@ -108,7 +120,10 @@ FDL_API const char *fdl_link_info_log(const fdl_link *link);
 /** The backend's error log ("" when empty). Borrowed; valid until the link is destroyed. */
 FDL_API const char *fdl_link_error_log(const fdl_link *link);
 
-/** Wall time of fdl_link_complete in milliseconds (0 before it ran). */
+/**
+ * Wall time of the backend's part of fdl_link_complete (compiling the inputs and linking), in
+ * milliseconds; 0 until the backend ran (also when the declaration check failed).
+ */
 FDL_API double fdl_link_wall_ms(const fdl_link *link);
 
 /**

@@ -1,0 +1,334 @@
+# fdlink CMake functions: device libraries compiled, checked and linked ahead of time, embedded in
+# programs, tested with ctest. Included by fdlinkConfig.cmake (installed package) and by the fdlink
+# source tree (add_subdirectory). They need the target fdlink::cli and CUDAToolkit's nvcc.
+#
+# Every function parses its arguments with cmake_parse_arguments(PARSE_ARGV), touches only the
+# targets it is given or creates, and sets no global state.
+
+include_guard(GLOBAL)
+
+# Where the artifacts of a device library go.
+function(_fdlink_outdir name out)
+  set(${out} "${CMAKE_CURRENT_BINARY_DIR}/fdlink/${name}" PARENT_SCOPE)
+endfunction()
+
+function(_fdlink_nvcc out)
+  if(TARGET CUDA::nvcc)
+    set(${out} "$<TARGET_FILE:CUDA::nvcc>" PARENT_SCOPE)
+  elseif(CUDAToolkit_NVCC_EXECUTABLE)
+    set(${out} "${CUDAToolkit_NVCC_EXECUTABLE}" PARENT_SCOPE)
+  else()
+    message(FATAL_ERROR "fdlink: nvcc not found (find_package(CUDAToolkit) found no nvcc)")
+  endif()
+endfunction()
+
+#[=======================================================================[
+fdlink_add_device_library(<name>
+    SOURCES <file.cu>...
+    DECLARATIONS <file.decl>
+    [FORMATS ptx cubin fatbin ltoir object library]   (default: ptx)
+    [ARCHITECTURES 80 90 ...]                         (default: FDLINK_ARCHITECTURES or 90)
+    [INCLUDE_DIRECTORIES <dir>...]
+    [COMPILE_OPTIONS <nvcc option>...])
+
+Compiles the sources ahead of time into every requested format for every architecture, with the
+prototypes header generated from DECLARATIONS force-included (a definition that disagrees with its
+declaration does not compile), and runs `fdlink check` on the PTX at build time (a signature
+mismatch fails the build). Creates the custom target <name>, whose properties name the artifacts:
+  FDLINK_HEADER, FDLINK_HEADER_DIR, FDLINK_DECLARATIONS, FDLINK_ARCHITECTURES, FDLINK_FORMATS,
+  FDLINK_<FORMAT>_<arch> (e.g. FDLINK_PTX_90, FDLINK_CUBIN_90, FDLINK_LTOIR_90: lists of files),
+  FDLINK_FATBIN, FDLINK_OBJECT, FDLINK_LIBRARY (files holding every architecture).
+#]=======================================================================]
+function(fdlink_add_device_library name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "DECLARATIONS"
+    "SOURCES;FORMATS;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "fdlink_add_device_library(${name}): SOURCES is required")
+  endif()
+  if(NOT arg_DECLARATIONS)
+    message(FATAL_ERROR "fdlink_add_device_library(${name}): DECLARATIONS is required")
+  endif()
+  if(NOT arg_FORMATS)
+    set(arg_FORMATS ptx)
+  endif()
+  foreach(f IN LISTS arg_FORMATS)
+    if(NOT f MATCHES "^(ptx|cubin|fatbin|ltoir|object|library)$")
+      message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown format '${f}' "
+                          "(expected ptx cubin fatbin ltoir object library)")
+    endif()
+  endforeach()
+  if(NOT arg_ARCHITECTURES)
+    if(FDLINK_ARCHITECTURES)
+      set(arg_ARCHITECTURES ${FDLINK_ARCHITECTURES})
+    else()
+      set(arg_ARCHITECTURES 90)
+    endif()
+  endif()
+  foreach(a IN LISTS arg_ARCHITECTURES)
+    if(NOT a MATCHES "^[0-9]+[af]?$")
+      message(FATAL_ERROR "fdlink_add_device_library(${name}): bad architecture '${a}' (expected e.g. 90)")
+    endif()
+  endforeach()
+
+  _fdlink_outdir(${name} dir)
+  _fdlink_nvcc(nvcc)
+  get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
+  get_filename_component(decl_base "${decl}" NAME_WE)
+  set(header "${dir}/include/${decl_base}.cuh")
+  file(MAKE_DIRECTORY "${dir}/include")
+
+  add_custom_command(OUTPUT "${header}"
+    COMMAND fdlink::cli header "${decl}" -o "${header}"
+    DEPENDS "${decl}" fdlink::cli
+    COMMENT "fdlink header ${decl_base}.decl" VERBATIM)
+
+  set(common -rdc=true -include "${header}" -I "${dir}/include")
+  foreach(inc IN LISTS arg_INCLUDE_DIRECTORIES)
+    get_filename_component(inc "${inc}" ABSOLUTE)
+    list(APPEND common -I "${inc}")
+  endforeach()
+  list(APPEND common ${arg_COMPILE_OPTIONS})
+
+  set(all_outputs)
+  set(objects)
+  set(props)
+  set(gencode)
+  foreach(a IN LISTS arg_ARCHITECTURES)
+    list(APPEND gencode "-gencode=arch=compute_${a},code=[sm_${a},compute_${a}]")
+  endforeach()
+
+  foreach(src IN LISTS arg_SOURCES)
+    get_filename_component(src "${src}" ABSOLUTE)
+    get_filename_component(base "${src}" NAME_WE)
+    set(deps "${src}" "${header}")
+    foreach(a IN LISTS arg_ARCHITECTURES)
+      # PTX is always built: the conformance check reads it.
+      set(ptx "${dir}/${base}.compute_${a}.ptx")
+      add_custom_command(OUTPUT "${ptx}"
+        COMMAND "${nvcc}" -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}"
+        DEPENDS ${deps} COMMENT "nvcc -ptx ${base}.cu (compute_${a})" VERBATIM)
+      list(APPEND ptx_${a} "${ptx}")
+      list(APPEND all_outputs "${ptx}")
+      if("cubin" IN_LIST arg_FORMATS)
+        set(cubin "${dir}/${base}.sm_${a}.cubin")
+        add_custom_command(OUTPUT "${cubin}"
+          COMMAND "${nvcc}" -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}"
+          DEPENDS ${deps} COMMENT "nvcc -cubin ${base}.cu (sm_${a})" VERBATIM)
+        list(APPEND cubin_${a} "${cubin}")
+        list(APPEND all_outputs "${cubin}")
+      endif()
+      if("ltoir" IN_LIST arg_FORMATS)
+        set(ltoir "${dir}/${base}.sm_${a}.ltoir")
+        add_custom_command(OUTPUT "${ltoir}"
+          COMMAND "${nvcc}" -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}"
+          DEPENDS ${deps} COMMENT "nvcc -ltoir ${base}.cu (lto_${a})" VERBATIM)
+        list(APPEND ltoir_${a} "${ltoir}")
+        list(APPEND all_outputs "${ltoir}")
+      endif()
+    endforeach()
+    if("fatbin" IN_LIST arg_FORMATS)
+      set(fatbin "${dir}/${base}.fatbin")
+      add_custom_command(OUTPUT "${fatbin}"
+        COMMAND "${nvcc}" -fatbin ${gencode} ${common} -o "${fatbin}" "${src}"
+        DEPENDS ${deps} COMMENT "nvcc -fatbin ${base}.cu" VERBATIM)
+      list(APPEND fatbins "${fatbin}")
+      list(APPEND all_outputs "${fatbin}")
+    endif()
+    if("object" IN_LIST arg_FORMATS OR "library" IN_LIST arg_FORMATS)
+      set(obj "${dir}/${base}.o")
+      add_custom_command(OUTPUT "${obj}"
+        COMMAND "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}"
+        DEPENDS ${deps} COMMENT "nvcc -dc ${base}.cu" VERBATIM)
+      list(APPEND objects "${obj}")
+      list(APPEND all_outputs "${obj}")
+    endif()
+  endforeach()
+
+  if("library" IN_LIST arg_FORMATS)
+    set(lib "${dir}/lib${name}.a")
+    add_custom_command(OUTPUT "${lib}"
+      COMMAND "${nvcc}" -lib -o "${lib}" ${objects}
+      DEPENDS ${objects} COMMENT "nvcc -lib lib${name}.a" VERBATIM)
+    list(APPEND all_outputs "${lib}")
+  endif()
+
+  # The conformance check: one per architecture, over all the sources' PTX together.
+  set(stamps)
+  foreach(a IN LISTS arg_ARCHITECTURES)
+    set(stamp "${dir}/check_${a}.stamp")
+    add_custom_command(OUTPUT "${stamp}"
+      COMMAND fdlink::cli check --decl "${decl}" ${ptx_${a}}
+      COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+      DEPENDS "${decl}" ${ptx_${a}} fdlink::cli
+      COMMENT "fdlink check ${decl_base}.decl (compute_${a})" VERBATIM)
+    list(APPEND stamps "${stamp}")
+  endforeach()
+
+  add_custom_target(${name} ALL DEPENDS ${all_outputs} ${stamps} "${header}")
+  set_target_properties(${name} PROPERTIES
+    FDLINK_HEADER "${header}"
+    FDLINK_HEADER_DIR "${dir}/include"
+    FDLINK_DECLARATIONS "${decl}"
+    FDLINK_ARCHITECTURES "${arg_ARCHITECTURES}"
+    FDLINK_FORMATS "${arg_FORMATS}"
+    FDLINK_FATBIN "${fatbins}"
+    FDLINK_OBJECT "${objects}"
+    FDLINK_LIBRARY "${lib}")
+  foreach(a IN LISTS arg_ARCHITECTURES)
+    set_target_properties(${name} PROPERTIES
+      FDLINK_PTX_${a} "${ptx_${a}}"
+      FDLINK_CUBIN_${a} "${cubin_${a}}"
+      FDLINK_LTOIR_${a} "${ltoir_${a}}")
+  endforeach()
+endfunction()
+
+#[=======================================================================[
+fdlink_link(<name>
+    INPUTS <device library targets | files>...
+    ARCH sm_NN
+    OUTPUT <file.cubin>
+    [LTO | NO_LTO]
+    [DECLARATIONS <file.decl>...]
+    [OPTIONS <fdlink link option>...])
+
+Links ahead of time, at build time, with `fdlink link`. A device library target contributes, for
+the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its cubins, else its PTX;
+its declarations are checked unless DECLARATIONS overrides them. Undefined symbols or ABI
+mismatches fail the build with the linker's message. Creates the custom target <name> with the
+property FDLINK_CUBIN.
+#]=======================================================================]
+function(fdlink_link name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT" "INPUTS;DECLARATIONS;OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fdlink_link(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_INPUTS OR NOT arg_ARCH OR NOT arg_OUTPUT)
+    message(FATAL_ERROR "fdlink_link(${name}): INPUTS, ARCH and OUTPUT are required")
+  endif()
+  if(arg_LTO AND arg_NO_LTO)
+    message(FATAL_ERROR "fdlink_link(${name}): LTO and NO_LTO exclude each other")
+  endif()
+  if(NOT arg_ARCH MATCHES "^sm_([0-9]+[af]?)$")
+    message(FATAL_ERROR "fdlink_link(${name}): bad ARCH '${arg_ARCH}' (expected e.g. sm_90)")
+  endif()
+  set(a "${CMAKE_MATCH_1}")
+  get_filename_component(output "${arg_OUTPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+
+  set(files)
+  set(deps)
+  set(decls)
+  foreach(decl IN LISTS arg_DECLARATIONS)
+    get_filename_component(decl "${decl}" ABSOLUTE)
+    list(APPEND decls --decl "${decl}")
+    list(APPEND deps "${decl}")
+  endforeach()
+  foreach(in IN LISTS arg_INPUTS)
+    if(TARGET ${in})
+      set(ltoir "$<TARGET_PROPERTY:${in},FDLINK_LTOIR_${a}>")
+      set(cubin "$<TARGET_PROPERTY:${in},FDLINK_CUBIN_${a}>")
+      set(ptx "$<TARGET_PROPERTY:${in},FDLINK_PTX_${a}>")
+      if(arg_NO_LTO)
+        list(APPEND files "$<IF:$<BOOL:${cubin}>,${cubin},${ptx}>")
+      else()
+        list(APPEND files "$<IF:$<BOOL:${ltoir}>,${ltoir},$<IF:$<BOOL:${cubin}>,${cubin},${ptx}>>")
+      endif()
+      if(NOT arg_DECLARATIONS)
+        list(APPEND decls "$<$<BOOL:$<TARGET_PROPERTY:${in},FDLINK_DECLARATIONS>>:--decl;$<TARGET_PROPERTY:${in},FDLINK_DECLARATIONS>>")
+      endif()
+      list(APPEND deps ${in})
+    else()
+      get_filename_component(in "${in}" ABSOLUTE)
+      list(APPEND files "${in}")
+      list(APPEND deps "${in}")
+    endif()
+  endforeach()
+  set(lto)
+  if(arg_LTO)
+    set(lto --lto)
+  elseif(arg_NO_LTO)
+    set(lto --no-lto)
+  endif()
+  add_custom_command(OUTPUT "${output}"
+    COMMAND fdlink::cli link -arch=${arg_ARCH} ${lto} ${decls} ${arg_OPTIONS} -o "${output}" ${files}
+    DEPENDS ${deps} fdlink::cli
+    COMMENT "fdlink link -arch=${arg_ARCH} -> ${arg_OUTPUT}"
+    COMMAND_EXPAND_LISTS VERBATIM)
+  add_custom_target(${name} ALL DEPENDS "${output}")
+  set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
+endfunction()
+
+#[=======================================================================[
+fdlink_embed(<target> <artifact>...)
+
+Embeds device code (cubins, fatbins, PTX: files, or targets of fdlink_link) into the host target
+<target> as generated C data, with the lookup function
+    int fdl_embedded_find(const char *name, const void **data, size_t *size);
+(declared in <fdlink/embed.h>; name is the artifact's file name, e.g. "app.cubin"), so that the
+program needs no files at run time. May be called more than once for the same target. The
+generated source is rebuilt when an artifact changes.
+#]=======================================================================]
+function(fdlink_embed target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "")
+  set(artifacts ${arg_UNPARSED_ARGUMENTS})
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "fdlink_embed: '${target}' is not a target")
+  endif()
+  if(NOT artifacts)
+    message(FATAL_ERROR "fdlink_embed(${target}): no artifacts")
+  endif()
+  get_target_property(already ${target} FDLINK_EMBED_SOURCE)
+  set(files)
+  set(deps)
+  foreach(art IN LISTS artifacts)
+    if(TARGET ${art})
+      list(APPEND files "$<TARGET_PROPERTY:${art},FDLINK_CUBIN>")
+      list(APPEND deps ${art})
+    else()
+      get_filename_component(art "${art}" ABSOLUTE)
+      list(APPEND files "${art}")
+    endif()
+  endforeach()
+  set_property(TARGET ${target} APPEND PROPERTY FDLINK_EMBED_FILES ${files})
+  set_property(TARGET ${target} APPEND PROPERTY FDLINK_EMBED_DEPENDS ${deps} ${files})
+  if(already)
+    return()
+  endif()
+  get_target_property(bindir ${target} BINARY_DIR)
+  set(src "${bindir}/fdlink/${target}_embedded.c")
+  set_target_properties(${target} PROPERTIES FDLINK_EMBED_SOURCE "${src}")
+  add_custom_command(OUTPUT "${src}"
+    COMMAND fdlink::cli embed -o "${src}" "$<TARGET_PROPERTY:${target},FDLINK_EMBED_FILES>"
+    DEPENDS "$<TARGET_PROPERTY:${target},FDLINK_EMBED_DEPENDS>" fdlink::cli
+    COMMENT "fdlink embed -> ${target}_embedded.c"
+    COMMAND_EXPAND_LISTS VERBATIM)
+  target_sources(${target} PRIVATE "${src}")
+endfunction()
+
+#[=======================================================================[
+fdlink_add_test(<name> COMMAND <command> [args...] [GPU] [WORKING_DIRECTORY <dir>])
+
+Registers a ctest test. With GPU it gets the label `gpu`, and a run that finds no GPU (the program
+exits with 77, FDL_EXIT_SKIP in <fdlink/host.h>) is reported as skipped, neither passed nor failed.
+#]=======================================================================]
+function(fdlink_add_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "GPU" "WORKING_DIRECTORY" "COMMAND;LABELS")
+  if(NOT arg_COMMAND)
+    message(FATAL_ERROR "fdlink_add_test(${name}): COMMAND is required")
+  endif()
+  set(wd)
+  if(arg_WORKING_DIRECTORY)
+    set(wd WORKING_DIRECTORY "${arg_WORKING_DIRECTORY}")
+  endif()
+  add_test(NAME ${name} COMMAND ${arg_COMMAND} ${wd})
+  set(labels ${arg_LABELS})
+  if(arg_GPU)
+    list(APPEND labels gpu)
+  endif()
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+  if(labels)
+    set_tests_properties(${name} PROPERTIES LABELS "${labels}")
+  endif()
+endfunction()

@@ -1,0 +1,71 @@
+# The golden cases. Paths are relative to tests/data; @OUT@ is the case's scratch folder.
+
+# general
+fdlink_cli_test(help ARGS --help)
+fdlink_cli_test(version ARGS --version)
+fdlink_cli_test(no_arguments)
+fdlink_cli_test(unknown_command ARGS frobnicate)
+fdlink_cli_test(unknown_global_option ARGS --frobnicate)
+fdlink_cli_test(help_command ARGS help link)
+
+# check: conforming inputs
+fdlink_cli_test(check_help ARGS check --help)
+fdlink_cli_test(check_conforming ARGS check --decl check/functions.decl check/conforming.ptx)
+fdlink_cli_test(check_conforming_verbose
+  ARGS check -v --decl check/functions.decl check/conforming.ptx check/caller.ptx)
+# check: each way a definition can disagree with its declaration
+fdlink_cli_test(check_wrong_width ARGS check --decl check/functions.decl check/wrong_width.ptx)
+fdlink_cli_test(check_missing_return_pointer
+  ARGS check --decl check/functions.decl check/missing_retptr.ptx)
+fdlink_cli_test(check_c_void_function ARGS check --decl check/functions.decl check/c_void.ptx)
+fdlink_cli_test(check_wrong_count ARGS check --decl check/functions.decl check/wrong_count.ptx)
+fdlink_cli_test(check_missing_symbol
+  ARGS check --decl check/functions.decl check/missing.ptx check/caller.ptx)
+fdlink_cli_test(check_missing_symbol_allowed
+  ARGS check --allow-undefined --decl check/functions.decl check/missing.ptx check/caller.ptx)
+fdlink_cli_test(check_mangled ARGS check --decl check/functions.decl check/mangled.ptx)
+fdlink_cli_test(check_stale_extern
+  ARGS check --decl check/functions.decl check/conforming.ptx check/stale_caller.ptx)
+fdlink_cli_test(check_stale_extern_not_checked
+  ARGS check --no-externs --decl check/functions.decl check/conforming.ptx check/stale_caller.ptx)
+fdlink_cli_test(check_duplicate
+  ARGS check --decl check/functions.decl check/conforming.ptx check/duplicate.ptx)
+fdlink_cli_test(check_weak ARGS check --decl check/functions.decl check/weak.ptx)
+fdlink_cli_test(check_kernel ARGS check --decl check/functions.decl check/entry.ptx)
+# check: bad input and usage
+fdlink_cli_test(check_bad_decl ARGS check --decl cli/bad.decl check/conforming.ptx)
+fdlink_cli_test(check_missing_decl_file ARGS check --decl cli/nonexistent.decl check/conforming.ptx)
+fdlink_cli_test(check_not_ptx ARGS check --decl check/functions.decl cli/notes.txt)
+fdlink_cli_test(check_truncated_ptx ARGS check --decl check/functions.decl ptx/truncated.ptx)
+fdlink_cli_test(check_directory ARGS check --decl check/functions.decl check)
+fdlink_cli_test(check_no_decl ARGS check check/conforming.ptx)
+fdlink_cli_test(check_no_inputs ARGS check --decl check/functions.decl)
+fdlink_cli_test(check_unknown_option ARGS check --strict --decl check/functions.decl check/conforming.ptx)
+fdlink_cli_test(check_decl_needs_value ARGS check check/conforming.ptx --decl)
+
+# header
+fdlink_cli_test(header_help ARGS header --help)
+fdlink_cli_test(header_stdout ARGS header check/functions.decl)
+fdlink_cli_test(header_bad_decl ARGS header cli/bad.decl -o @OUT@/bad.cuh ABSENT bad.cuh)
+fdlink_cli_test(header_no_directory
+  ARGS header check/functions.decl -o @OUT@/missing/dir/functions.cuh ABSENT missing)
+fdlink_cli_test(header_no_file ARGS header)
+
+# link
+fdlink_cli_test(link_help ARGS link --help)
+fdlink_cli_test(link_ok PRESENT app.cubin
+  ARGS link -arch=sm_90 -o @OUT@/app.cubin check/caller.ptx check/conforming.ptx)
+fdlink_cli_test(link_checked PRESENT app.cubin
+  ARGS link -arch=sm_80 --decl check/functions.decl -o @OUT@/app.cubin check/caller.ptx check/conforming.ptx)
+fdlink_cli_test(link_abi_mismatch
+  ARGS link -arch=sm_90 --decl check/functions.decl -o @OUT@/app.cubin check/caller.ptx check/wrong_width.ptx
+  ABSENT app.cubin)
+fdlink_cli_test(link_undefined_symbol
+  ARGS link -arch=sm_90 -o @OUT@/app.cubin check/caller.ptx check/missing.ptx ABSENT app.cubin)
+fdlink_cli_test(link_missing_arch ARGS link -o @OUT@/app.cubin check/caller.ptx)
+fdlink_cli_test(link_bad_arch ARGS link -arch=sm90 -o @OUT@/app.cubin check/caller.ptx ABSENT app.cubin)
+fdlink_cli_test(link_not_ptx ARGS link -arch=sm_90 -o @OUT@/app.cubin cli/notes.txt ABSENT app.cubin)
+fdlink_cli_test(link_missing_input
+  ARGS link -arch=sm_90 -o @OUT@/app.cubin check/nonexistent.ptx ABSENT app.cubin)
+fdlink_cli_test(link_no_inputs ARGS link -arch=sm_90)
+fdlink_cli_test(link_bad_opt_level ARGS link -arch=sm_90 -O7 check/caller.ptx)

@@ -1,0 +1,11 @@
+# Run COMMAND (a list) and pass only if it FAILS and its output matches every regex in EXPECT.
+execute_process(COMMAND ${COMMAND} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+if(_rc EQUAL 0)
+  message(FATAL_ERROR "expected a failure, but the command succeeded:\n${_out}${_err}")
+endif()
+foreach(_re IN LISTS EXPECT)
+  if(NOT "${_out}${_err}" MATCHES "${_re}")
+    message(FATAL_ERROR "the failure does not mention '${_re}':\n${_out}${_err}")
+  endif()
+endforeach()
+message(STATUS "failed as expected (exit ${_rc})")

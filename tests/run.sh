@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's test command: install what is missing (as root, with apt-get), configure with
+# warnings as errors, build, run every ctest test. Arguments go to ctest (e.g. -L unit).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+dpkg -s libcriterion-dev >/dev/null 2>&1 || need+=(libcriterion-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
+if ((${#need[@]})); then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "tests/run.sh: installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "tests/run.sh: missing ${need[*]}; install with: sudo apt-get install -y ${need[*]}" >&2
+    exit 1
+  fi
+fi
+build=${FDLINK_BUILD_DIR:-build-tests}
+jobs=$(nproc)
+cmake -S . -B "$build" -G Ninja -DFDLINK_WERROR=ON -DFDLINK_REQUIRE_TESTS=ON ${FDLINK_CMAKE_ARGS:-}
+cmake --build "$build" -j "$jobs"
+ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
