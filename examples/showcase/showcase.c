@@ -296,14 +296,14 @@ int main(int argc, char **argv)
         fail(&err);
         goto cleanup;
     }
-    printf("  %-17s %s: %zu functions:", "declare", decl_path, fdl_decls_count(decls));
+    printf("  %-17s %s: %zu functions\n", "declare", decl_path, fdl_decls_count(decls));
     for (size_t i = 0; i < fdl_decls_count(decls); i++) {
         const fdl_decl *d = fdl_decls_get(decls, i);
         char sig[256];
         fdl_sig_format(&d->sig, sig, sizeof sig);
-        printf("%s %s: %s%s", i ? "," : "", d->name, sig, d->abi == FDL_ABI_C ? " abi=c" : "");
+        printf("  %-17s   %s: %s%s\n", "", d->name, sig, d->abi == FDL_ABI_C ? " abi=c" : "");
     }
-    printf("\n  %-17s %s (generated at build time, force-included by nvcc)\n", "header",
+    printf("  %-17s %s (generated at build time, force-included by nvcc)\n", "header",
            header_path);
 
     /* 2. check the compiled PTX against the declarations */

@@ -1,0 +1,38 @@
+/* Shared helpers of the fdlink CLI's subcommands (not installed). */
+#ifndef FDLINK_CLI_H
+#define FDLINK_CLI_H
+
+#include <stdio.h>
+
+#include "fdlink/fdlink.h"
+
+#define EXIT_USAGE 2
+
+/* One diagnostic line on stderr: `fdlink: file:line:col: error: symbol: message`. */
+void cli_print_error(const fdl_error *err);
+
+/* A diagnostic callback (fdl_diag_fn) that prints each one; ctx is a size_t counter. */
+void cli_on_diag(void *ctx, const fdl_error *diag);
+
+/* Print `fdlink: error: <fmt with arg> (see 'fdlink <cmd> --help')` and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+
+/*
+ * The value of an option given as `opt=value` or `opt value` (advancing *i), or NULL when @arg is
+ * not this option. *missing is set when the option is last and has no value.
+ */
+const char *cli_option_value(const char *arg, const char *opt, int argc, char **argv, int *i,
+                             int *missing);
+
+/* Non-zero for -h and --help. */
+int cli_is_help(const char *arg);
+
+/* Subcommands: run(argc, argv) with argv[0] the command name, and help(out). */
+int cmd_check(int argc, char **argv);
+void help_check(FILE *out);
+int cmd_header(int argc, char **argv);
+void help_header(FILE *out);
+int cmd_link(int argc, char **argv);
+void help_link(FILE *out);
+
+#endif /* FDLINK_CLI_H */

@@ -1,0 +1,66 @@
+/* fdlink CLI: printing and argument helpers shared by the subcommands. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* One diagnostic line: `fdlink: file:line:col: error: symbol: message`. */
+static void print_diag(const char *severity, const fdl_error *err)
+{
+    char loc[FDL_ERROR_SOURCE_MAX + 32];
+    fdl_error where = *err;
+    where.symbol[0] = '\0';
+    where.message[0] = '\0';
+    fdl_error_format(&where, loc, sizeof loc); /* "file:line:col: " or "" */
+    int with_symbol = err->symbol[0] &&
+                      strncmp(err->message, err->symbol, strlen(err->symbol)) != 0;
+    fprintf(stderr, "fdlink: %s%s: %s%s%s\n", loc, severity, with_symbol ? err->symbol : "",
+            with_symbol ? ": " : "", err->message);
+}
+
+void cli_print_error(const fdl_error *err)
+{
+    print_diag("error", err);
+}
+
+void cli_on_diag(void *ctx, const fdl_error *diag)
+{
+    size_t *count = ctx;
+    ++*count;
+    cli_print_error(diag);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "fdlink: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see 'fdlink %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
+    return EXIT_USAGE;
+}
+
+/* The value of an option given as `--opt=value`, `--opt value` (advancing *i), or NULL. */
+const char *cli_option_value(const char *arg, const char *opt, int argc, char **argv, int *i,
+                                int *missing)
+{
+    size_t n = strlen(opt);
+    *missing = 0;
+    if (strncmp(arg, opt, n) != 0)
+        return NULL;
+    if (arg[n] == '=')
+        return arg + n + 1;
+    if (arg[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
