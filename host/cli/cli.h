@@ -34,5 +34,7 @@ int cmd_header(int argc, char **argv);
 void help_header(FILE *out);
 int cmd_link(int argc, char **argv);
 void help_link(FILE *out);
+int cmd_embed(int argc, char **argv);
+void help_embed(FILE *out);
 
 #endif /* FDLINK_CLI_H */

@@ -1,0 +1,1 @@
+# Golden cases of `fdlink embed`.
