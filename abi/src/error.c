@@ -31,6 +31,12 @@ const char *fdl_status_name(int status)
     return names[-status];
 }
 
+int fdl__message_names(const char *message, const char *symbol)
+{
+    size_t n = strlen(symbol);
+    return n && strncmp(message, symbol, n) == 0 && (message[n] == ':' || message[n] == ' ');
+}
+
 size_t fdl_error_format(const fdl_error *err, char *buf, size_t size)
 {
     if (!err)
@@ -42,9 +48,7 @@ size_t fdl_error_format(const fdl_error *err, char *buf, size_t size)
         snprintf(loc, sizeof loc, "%s:%u: ", err->source, err->line);
     else if (err->source[0])
         snprintf(loc, sizeof loc, "%s: ", err->source);
-    /* The symbol is printed unless the message already starts with it. */
-    int with_symbol = err->symbol[0] &&
-                      strncmp(err->message, err->symbol, strlen(err->symbol)) != 0;
+    int with_symbol = err->symbol[0] && !fdl__message_names(err->message, err->symbol);
     int n = snprintf(buf, size, "%s%s%s%s", loc, with_symbol ? err->symbol : "",
                      with_symbol ? ": " : "", err->message);
     return n < 0 ? 0 : (size_t)n;
@@ -320,7 +324,7 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
                       fdl_error *err)
 {
     *handle = NULL;
-    const char *why = "not found";
+    char why[256] = "not found";
     for (size_t i = 0; names[i]; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (h) {
@@ -329,7 +333,7 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
         }
         const char *e = dlerror();
         if (i == 0 && e)
-            why = e;
+            fdl__strlcpy(why, e, sizeof why); /* the next dlopen frees e */
     }
     return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, names[0], "cannot load %s, needed %s: %s",
                       names[0], purpose, why);

@@ -33,6 +33,12 @@ int fdl__error(fdl_error *err, int code, const char *source, unsigned line, unsi
 int fdl__verror(fdl_error *err, int code, const char *source, unsigned line, unsigned column,
                 const char *symbol, const char *fmt, va_list ap);
 
+/*
+ * Non-zero when @message already starts with @symbol as a word ("f: ..." or "f ..."), in which
+ * case a formatter does not print the symbol again.
+ */
+int fdl__message_names(const char *message, const char *symbol);
+
 /* Shorthand for errors with no location: fdl__error(err, code, NULL, 0, 0, NULL, fmt, ...). */
 int fdl__fail(fdl_error *err, int code, const char *fmt, ...) FDL__PRINTF(3, 4);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "internal.h"
 
 /* One diagnostic line: `fdlink: file:line:col: error: symbol: message`. */
 static void print_diag(const char *severity, const fdl_error *err)
@@ -14,8 +15,7 @@ static void print_diag(const char *severity, const fdl_error *err)
     where.symbol[0] = '\0';
     where.message[0] = '\0';
     fdl_error_format(&where, loc, sizeof loc); /* "file:line:col: " or "" */
-    int with_symbol = err->symbol[0] &&
-                      strncmp(err->message, err->symbol, strlen(err->symbol)) != 0;
+    int with_symbol = err->symbol[0] && !fdl__message_names(err->message, err->symbol);
     fprintf(stderr, "fdlink: %s%s: %s%s%s\n", loc, severity, with_symbol ? err->symbol : "",
             with_symbol ? ": " : "", err->message);
 }
