@@ -26,6 +26,7 @@ endfunction()
 fdlink_add_device_library(<name>
     SOURCES <file.cu>...
     DECLARATIONS <file.decl>
+    [ALLOW_UNDEFINED]                                 (callers: declared functions may be only referenced)
     [FORMATS ptx cubin fatbin ltoir object library]   (default: ptx)
     [ARCHITECTURES 80 90 ...]                         (default: FDLINK_ARCHITECTURES or 90)
     [INCLUDE_DIRECTORIES <dir>...]
@@ -40,7 +41,7 @@ mismatch fails the build). Creates the custom target <name>, whose properties na
   FDLINK_FATBIN, FDLINK_OBJECT, FDLINK_LIBRARY (files holding every architecture).
 #]=======================================================================]
 function(fdlink_add_device_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "DECLARATIONS"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "ALLOW_UNDEFINED" "DECLARATIONS"
     "SOURCES;FORMATS;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
@@ -157,10 +158,14 @@ function(fdlink_add_device_library name)
 
   # The conformance check: one per architecture, over all the sources' PTX together.
   set(stamps)
+  set(check_opts)
+  if(arg_ALLOW_UNDEFINED)
+    set(check_opts --allow-undefined)
+  endif()
   foreach(a IN LISTS arg_ARCHITECTURES)
     set(stamp "${dir}/check_${a}.stamp")
     add_custom_command(OUTPUT "${stamp}"
-      COMMAND fdlink::cli check --decl "${decl}" ${ptx_${a}}
+      COMMAND fdlink::cli check ${check_opts} --decl "${decl}" ${ptx_${a}}
       COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
       DEPENDS "${decl}" ${ptx_${a}} fdlink::cli
       COMMENT "fdlink check ${decl_base}.decl (compute_${a})" VERBATIM)
@@ -194,7 +199,8 @@ fdlink_link(<name>
     [DECLARATIONS <file.decl>...]
     [OPTIONS <fdlink link option>...])
 
-Links ahead of time, at build time, with `fdlink link`. A device library target contributes, for
+Links ahead of time, at build time, with `fdlink link`. A device library target (made earlier by
+fdlink_add_device_library) contributes, for
 the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its cubins, else its PTX;
 its declarations are checked unless DECLARATIONS overrides them. Undefined symbols or ABI
 mismatches fail the build with the linker's message. Creates the custom target <name> with the
@@ -220,6 +226,7 @@ function(fdlink_link name)
   set(files)
   set(deps)
   set(decls)
+  set(decl_files)
   foreach(decl IN LISTS arg_DECLARATIONS)
     get_filename_component(decl "${decl}" ABSOLUTE)
     list(APPEND decls --decl "${decl}")
@@ -227,18 +234,27 @@ function(fdlink_link name)
   endforeach()
   foreach(in IN LISTS arg_INPUTS)
     if(TARGET ${in})
-      set(ltoir "$<TARGET_PROPERTY:${in},FDLINK_LTOIR_${a}>")
-      set(cubin "$<TARGET_PROPERTY:${in},FDLINK_CUBIN_${a}>")
-      set(ptx "$<TARGET_PROPERTY:${in},FDLINK_PTX_${a}>")
-      if(arg_NO_LTO)
-        list(APPEND files "$<IF:$<BOOL:${cubin}>,${cubin},${ptx}>")
+      get_target_property(ltoir ${in} FDLINK_LTOIR_${a})
+      get_target_property(cubin ${in} FDLINK_CUBIN_${a})
+      get_target_property(ptx ${in} FDLINK_PTX_${a})
+      get_target_property(in_decl ${in} FDLINK_DECLARATIONS)
+      if(NOT ltoir AND NOT cubin AND NOT ptx)
+        message(FATAL_ERROR "fdlink_link(${name}): '${in}' has no artifacts for ${arg_ARCH} "
+                            "(is it a device library built for ARCHITECTURES ${a}?)")
+      endif()
+      if(ltoir AND NOT arg_NO_LTO)
+        set(chosen ${ltoir})
+      elseif(cubin)
+        set(chosen ${cubin})
       else()
-        list(APPEND files "$<IF:$<BOOL:${ltoir}>,${ltoir},$<IF:$<BOOL:${cubin}>,${cubin},${ptx}>>")
+        set(chosen ${ptx})
       endif()
-      if(NOT arg_DECLARATIONS)
-        list(APPEND decls "$<$<BOOL:$<TARGET_PROPERTY:${in},FDLINK_DECLARATIONS>>:--decl;$<TARGET_PROPERTY:${in},FDLINK_DECLARATIONS>>")
+      list(APPEND files ${chosen})
+      list(APPEND deps ${chosen} ${in})
+      if(NOT arg_DECLARATIONS AND in_decl AND NOT "${in_decl}" IN_LIST decl_files)
+        list(APPEND decl_files "${in_decl}")
+        list(APPEND decls --decl "${in_decl}")
       endif()
-      list(APPEND deps ${in})
     else()
       get_filename_component(in "${in}" ABSOLUTE)
       list(APPEND files "${in}")
@@ -254,8 +270,7 @@ function(fdlink_link name)
   add_custom_command(OUTPUT "${output}"
     COMMAND fdlink::cli link -arch=${arg_ARCH} ${lto} ${decls} ${arg_OPTIONS} -o "${output}" ${files}
     DEPENDS ${deps} fdlink::cli
-    COMMENT "fdlink link -arch=${arg_ARCH} -> ${arg_OUTPUT}"
-    COMMAND_EXPAND_LISTS VERBATIM)
+    COMMENT "fdlink link -arch=${arg_ARCH} -> ${arg_OUTPUT}" VERBATIM)
   add_custom_target(${name} ALL DEPENDS "${output}")
   set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
 endfunction()
@@ -263,7 +278,7 @@ endfunction()
 #[=======================================================================[
 fdlink_embed(<target> <artifact>...)
 
-Embeds device code (cubins, fatbins, PTX: files, or targets of fdlink_link) into the host target
+Embeds device code (cubins, fatbins, PTX: files, or targets made earlier by fdlink_link) into the host target
 <target> as generated C data, with the lookup function
     int fdl_embedded_find(const char *name, const void **data, size_t *size);
 (declared in <fdlink/embed.h>; name is the artifact's file name, e.g. "app.cubin"), so that the
@@ -281,18 +296,21 @@ function(fdlink_embed target)
   endif()
   get_target_property(already ${target} FDLINK_EMBED_SOURCE)
   set(files)
-  set(deps)
   foreach(art IN LISTS artifacts)
     if(TARGET ${art})
-      list(APPEND files "$<TARGET_PROPERTY:${art},FDLINK_CUBIN>")
-      list(APPEND deps ${art})
+      get_target_property(cubin ${art} FDLINK_CUBIN)
+      if(NOT cubin)
+        message(FATAL_ERROR "fdlink_embed(${target}): target '${art}' has no FDLINK_CUBIN "
+                            "(make it with fdlink_link before embedding it)")
+      endif()
+      list(APPEND files "${cubin}")
+      add_dependencies(${target} ${art})
     else()
       get_filename_component(art "${art}" ABSOLUTE)
       list(APPEND files "${art}")
     endif()
   endforeach()
   set_property(TARGET ${target} APPEND PROPERTY FDLINK_EMBED_FILES ${files})
-  set_property(TARGET ${target} APPEND PROPERTY FDLINK_EMBED_DEPENDS ${deps} ${files})
   if(already)
     return()
   endif()
@@ -301,7 +319,7 @@ function(fdlink_embed target)
   set_target_properties(${target} PROPERTIES FDLINK_EMBED_SOURCE "${src}")
   add_custom_command(OUTPUT "${src}"
     COMMAND fdlink::cli embed -o "${src}" "$<TARGET_PROPERTY:${target},FDLINK_EMBED_FILES>"
-    DEPENDS "$<TARGET_PROPERTY:${target},FDLINK_EMBED_DEPENDS>" fdlink::cli
+    DEPENDS "$<TARGET_PROPERTY:${target},FDLINK_EMBED_FILES>" fdlink::cli
     COMMENT "fdlink embed -> ${target}_embedded.c"
     COMMAND_EXPAND_LISTS VERBATIM)
   target_sources(${target} PRIVATE "${src}")
@@ -311,7 +329,7 @@ endfunction()
 fdlink_add_test(<name> COMMAND <command> [args...] [GPU] [WORKING_DIRECTORY <dir>])
 
 Registers a ctest test. With GPU it gets the label `gpu`, and a run that finds no GPU (the program
-exits with 77, FDL_EXIT_SKIP in <fdlink/host.h>) is reported as skipped, neither passed nor failed.
+exits with 77, FDL_EXIT_SKIP in <fdlink/error.h>) is reported as skipped, neither passed nor failed.
 #]=======================================================================]
 function(fdlink_add_test name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "GPU" "WORKING_DIRECTORY" "COMMAND;LABELS")

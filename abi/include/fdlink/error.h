@@ -32,6 +32,12 @@ extern "C" {
 #define FDL_EVERIFY (-13)  /**< a device result differs from its reference */
 #define FDL_EDEVICE (-14)  /**< a device function reported a non-zero status */
 
+/**
+ * Exit status of a test program that found no GPU and skipped its launches: ctest reports it as
+ * skipped (SKIP_RETURN_CODE, set by fdlink_add_test), like automake's 77.
+ */
+#define FDL_EXIT_SKIP 77
+
 #define FDL_ERROR_SOURCE_MAX 256
 #define FDL_ERROR_SYMBOL_MAX 128
 #define FDL_ERROR_MESSAGE_MAX 512

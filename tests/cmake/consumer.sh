@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# CMake package tests: a consumer project built against fdlink.
+# usage: consumer.sh MODE GENERATOR FDLINK_BUILD_DIR FDLINK_SOURCE_DIR WORK_DIR
+#   install      install fdlink, find_package it (twice), build the consumer, run its ctest
+#   subdir       add_subdirectory() of the fdlink source tree instead
+#   buildtree    find_package(fdlink) from the fdlink build tree, not installed
+#   incremental  after a full build, touching one .cu rebuilds only what depends on it
+#   negative     a definition that disagrees with its declaration fails the build, naming it
+# FDLINK_CONSUMER_ARGS adds cmake arguments for the consumer (e.g. -DCONSUMER_FORMATS=ptx).
+# Exits 77 (skipped) when the consumer's program finds no GPU: the link and check were done.
+set -euo pipefail
+mode=$1 gen=$2 build=$3 src=$4 work=$5
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+log="$work/log"
+
+install_fdlink() {
+  cmake --install "$build" --prefix "$work/prefix" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  for f in lib/cmake/fdlink/fdlinkConfig.cmake lib/cmake/fdlink/fdlinkFunctions.cmake \
+           lib/pkgconfig/fdlink.pc bin/fdlink include/fdlink/fdlink.h; do
+    [ -e "$work/prefix/$f" ] || { echo "install is missing $f"; exit 1; }
+  done
+}
+
+configure_and_build() { # $1 = source dir, $2 = binary dir, rest = cmake args
+  local s=$1 b=$2
+  shift 2
+  cmake -S "$s" -B "$b" -G "$gen" "$@" ${FDLINK_CONSUMER_ARGS:-} >"$log" 2>&1 || { cat "$log"; echo "configure failed"; exit 1; }
+  cmake --build "$b" >"$log" 2>&1 || { cat "$log"; echo "build failed"; exit 1; }
+}
+
+run_consumer() { # $1 = binary dir: run the program and its ctest test
+  local b=$1 rc=0
+  "$b/app" || rc=$?
+  local out
+  out=$(ctest --test-dir "$b" --output-on-failure 2>&1) || { echo "$out"; echo "consumer ctest failed"; exit 1; }
+  echo "$out" | grep -E "app_runs" || true
+  if [ "$rc" = 77 ]; then
+    echo "$out" | grep -q "Skipped" || { echo "fdlink_add_test did not report the skip"; exit 1; }
+    echo "consumer built, checked, linked and embedded; no GPU, so its launch was skipped"
+    exit 77
+  fi
+  [ "$rc" = 0 ] || { echo "consumer program failed ($rc)"; exit 1; }
+}
+
+case "$mode" in
+install)
+  install_fdlink
+  configure_and_build "$here/consumer" "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix"
+  [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
+  run_consumer "$work/b"
+  ;;
+buildtree)
+  configure_and_build "$here/consumer" "$work/b" -Dfdlink_DIR="$build"
+  run_consumer "$work/b"
+  ;;
+subdir)
+  configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src"
+  run_consumer "$work/b"
+  ;;
+incremental)
+  install_fdlink
+  cp -r "$here/consumer" "$work/src"
+  configure_and_build "$work/src" "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix"
+  sleep 1
+  touch "$work/src/src/scale.cu"
+  cmake --build "$work/b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  cat "$log"
+  grep -q "scale.cu" "$log" || { echo "scale.cu was not rebuilt"; exit 1; }
+  grep -q "fdlink link" "$log" || { echo "the link was not redone"; exit 1; }
+  grep -q "fdlink embed" "$log" || { echo "the embedding was not redone"; exit 1; }
+  if grep -E "offset.cu|caller.cu" "$log"; then echo "rebuilt what does not depend on scale.cu"; exit 1; fi
+  cmake --build "$work/b" >"$log" 2>&1
+  if grep -E "nvcc|fdlink (link|embed|check)" "$log"; then echo "a second build was not a no-op"; exit 1; fi
+  echo "touching scale.cu rebuilt only its artifacts, the check, the link and the embedding"
+  ;;
+negative)
+  install_fdlink
+  cmake -S "$here/negative" -B "$work/b" -G "$gen" -DCMAKE_PREFIX_PATH="$work/prefix" >"$log" 2>&1 ||
+    { cat "$log"; echo "configure should succeed"; exit 1; }
+  if cmake --build "$work/b" >"$log" 2>&1; then echo "the build should have failed"; exit 1; fi
+  cat "$log"
+  grep -q "error.*mul_f32_f32" "$log" || { echo "the failure does not name mul_f32_f32"; exit 1; }
+  echo "the build failed and named mul_f32_f32, as it should"
+  ;;
+*) echo "unknown mode $mode"; exit 2 ;;
+esac
