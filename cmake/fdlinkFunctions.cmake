@@ -25,7 +25,7 @@ endfunction()
 #[=======================================================================[
 fdlink_add_device_library(<name>
     SOURCES <file.cu>...
-    DECLARATIONS <file.decl>
+    [DECLARATIONS <file.decl>]                        (none: kernels only, nothing to check)
     [ALLOW_UNDEFINED]                                 (callers: declared functions may be only referenced)
     [FORMATS ptx cubin fatbin ltoir object library]   (default: ptx)
     [ARCHITECTURES 80 90 ...]                         (default: FDLINK_ARCHITECTURES or 90)
@@ -48,9 +48,6 @@ function(fdlink_add_device_library name)
   endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "fdlink_add_device_library(${name}): SOURCES is required")
-  endif()
-  if(NOT arg_DECLARATIONS)
-    message(FATAL_ERROR "fdlink_add_device_library(${name}): DECLARATIONS is required")
   endif()
   if(NOT arg_FORMATS)
     set(arg_FORMATS ptx)
@@ -76,17 +73,20 @@ function(fdlink_add_device_library name)
 
   _fdlink_outdir(${name} dir)
   _fdlink_nvcc(nvcc)
-  get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
-  get_filename_component(decl_base "${decl}" NAME_WE)
-  set(header "${dir}/include/${decl_base}.cuh")
   file(MAKE_DIRECTORY "${dir}/include")
-
-  add_custom_command(OUTPUT "${header}"
-    COMMAND fdlink::cli header "${decl}" -o "${header}"
-    DEPENDS "${decl}" fdlink::cli
-    COMMENT "fdlink header ${decl_base}.decl" VERBATIM)
-
-  set(common -rdc=true -include "${header}" -I "${dir}/include")
+  set(decl)
+  set(header)
+  set(common -rdc=true -I "${dir}/include")
+  if(arg_DECLARATIONS)
+    get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
+    get_filename_component(decl_base "${decl}" NAME_WE)
+    set(header "${dir}/include/${decl_base}.cuh")
+    add_custom_command(OUTPUT "${header}"
+      COMMAND fdlink::cli header "${decl}" -o "${header}"
+      DEPENDS "${decl}" fdlink::cli
+      COMMENT "fdlink header ${decl_base}.decl" VERBATIM)
+    list(APPEND common -include "${header}")
+  endif()
   foreach(inc IN LISTS arg_INCLUDE_DIRECTORIES)
     get_filename_component(inc "${inc}" ABSOLUTE)
     list(APPEND common -I "${inc}")
@@ -104,7 +104,7 @@ function(fdlink_add_device_library name)
   foreach(src IN LISTS arg_SOURCES)
     get_filename_component(src "${src}" ABSOLUTE)
     get_filename_component(base "${src}" NAME_WE)
-    set(deps "${src}" "${header}")
+    set(deps "${src}" ${header})
     foreach(a IN LISTS arg_ARCHITECTURES)
       # PTX is always built: the conformance check reads it.
       set(ptx "${dir}/${base}.compute_${a}.ptx")
@@ -163,6 +163,9 @@ function(fdlink_add_device_library name)
     set(check_opts --allow-undefined)
   endif()
   foreach(a IN LISTS arg_ARCHITECTURES)
+    if(NOT decl)
+      break()
+    endif()
     set(stamp "${dir}/check_${a}.stamp")
     add_custom_command(OUTPUT "${stamp}"
       COMMAND fdlink::cli check ${check_opts} --decl "${decl}" ${ptx_${a}}
@@ -172,7 +175,7 @@ function(fdlink_add_device_library name)
     list(APPEND stamps "${stamp}")
   endforeach()
 
-  add_custom_target(${name} ALL DEPENDS ${all_outputs} ${stamps} "${header}")
+  add_custom_target(${name} ALL DEPENDS ${all_outputs} ${stamps} ${header})
   set_target_properties(${name} PROPERTIES
     FDLINK_HEADER "${header}"
     FDLINK_HEADER_DIR "${dir}/include"
