@@ -281,64 +281,8 @@ static void check_proto(checker *c, const fdl_ptx *m, const fdl_ptx_func *fn, co
 
 /* ---- declared names ----------------------------------------------------------------------- */
 
-typedef struct name_table {
-    size_t *slots; /* declaration index + 1, 0 = empty */
-    size_t mask;
-} name_table;
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211u;
-    }
-    return h;
-}
-
-static int table_build(name_table *t, const fdl_decls *decls, size_t nd)
-{
-    size_t size = 16;
-    while (size / 2 < nd) {
-        if (size > SIZE_MAX / 4)
-            return 0;
-        size *= 2;
-    }
-    t->slots = calloc(size, sizeof *t->slots);
-    if (!t->slots)
-        return 0;
-    t->mask = size - 1;
-    for (size_t i = 0; i < nd; i++) {
-        const char *name = fdl_decls_get(decls, i)->name;
-        size_t slot = (size_t)hash_bytes(name, strlen(name)) & t->mask;
-        while (t->slots[slot]) {
-            if (strcmp(fdl_decls_get(decls, t->slots[slot] - 1)->name, name) == 0)
-                break; /* a repeated name keeps its first declaration */
-            slot = (slot + 1) & t->mask;
-        }
-        if (!t->slots[slot])
-            t->slots[slot] = i + 1;
-    }
-    return 1;
-}
-
-/* Index of the declaration named by @p n bytes at @p s, or SIZE_MAX. */
-static size_t table_find(const name_table *t, const fdl_decls *decls, const char *s, size_t n)
-{
-    size_t slot = (size_t)hash_bytes(s, n) & t->mask;
-    for (;;) {
-        size_t e = t->slots[slot];
-        if (!e)
-            return SIZE_MAX;
-        const char *name = fdl_decls_get(decls, e - 1)->name;
-        if (strncmp(name, s, n) == 0 && name[n] == '\0')
-            return e - 1;
-        slot = (slot + 1) & t->mask;
-    }
-}
-
 /* The declaration a `_Z<len><name>...` C++ mangled name wraps, or SIZE_MAX (ABI-7). */
-static size_t mangled_decl(const name_table *t, const fdl_decls *decls, const char *name)
+static size_t mangled_decl(const fdl_decls *decls, const char *name)
 {
     if (name[0] != '_' || name[1] != 'Z' || name[2] < '1' || name[2] > '9')
         return SIZE_MAX;
@@ -350,7 +294,7 @@ static size_t mangled_decl(const name_table *t, const fdl_decls *decls, const ch
     }
     if (strnlen(name + i, len) < len)
         return SIZE_MAX;
-    return table_find(t, decls, name + i, len);
+    return fdl__decls_index(decls, name + i, len);
 }
 
 /* ---- the check ---------------------------------------------------------------------------- */
@@ -400,8 +344,8 @@ static void check_decl(checker *c, const fdl_decl *d, const occ *o, size_t n, co
             continue;
         has_entry = 1;
         diag(c, fdl_ptx_source(o[i].ptx), o[i].fn->line, o[i].fn->column, d, 11,
-             "defined as a kernel (.entry), but a foreign function must be a device function "
-             "(.func)");
+             "%s as a kernel (.entry), but a foreign function must be a device function (.func)",
+             o[i].fn->is_definition ? "defined" : "declared");
     }
 
     for (size_t i = 0; i < n; i++) {
@@ -469,7 +413,6 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
 
     int rc = FDL_OK;
     checker c = {opts, err, 0};
-    name_table names = {NULL, 0};
     size_t *start = NULL;   /* occurrences of declaration k: all[start[k] .. start[k + 1]) */
     size_t *fill = NULL;
     occ *all = NULL;
@@ -480,7 +423,7 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
         check_module(&c, ptx[m]);
 
     size_t bytes;
-    if (!table_build(&names, decls, nd) || !fdl__size_add(&bytes, nd, 1) ||
+    if (!fdl__size_add(&bytes, nd, 1) ||
         !(start = calloc(bytes, sizeof *start)) || !(fill = calloc(bytes, sizeof *fill)) ||
         !(mangled = calloc(nd ? nd : 1, sizeof *mangled))) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
@@ -492,11 +435,11 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
         size_t count = fdl_ptx_count(ptx[m]);
         for (size_t i = 0; i < count; i++) {
             const fdl_ptx_func *fn = fdl_ptx_get(ptx[m], i);
-            size_t k = table_find(&names, decls, fn->name, strlen(fn->name));
+            size_t k = fdl__decls_index(decls, fn->name, strlen(fn->name));
             if (k != SIZE_MAX) {
                 start[k + 1]++;
             } else if (fn->is_definition && !fn->is_entry) {
-                k = mangled_decl(&names, decls, fn->name);
+                k = mangled_decl(decls, fn->name);
                 if (k != SIZE_MAX && !mangled[k].fn) {
                     mangled[k].ptx = ptx[m];
                     mangled[k].fn = fn;
@@ -514,7 +457,7 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
         size_t count = fdl_ptx_count(ptx[m]);
         for (size_t i = 0; i < count; i++) {
             const fdl_ptx_func *fn = fdl_ptx_get(ptx[m], i);
-            size_t k = table_find(&names, decls, fn->name, strlen(fn->name));
+            size_t k = fdl__decls_index(decls, fn->name, strlen(fn->name));
             if (k != SIZE_MAX) {
                 occ *o = &all[start[k] + fill[k]++];
                 o->ptx = ptx[m];
@@ -528,7 +471,6 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
                    start[k + 1] - start[k], mangled[k].fn ? &mangled[k] : NULL);
 
 cleanup:
-    free(names.slots);
     free(start);
     free(fill);
     free(all);

@@ -22,8 +22,7 @@ struct fdl_decls {
     char *names;       /* every name, NUL-terminated, back to back */
     size_t *offsets;   /* while parsing: offset of each item's name in the name arena */
     fdl__buf arena;    /* while parsing: the name arena (moved to names at the end) */
-    size_t *slots;     /* hash table: item index + 1, 0 when empty */
-    size_t nslots;     /* a power of two, or 0 */
+    fdl__index index;  /* names to item positions */
 };
 
 /* The option words after a signature. */
@@ -51,21 +50,6 @@ static const char *const keywords[] = {
     "while", "xor", "xor_eq",
 };
 
-static int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static int is_ident_start(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_ident_char(unsigned char c)
-{
-    return is_ident_start(c) || (c >= '0' && c <= '9');
-}
-
 static int is_keyword(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
@@ -74,94 +58,31 @@ static int is_keyword(const char *s, size_t n)
     return 0;
 }
 
-/* FNV-1a, 64-bit. */
-static uint64_t hash_name(const char *s, size_t n)
+/* The index's key: the name of item @i, in the arena while parsing, in names after. */
+static const char *item_name(const void *owner, size_t i)
 {
-    uint64_t h = 14695981039346656037u;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211u;
-    }
-    return h;
-}
-
-static const char *item_name(const fdl_decls *d, size_t i)
-{
+    const fdl_decls *d = owner;
     return d->offsets ? d->arena.data + d->offsets[i] : d->items[i].name;
 }
 
-/* Index of the declaration named s[0..n), or SIZE_MAX. */
-static size_t lookup(const fdl_decls *d, const char *s, size_t n)
+size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n)
 {
-    if (!d->nslots)
-        return SIZE_MAX;
-    size_t mask = d->nslots - 1;
-    for (size_t k = (size_t)hash_name(s, n) & mask;; k = (k + 1) & mask) {
-        size_t v = d->slots[k];
-        if (!v)
-            return SIZE_MAX;
-        const char *name = item_name(d, v - 1);
-        if (strncmp(name, s, n) == 0 && name[n] == '\0')
-            return v - 1;
-    }
+    return fdl__index_find(&decls->index, s, n, item_name, decls);
 }
 
-static void slot_insert(size_t *slots, size_t nslots, const char *s, size_t n, size_t index)
-{
-    size_t mask = nslots - 1;
-    size_t k = (size_t)hash_name(s, n) & mask;
-    while (slots[k])
-        k = (k + 1) & mask;
-    slots[k] = index + 1;
-}
-
-/* Keep the table at most half full, so that probes stay short. */
-static int table_reserve(fdl_decls *d, size_t count)
-{
-    size_t need;
-    if (!fdl__size_mul(&need, count, 2))
-        return 0;
-    if (need <= d->nslots)
-        return 1;
-    size_t n = d->nslots ? d->nslots : 64;
-    while (n < need) {
-        if (n > SIZE_MAX / 2)
-            return 0;
-        n *= 2;
-    }
-    size_t *slots = calloc(n, sizeof *slots);
-    if (!slots)
-        return 0;
-    for (size_t i = 0; i < d->count; i++) {
-        const char *name = item_name(d, i);
-        slot_insert(slots, n, name, strlen(name), i);
-    }
-    free(d->slots);
-    d->slots = slots;
-    d->nslots = n;
-    return 1;
-}
-
+/* Room for @count items and their name offsets. */
 static int items_reserve(fdl_decls *d, size_t count)
 {
-    if (count <= d->cap)
-        return 1;
-    size_t cap = d->cap ? d->cap * 2 : 16;
-    if (cap < count)
-        cap = count;
-    size_t bytes_items, bytes_offsets;
-    if (!fdl__size_mul(&bytes_items, cap, sizeof *d->items) ||
-        !fdl__size_mul(&bytes_offsets, cap, sizeof *d->offsets))
-        return 0;
-    fdl_decl *items = realloc(d->items, bytes_items);
+    size_t cap = d->cap, cap2 = d->cap;
+    fdl_decl *items = fdl__grow(d->items, &cap, count, sizeof *items);
     if (!items)
         return 0;
     d->items = items;
-    size_t *offsets = realloc(d->offsets, bytes_offsets);
+    size_t *offsets = fdl__grow(d->offsets, &cap2, count, sizeof *offsets);
     if (!offsets)
         return 0;
     d->offsets = offsets;
-    d->cap = cap;
+    d->cap = cap < cap2 ? cap : cap2;
     return 1;
 }
 
@@ -174,7 +95,7 @@ void fdl_decls_destroy(fdl_decls *decls)
     free(decls->names);
     free(decls->offsets);
     fdl__buf_free(&decls->arena);
-    free(decls->slots);
+    fdl__index_free(&decls->index);
     free(decls);
 }
 
@@ -199,35 +120,35 @@ static int fail(ctx *c, int code, unsigned line, size_t col0, const char *symbol
     return code;
 }
 
+/* Longest piece of input quoted back in a message. */
+#define QUOTE_MAX 64
+
 /* Check the name s[0..n) at column offset @at; on success the name is a C identifier. */
 static int check_name(ctx *c, unsigned line, size_t at, const char *s, size_t n)
 {
-    int q = (int)(n < 64 ? n : 64);
-    const char *more = n > 64 ? "..." : "";
+    char q[QUOTE_MAX + 4];
+    fdl__quote(q, sizeof q, s, n, QUOTE_MAX);
     if (n > FDL_DECL_MAX_NAME)
         return fail(c, FDL_ELIMIT, line, at, NULL,
-                    "function name '%.*s%s' is %zu characters long, at most %d "
-                    "(FDL_DECL_MAX_NAME)",
-                    q, s, more, n, FDL_DECL_MAX_NAME);
+                    "function name '%s' is %zu characters long, at most %d (FDL_DECL_MAX_NAME)",
+                    q, n, FDL_DECL_MAX_NAME);
     if (s[0] >= '0' && s[0] <= '9')
         return fail(c, FDL_EPARSE, line, at, NULL,
-                    "function name '%.*s%s' starts with a digit (names are C identifiers)", q, s,
-                    more);
+                    "function name '%s' starts with a digit (names are C identifiers)", q);
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
-        if (is_ident_char(ch))
+        if (fdl__is_ident_char(ch))
             continue;
         if (ch > 0x20 && ch < 0x7f)
             return fail(c, FDL_EPARSE, line, at + i, NULL,
-                        "invalid character '%c' in function name '%.*s%s' (names are C "
-                        "identifiers)",
-                        ch, q, s, more);
+                        "invalid character '%c' in function name '%s' (names are C identifiers)",
+                        ch, q);
         return fail(c, FDL_EPARSE, line, at + i, NULL,
                     "invalid byte 0x%02x in function name (names are C identifiers)", ch);
     }
     if (is_keyword(s, n))
         return fail(c, FDL_EPARSE, line, at, NULL,
-                    "function name '%.*s' is a C/C++ keyword and cannot be declared", (int)n, s);
+                    "function name '%s' is a C/C++ keyword and cannot be declared", q);
     return FDL_OK;
 }
 
@@ -243,17 +164,17 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     const char *hash = memchr(s, '#', n);
     if (hash)
         n = (size_t)(hash - s);
-    while (n && is_space((unsigned char)s[n - 1]))
+    while (n && fdl__is_space((unsigned char)s[n - 1]))
         n--;
     size_t i = 0;
-    while (i < n && is_space((unsigned char)s[i]))
+    while (i < n && fdl__is_space((unsigned char)s[i]))
         i++;
     if (i == n)
         return FDL_OK;
 
     /* name */
     size_t name_at = i;
-    while (i < n && !is_space((unsigned char)s[i]) && s[i] != ':')
+    while (i < n && !fdl__is_space((unsigned char)s[i]) && s[i] != ':')
         i++;
     size_t name_len = i - name_at;
     if (!name_len)
@@ -268,13 +189,13 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     memcpy(name, s + name_at, name_len);
     name[name_len] = '\0';
 
-    while (i < n && is_space((unsigned char)s[i]))
+    while (i < n && fdl__is_space((unsigned char)s[i]))
         i++;
     if (i == n || s[i] != ':')
         return fail(c, FDL_EPARSE, line, i, name, "expected ':' after function name '%s'",
                     name);
     i++;
-    while (i < n && is_space((unsigned char)s[i]))
+    while (i < n && fdl__is_space((unsigned char)s[i]))
         i++;
     size_t sig_at = i;
 
@@ -286,11 +207,11 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     const char *eq = memchr(s + sig_at, '=', n - sig_at);
     if (eq) {
         sig_end = (size_t)(eq - s);
-        while (sig_end > sig_at && is_ident_char((unsigned char)s[sig_end - 1]))
+        while (sig_end > sig_at && fdl__is_ident_char((unsigned char)s[sig_end - 1]))
             sig_end--;
     }
     size_t opt_at = sig_end;
-    while (sig_end > sig_at && is_space((unsigned char)s[sig_end - 1]))
+    while (sig_end > sig_at && fdl__is_space((unsigned char)s[sig_end - 1]))
         sig_end--;
     if (sig_end == sig_at)
         return fail(c, FDL_EPARSE, line, sig_at, name, "missing signature after ':'");
@@ -313,26 +234,27 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     int have_abi = 0;
     for (size_t k = opt_at; k < n;) {
         size_t w = k;
-        while (k < n && !is_space((unsigned char)s[k]))
+        while (k < n && !fdl__is_space((unsigned char)s[k]))
             k++;
         size_t wl = k - w;
-        int q = (int)(wl < 64 ? wl : 64);
-        const char *more = wl > 64 ? "..." : "";
-        if (wl == sizeof opt_numba - 1 && memcmp(s + w, opt_numba, wl) == 0)
+        if (wl == sizeof opt_numba - 1 && memcmp(s + w, opt_numba, wl) == 0) {
             decl.abi = FDL_ABI_NUMBA;
-        else if (wl == sizeof opt_c - 1 && memcmp(s + w, opt_c, wl) == 0)
+        } else if (wl == sizeof opt_c - 1 && memcmp(s + w, opt_c, wl) == 0) {
             decl.abi = FDL_ABI_C;
-        else
+        } else {
+            char q[QUOTE_MAX + 4];
             return fail(c, FDL_EPARSE, line, w, name,
-                        "unknown option '%.*s%s' (expected abi=numba or abi=c)", q, s + w, more);
+                        "unknown option '%s' (expected abi=numba or abi=c)",
+                        fdl__quote(q, sizeof q, s + w, wl, QUOTE_MAX));
+        }
         if (have_abi)
             return fail(c, FDL_EPARSE, line, w, name, "abi given more than once");
         have_abi = 1;
-        while (k < n && is_space((unsigned char)s[k]))
+        while (k < n && fdl__is_space((unsigned char)s[k]))
             k++;
     }
 
-    size_t first = lookup(d, name, name_len);
+    size_t first = fdl__decls_index(d, name, name_len);
     if (first != SIZE_MAX)
         return fail(c, FDL_EPARSE, line, name_at, name,
                     "duplicate declaration of %s (first declared at %s:%u:%u)", name, c->source,
@@ -342,12 +264,13 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
                     "too many declarations: at most %d (FDL_DECL_MAX_COUNT)", FDL_DECL_MAX_COUNT);
 
     size_t offset = d->arena.len;
-    if (!items_reserve(d, d->count + 1) || !table_reserve(d, d->count + 1) ||
+    if (!items_reserve(d, d->count + 1) ||
+        !fdl__index_reserve(&d->index, d->count + 1, item_name, d) ||
         !fdl__buf_append(&d->arena, name, name_len + 1))
         return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
     d->offsets[d->count] = offset;
     d->items[d->count] = decl;
-    slot_insert(d->slots, d->nslots, name, name_len, d->count);
+    *fdl__index_slot(&d->index, name, name_len, item_name, d) = d->count + 1;
     d->count++;
     return FDL_OK;
 }
@@ -444,7 +367,7 @@ const fdl_decl *fdl_decls_find(const fdl_decls *decls, const char *name)
 {
     if (!decls || !name)
         return NULL;
-    size_t i = lookup(decls, name, strlen(name));
+    size_t i = fdl__decls_index(decls, name, strlen(name));
     return i == SIZE_MAX ? NULL : &decls->items[i];
 }
 

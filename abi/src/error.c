@@ -26,9 +26,40 @@ const char *fdl_status_name(int status)
         "FDL_EABI",   "FDL_ELINK",  "FDL_ENOTFOUND", "FDL_ENODEVICE", "FDL_ENOLIB",
         "FDL_ECUDA",  "FDL_ELIMIT", "FDL_EKIND",   "FDL_EVERIFY",   "FDL_EDEVICE",
     };
-    if (status > 0 || (size_t)(-(long)status) >= sizeof names / sizeof names[0])
+    /* compared as int, so that no negation can overflow */
+    if (status > 0 || status <= -(int)(sizeof names / sizeof names[0]))
         return "FDL_E?";
     return names[-status];
+}
+
+const char *fdl__quote(char *buf, size_t size, const char *s, size_t n, size_t max)
+{
+    if (!size)
+        return buf;
+    size_t keep = n < max ? n : max;
+    if (keep > size - 1)
+        keep = size - 1;
+    /* shortened: make room for "..." when the buffer has any */
+    if (keep < n && size > 4 && keep > size - 4)
+        keep = size - 4;
+    for (size_t i = 0; i < keep; i++) {
+        unsigned char c = (unsigned char)s[i];
+        buf[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    buf[keep] = '\0';
+    if (keep < n)
+        fdl__strlcpy(buf + keep, "...", size - keep);
+    return buf;
+}
+
+int fdl__is_identifier(const char *s, size_t n)
+{
+    if (!n || !fdl__is_ident_start((unsigned char)s[0]))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!fdl__is_ident_char((unsigned char)s[i]))
+            return 0;
+    return 1;
 }
 
 int fdl__message_names(const char *message, const char *symbol)
@@ -134,6 +165,26 @@ void fdl__strlcpy(char *dst, const char *src, size_t size)
     dst[n] = '\0';
 }
 
+void *fdl__grow(void *arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap && arr)
+        return arr;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return NULL;
+        ncap *= 2;
+    }
+    size_t bytes;
+    if (!fdl__size_mul(&bytes, ncap, elem))
+        return NULL;
+    void *p = realloc(arr, bytes ? bytes : 1);
+    if (!p)
+        return NULL;
+    *cap = ncap;
+    return p;
+}
+
 static int buf_reserve(fdl__buf *b, size_t extra)
 {
     size_t need;
@@ -202,18 +253,16 @@ void fdl__buf_free(fdl__buf *b)
     memset(b, 0, sizeof *b);
 }
 
-int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err)
+int fdl__open_file(const char *path, int *fd, size_t *size, fdl_error *err)
 {
-    *data = NULL;
-    if (size)
-        *size = 0;
+    *fd = -1;
+    *size = 0;
     int rc = FDL_OK;
-    char *buf = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0)
         return fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(f, &st) != 0) {
         rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot stat: %s", strerror(errno));
         goto cleanup;
     }
@@ -225,11 +274,30 @@ int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err)
         rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is not a regular file");
         goto cleanup;
     }
-    size_t cap = (size_t)st.st_size;
-    if ((off_t)cap != st.st_size || cap == SIZE_MAX) {
+    if (st.st_size < 0 || (uintmax_t)st.st_size >= SIZE_MAX) {
         rc = fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "file too large to read");
         goto cleanup;
     }
+    *size = (size_t)st.st_size;
+    *fd = f;
+    f = -1;
+cleanup:
+    if (f >= 0)
+        close(f);
+    return rc;
+}
+
+int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err)
+{
+    *data = NULL;
+    if (size)
+        *size = 0;
+    char *buf = NULL;
+    int fd;
+    size_t cap;
+    int rc = fdl__open_file(path, &fd, &cap, err);
+    if (rc != FDL_OK)
+        return rc;
     buf = malloc(cap + 1);
     if (!buf) {
         rc = fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "out of memory reading %zu bytes", cap);
@@ -259,19 +327,39 @@ cleanup:
     return rc;
 }
 
+/*
+ * Create a new temporary file next to @path, named "<path>.tmp.<pid>.<nonce>", with mode 0666
+ * less the umask (as any new file gets). The umask is applied by open() and never changed:
+ * changing it, even for a moment, would race with every other thread of the process.
+ */
+static int create_temp(const char *path, fdl__buf *name, int *fd, fdl_error *err)
+{
+    uint64_t nonce = fdl__now_ns() ^ ((uint64_t)(uintptr_t)name << 16);
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        nonce = nonce * 6364136223846793005u + 1442695040888963407u; /* next, on a collision */
+        name->len = 0;
+        if (!fdl__buf_printf(name, "%s.tmp.%ld.%06llx", path, (long)getpid(),
+                             (unsigned long long)(nonce >> 40)))
+            return fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        *fd = open(name->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (*fd >= 0)
+            return FDL_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    return fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot create output: %s",
+                      strerror(errno));
+}
+
 int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err)
 {
-    int rc = FDL_OK;
     int fd = -1;
     fdl__buf tmp = {0};
-    if (!fdl__buf_printf(&tmp, "%s.tmp.XXXXXX", path))
-        return fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "out of memory");
-    fd = mkstemp(tmp.data);
-    if (fd < 0) {
-        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot create output: %s",
-                        strerror(errno));
+    int created = 0; /* the temporary is ours to remove */
+    int rc = create_temp(path, &tmp, &fd, err);
+    if (rc != FDL_OK)
         goto cleanup;
-    }
+    created = 1;
     const char *p = data;
     size_t left = size;
     while (left) {
@@ -285,10 +373,7 @@ int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error
         p += n;
         left -= (size_t)n;
     }
-    /* mkstemp creates 0600; outputs get the usual 0644 less the umask. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
+    if (fsync(fd) != 0) {
         rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot finish output: %s",
                         strerror(errno));
         goto cleanup;
@@ -307,7 +392,7 @@ int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error
 cleanup:
     if (fd >= 0)
         close(fd);
-    if (rc != FDL_OK && tmp.data)
+    if (rc != FDL_OK && created)
         unlink(tmp.data);
     fdl__buf_free(&tmp);
     return rc;

@@ -68,19 +68,6 @@ static const char *base_name(const char *path)
     return base;
 }
 
-static int is_identifier(const char *s)
-{
-    if (!s[0] || (s[0] >= '0' && s[0] <= '9'))
-        return 0;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_'))
-            return 0;
-    }
-    return 1;
-}
-
 /* FDLINK_GENERATED_<BASE NAME, upper case, runs of other characters as one '_'>_H */
 static void put_guard(fdl__buf *b, const char *source)
 {
@@ -140,9 +127,11 @@ int fdl_header_generate(char **out, size_t *len, const fdl_decls *decls, const c
         *len = 0;
     if (!FDL__CHECK_ARG(decls != NULL))
         return fdl__fail(err, FDL_EINVAL, "fdl_header_generate: decls is NULL");
-    if (guard && !is_identifier(guard))
-        return fdl__fail(err, FDL_EINVAL, "include guard '%.*s' is not a C identifier", 64,
-                         guard);
+    if (guard && !fdl__is_identifier(guard, strlen(guard))) {
+        char q[64 + 4];
+        return fdl__fail(err, FDL_EINVAL, "include guard '%s' is not a C identifier",
+                         fdl__quote(q, sizeof q, guard, strlen(guard), 64));
+    }
 
     int rc = FDL_OK;
     fdl__buf b = {0};

@@ -53,6 +53,14 @@ char *fdl__strdup(const char *s);
 /* Copy @src into @dst of @size bytes, truncating; always NUL-terminates when size > 0. */
 void fdl__strlcpy(char *dst, const char *src, size_t size);
 
+/*
+ * Grow an array of @elem-byte elements whose capacity is *cap to hold at least @need (> 0)
+ * elements; the capacity doubles, from 16, until it does. Returns the array (moved or not) and
+ * updates *cap; returns NULL when out of memory or when the size overflows, leaving @arr valid and
+ * *cap unchanged.
+ */
+void *fdl__grow(void *arr, size_t *cap, size_t need, size_t elem);
+
 /* Growable byte buffer. All functions keep data NUL-terminated. */
 typedef struct fdl__buf {
     char *data;
@@ -77,6 +85,82 @@ int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err);
  * renamed over @path. On any failure the temporary is removed and @path is left untouched.
  */
 int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
+
+/*
+ * Write s[0..n) into @buf of @size bytes for quoting in a message: at most @max bytes of the input,
+ * every byte outside printable ASCII as '?', and "..." when shortened, so that a message stays one
+ * printable line whatever the input holds. Always NUL-terminates when size > 0. Returns buf.
+ */
+const char *fdl__quote(char *buf, size_t size, const char *s, size_t n, size_t max);
+
+/* White space of every fdlink text format: space, TAB, LF, CR, VT, FF (not the locale's). */
+static inline int fdl__is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* C identifiers: [A-Za-z_][A-Za-z0-9_]* (ASCII only). */
+static inline int fdl__is_ident_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline int fdl__is_ident_char(unsigned char c)
+{
+    return fdl__is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Non-zero when s[0..n) is a C identifier (not checked against keywords). */
+int fdl__is_identifier(const char *s, size_t n);
+
+/* FNV-1a, 64-bit, of s[0..n). */
+uint64_t fdl__hash(const char *s, size_t n);
+
+/*
+ * An open-addressing hash index of names: the owner keeps the entries (an array of anything with
+ * a name); the index maps a name to the entry's position. @key gives the NUL-terminated name of
+ * entry @index of @owner. The index is kept at most half full, so probes stay short and lookups
+ * are O(1) on average. A zeroed fdl__index is empty and valid.
+ */
+typedef const char *(*fdl__key_fn)(const void *owner, size_t index);
+
+typedef struct fdl__index {
+    size_t *slots; /* entry index + 1; 0 = empty */
+    size_t mask;   /* slot count - 1; the count is a power of two (0 slots when slots is NULL) */
+} fdl__index;
+
+/*
+ * Make room for @count entries, rehashing those already in the index. Returns 0 when out of
+ * memory or when the size overflows (the index is then unchanged), 1 otherwise.
+ */
+int fdl__index_reserve(fdl__index *ix, size_t count, fdl__key_fn key, const void *owner);
+
+/*
+ * The slot of the entry named s[0..n) (s need not be NUL-terminated), or the empty slot where it
+ * would go: set `*slot = index + 1` to insert. The index must have room (fdl__index_reserve).
+ */
+size_t *fdl__index_slot(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
+                        const void *owner);
+
+/* Index of the entry named s[0..n), or SIZE_MAX when absent (also for an empty index). */
+size_t fdl__index_find(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
+                       const void *owner);
+
+void fdl__index_free(fdl__index *ix);
+
+/*
+ * Position (file order) of the declaration named s[0..n) in @decls (s need not be
+ * NUL-terminated), or SIZE_MAX. O(1) on average. Defined in decl.c.
+ */
+struct fdl_decls;
+size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n);
+
+/*
+ * Open @path for reading and check that it is a regular file: FDL_EIO naming @path for a missing
+ * file, a directory or anything else that is not a regular file, FDL_ENOMEM when its size does
+ * not fit a size_t. On success *fd is open (the caller closes it) and *size is its size.
+ */
+int fdl__open_file(const char *path, int *fd, size_t *size, fdl_error *err);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t fdl__now_ns(void);

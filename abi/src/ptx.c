@@ -7,13 +7,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fdlink/ptx.h"
@@ -37,8 +36,7 @@ struct fdl_ptx {
     fdl_ptx_param *params;   /* every prototype's parameters, one array */
     size_t nparams;
     char *names;             /* every name, NUL-separated */
-    size_t *table;           /* hash table of function index + 1, 0 = empty */
-    size_t table_mask;
+    fdl__index index;        /* each name to its first definition, else its first prototype */
 };
 
 /* Token kinds. */
@@ -123,37 +121,21 @@ static void tok_text(const scanner *sc, const token *t, char *buf, size_t size)
         fdl__strlcpy(buf, "end of input", size);
         return;
     }
-    size_t n = t->len > 32 ? 32 : t->len;
-    size_t o = 0;
-    buf[o++] = '\'';
-    for (size_t i = 0; i < n && o + 5 < size; i++) {
-        unsigned char c = (unsigned char)sc->s[t->off + i];
-        buf[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-    }
-    if (n < t->len && o + 5 < size) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    buf[o++] = '\'';
-    buf[o] = '\0';
+    char q[32 + 4];
+    snprintf(buf, size, "'%s'", fdl__quote(q, sizeof q, sc->s + t->off, t->len, 32));
 }
 
 /* ---- lexer -------------------------------------------------------------------------------- */
 
+/* PTX identifiers: C identifiers that may also hold '$', and start with '%' (registers). */
 static int is_ident_start(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
+    return fdl__is_ident_start(c) || c == '$' || c == '%';
 }
 
 static int is_ident_char(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$';
-}
-
-static int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+    return fdl__is_ident_char(c) || c == '$';
 }
 
 /* Skip a comment that starts at pos ("//" or "/" "*"). */
@@ -198,7 +180,7 @@ static int skip_space(scanner *sc)
         if (c == '\n') {
             newline_at(sc, sc->pos);
             sc->pos++;
-        } else if (is_space(c)) {
+        } else if (fdl__is_space(c)) {
             sc->pos++;
         } else if (c == '/' && sc->pos + 1 < sc->len &&
                    (sc->s[sc->pos + 1] == '/' || sc->s[sc->pos + 1] == '*')) {
@@ -386,6 +368,11 @@ static int skip_block(scanner *sc, const token *open, const char *symbol)
 
 /* ---- output under construction ------------------------------------------------------------ */
 
+static int out_of_memory(scanner *sc, const token *at)
+{
+    return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
+}
+
 static int add_name(scanner *sc, const token *t, size_t *off)
 {
     if (t->len > FDL_PTX_MAX_IDENT)
@@ -394,30 +381,8 @@ static int add_name(scanner *sc, const token *t, size_t *off)
     *off = sc->names.len;
     if (!fdl__buf_append(&sc->names, sc->s + t->off, t->len) ||
         !fdl__buf_append(&sc->names, "", 1))
-        return sc_fail(sc, FDL_ENOMEM, t->line, t->col, NULL, "out of memory");
+        return out_of_memory(sc, t);
     return FDL_OK;
-}
-
-/* Grow an array of @p elem-byte elements to hold at least @p need. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 1;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return 0;
-        ncap *= 2;
-    }
-    size_t bytes;
-    if (!fdl__size_mul(&bytes, ncap, elem))
-        return 0;
-    void *p = realloc(*arr, bytes);
-    if (!p)
-        return 0;
-    *arr = p;
-    *cap = ncap;
-    return 1;
 }
 
 /* Make room for one more parameter; returns its index. */
@@ -425,13 +390,17 @@ static int new_param(scanner *sc, const token *at, size_t *index)
 {
     fdl_ptx *ptx = sc->ptx;
     size_t need;
-    size_t cap = sc->cap_params;
-    if (!fdl__size_add(&need, ptx->nparams, 1) ||
-        !grow((void **)&ptx->params, &cap, need, sizeof *ptx->params))
-        return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
-    size_t cap2 = sc->cap_params;
-    if (!grow((void **)&sc->pname, &cap2, need, sizeof *sc->pname))
-        return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
+    size_t cap = sc->cap_params, cap2 = sc->cap_params;
+    if (!fdl__size_add(&need, ptx->nparams, 1))
+        return out_of_memory(sc, at);
+    fdl_ptx_param *params = fdl__grow(ptx->params, &cap, need, sizeof *params);
+    if (!params)
+        return out_of_memory(sc, at);
+    ptx->params = params;
+    size_t *pname = fdl__grow(sc->pname, &cap2, need, sizeof *pname);
+    if (!pname)
+        return out_of_memory(sc, at);
+    sc->pname = pname;
     sc->cap_params = cap < cap2 ? cap : cap2;
     *index = ptx->nparams++;
     memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
@@ -620,10 +589,16 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     int rc;
 
     size_t need, cap = sc->cap_funcs, cap2 = sc->cap_funcs;
-    if (!fdl__size_add(&need, ptx->nfuncs, 1) ||
-        !grow((void **)&ptx->funcs, &cap, need, sizeof *ptx->funcs) ||
-        !grow((void **)&sc->recs, &cap2, need, sizeof *sc->recs))
-        return sc_fail(sc, FDL_ENOMEM, kw->line, kw->col, NULL, "out of memory");
+    if (!fdl__size_add(&need, ptx->nfuncs, 1))
+        return out_of_memory(sc, kw);
+    fdl_ptx_func *funcs = fdl__grow(ptx->funcs, &cap, need, sizeof *funcs);
+    if (!funcs)
+        return out_of_memory(sc, kw);
+    ptx->funcs = funcs;
+    func_rec *recs = fdl__grow(sc->recs, &cap2, need, sizeof *recs);
+    if (!recs)
+        return out_of_memory(sc, kw);
+    sc->recs = recs;
     sc->cap_funcs = cap < cap2 ? cap : cap2;
     size_t fi = ptx->nfuncs;
     fdl_ptx_func f;
@@ -872,7 +847,7 @@ static int parse_target(scanner *sc, const token *dir)
                            FDL_PTX_MAX_IDENT);
         if ((sc->target.len && !fdl__buf_append(&sc->target, ", ", 2)) ||
             !fdl__buf_append(&sc->target, sc->s + t.off, t.len))
-            return sc_fail(sc, FDL_ENOMEM, t.line, t.col, NULL, "out of memory");
+            return out_of_memory(sc, &t);
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
         if (!tok_punct(sc, &t, ','))
@@ -1007,48 +982,23 @@ static int scan_module(scanner *sc)
 
 /* ---- result ------------------------------------------------------------------------------- */
 
-static uint64_t hash_name(const char *s)
+/* The index's key: the name of function @i. */
+static const char *func_name(const void *owner, size_t i)
 {
-    uint64_t h = 1469598103934665603u;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211u;
-    }
-    return h;
+    const fdl_ptx *ptx = owner;
+    return ptx->funcs[i].name;
 }
 
-/* Index of the first definition of each name, else of its first prototype. */
-static int build_table(fdl_ptx *ptx)
+/* Index each name: its first definition, else its first prototype. */
+static int build_index(fdl_ptx *ptx)
 {
-    if (!ptx->nfuncs)
-        return 1;
-    size_t size = 16;
-    while (size / 2 < ptx->nfuncs) {
-        if (size > SIZE_MAX / 4)
-            return 0;
-        size *= 2;
-    }
-    ptx->table = calloc(size, sizeof *ptx->table);
-    if (!ptx->table)
+    if (!fdl__index_reserve(&ptx->index, ptx->nfuncs, func_name, ptx))
         return 0;
-    ptx->table_mask = size - 1;
     for (size_t i = 0; i < ptx->nfuncs; i++) {
         const fdl_ptx_func *f = &ptx->funcs[i];
-        size_t slot = (size_t)hash_name(f->name) & ptx->table_mask;
-        for (;;) {
-            size_t e = ptx->table[slot];
-            if (!e) {
-                ptx->table[slot] = i + 1;
-                break;
-            }
-            const fdl_ptx_func *g = &ptx->funcs[e - 1];
-            if (strcmp(g->name, f->name) == 0) {
-                if (!g->is_definition && f->is_definition)
-                    ptx->table[slot] = i + 1;
-                break;
-            }
-            slot = (slot + 1) & ptx->table_mask;
-        }
+        size_t *slot = fdl__index_slot(&ptx->index, f->name, strlen(f->name), func_name, ptx);
+        if (!*slot || (f->is_definition && !ptx->funcs[*slot - 1].is_definition))
+            *slot = i + 1;
     }
     return 1;
 }
@@ -1079,7 +1029,7 @@ void fdl_ptx_destroy(fdl_ptx *ptx)
     free(ptx->funcs);
     free(ptx->params);
     free(ptx->names);
-    free(ptx->table);
+    fdl__index_free(&ptx->index);
     free(ptx);
 }
 
@@ -1108,7 +1058,7 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
         sc.target.data = NULL;
     }
     finish(&sc);
-    if (!build_table(sc.ptx)) {
+    if (!build_index(sc.ptx)) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }
@@ -1128,32 +1078,14 @@ int fdl_ptx_scan_file(fdl_ptx **out, const char *path, fdl_error *err)
     if (!FDL__CHECK_ARG(out && path))
         return fdl__fail(err, FDL_EINVAL, "fdl_ptx_scan_file: NULL argument");
     *out = NULL;
-    int rc = FDL_OK;
     void *map = MAP_FAILED;
     size_t size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot stat: %s", strerror(errno));
-        goto cleanup;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is a directory, not a file");
-        goto cleanup;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "is not a regular file");
-        goto cleanup;
-    }
-    if (st.st_size == 0) {
+    int fd;
+    int rc = fdl__open_file(path, &fd, &size, err);
+    if (rc != FDL_OK)
+        return rc;
+    if (size == 0) {
         rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "empty file: not PTX");
-        goto cleanup;
-    }
-    size = (size_t)st.st_size;
-    if ((off_t)size != st.st_size) {
-        rc = fdl__error(err, FDL_ENOMEM, path, 0, 0, NULL, "file too large to map");
         goto cleanup;
     }
     map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -1202,17 +1134,10 @@ const fdl_ptx_func *fdl_ptx_get(const fdl_ptx *ptx, size_t i)
 
 const fdl_ptx_func *fdl_ptx_find(const fdl_ptx *ptx, const char *name)
 {
-    if (!ptx || !name || !ptx->table)
+    if (!ptx || !name)
         return NULL;
-    size_t slot = (size_t)hash_name(name) & ptx->table_mask;
-    for (;;) {
-        size_t e = ptx->table[slot];
-        if (!e)
-            return NULL;
-        if (strcmp(ptx->funcs[e - 1].name, name) == 0)
-            return &ptx->funcs[e - 1];
-        slot = (slot + 1) & ptx->table_mask;
-    }
+    size_t i = fdl__index_find(&ptx->index, name, strlen(name), func_name, ptx);
+    return i == SIZE_MAX ? NULL : &ptx->funcs[i];
 }
 
 int fdl_ptx_directive_location(const fdl_ptx *ptx, const char *directive, unsigned *line,

@@ -56,6 +56,17 @@ static const type_name type_names[] = {
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The longest canonical type is the longest scalar name (7 bytes: "boolean", "float16") under
+ * FDL_SIG_MAX_DEPTH levels of "CPointer(...)"; the longest signature has FDL_SIG_MAX_PARAMS + 1
+ * of them, "(" and ")", and ", " between parameters. fdl_sig_format promises that its output
+ * parses back, so the length limit must admit it.
+ */
+#define TYPE_TEXT_MAX (FDL_SIG_MAX_DEPTH * (sizeof "CPointer()" - 1) + sizeof "float16" - 1)
+_Static_assert((FDL_SIG_MAX_PARAMS + 1) * TYPE_TEXT_MAX + 2 * FDL_SIG_MAX_PARAMS <=
+                   FDL_SIG_MAX_LENGTH,
+               "FDL_SIG_MAX_LENGTH is shorter than the longest canonical signature");
+
 /* Names Numba defines that have no place in the foreign-function ABI, with the reason. */
 typedef struct rejected_name {
     const char *name;
@@ -296,28 +307,17 @@ typedef struct parser {
 /* Longest piece of input quoted back in a message. */
 #define QUOTE_MAX 64
 
-static int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static int is_word(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
-}
-
 static void next(parser *p)
 {
-    while (p->pos < p->len && is_space((unsigned char)p->s[p->pos]))
+    while (p->pos < p->len && fdl__is_space((unsigned char)p->s[p->pos]))
         p->pos++;
     token t = {TOK_END, p->pos, 0};
     if (p->pos < p->len) {
         unsigned char c = (unsigned char)p->s[p->pos];
-        if (is_word(c)) {
+        if (fdl__is_ident_char(c)) {
             t.kind = c >= '0' && c <= '9' ? TOK_NUMBER : TOK_IDENT;
             size_t end = p->pos;
-            while (end < p->len && is_word((unsigned char)p->s[end]))
+            while (end < p->len && fdl__is_ident_char((unsigned char)p->s[end]))
                 end++;
             t.len = end - p->pos;
         } else {

@@ -1,4 +1,4 @@
-/* Devices and their primary contexts. */
+/* Devices, their primary contexts, and the objects they own. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +9,44 @@
 #include "driver.h"
 #include "internal.h"
 
+/* ---- ownership ------------------------------------------------------------------------------ */
+
+void fdl__children_add(fdl__children *list, fdl__child *c, fdl__kind kind,
+                       void (*destroy)(fdl__child *))
+{
+    c->kind = kind;
+    c->destroy = destroy;
+    c->prev = NULL;
+    c->next = list->head;
+    if (list->head)
+        list->head->prev = c;
+    list->head = c;
+}
+
+void fdl__children_remove(fdl__children *list, fdl__child *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (list->head == c)
+        list->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+void fdl__children_destroy(fdl__children *list)
+{
+    while (list->head) {
+        fdl__child *c = list->head;
+        c->destroy(c);
+        /* a destroyer always unlinks; this guards the loop should one not */
+        if (list->head == c)
+            fdl__children_remove(list, c);
+    }
+}
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
 int fdl__device_enter(fdl_device *dev, fdl_error *err)
 {
     CUresult r = dev->cu->ctx_set_current(dev->ctx);
@@ -17,10 +55,17 @@ int fdl__device_enter(fdl_device *dev, fdl_error *err)
     return FDL_OK;
 }
 
+const char *fdl__device_last_kernel(const fdl_device *dev)
+{
+    return dev->last_kernel ? dev->last_kernel->name : dev->last_kernel_name;
+}
+
 int fdl__device_error(fdl_error *err, const fdl_device *dev, CUresult r, const char *what)
 {
-    return fdl__cu_error(err, dev->cu, r, what, dev->last_kernel);
+    return fdl__cu_error(err, dev->cu, r, what, fdl__device_last_kernel(dev));
 }
+
+/* ---- devices -------------------------------------------------------------------------------- */
 
 /* The device count, with 0 devices reported as FDL_ENODEVICE. */
 static int count_devices(const fdl__cuda *cu, int *count, fdl_error *err)
@@ -67,6 +112,57 @@ static int ordinal_from_env(int *ordinal, fdl_error *err)
     return FDL_OK;
 }
 
+/* Read the device attributes fdlink checks launches against. */
+static int read_info(fdl_device *dev, fdl_error *err)
+{
+    static const struct {
+        CUdevice_attribute attr;
+        size_t offset; /* of an int or unsigned in fdl_device_info */
+        int is_unsigned;
+    } ints[] = {
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(fdl_device_info, sm_count), 0},
+        {CU_DEVICE_ATTRIBUTE_WARP_SIZE, offsetof(fdl_device_info, warp_size), 0},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+         offsetof(fdl_device_info, max_threads_per_block), 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, offsetof(fdl_device_info, max_block.x), 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, offsetof(fdl_device_info, max_block.y), 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, offsetof(fdl_device_info, max_block.z), 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, offsetof(fdl_device_info, max_grid.x), 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, offsetof(fdl_device_info, max_grid.y), 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, offsetof(fdl_device_info, max_grid.z), 1},
+        {CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, offsetof(fdl_device_info, cooperative_launch),
+         0},
+    };
+    const fdl__cuda *cu = dev->cu;
+    fdl_device_info *info = &dev->info;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        int v = 0;
+        CUresult r = cu->device_get_attribute(&v, ints[i].attr, dev->device);
+        if (r != CUDA_SUCCESS)
+            return fdl__cu_error(err, cu, r, "cuDeviceGetAttribute", NULL);
+        if (ints[i].is_unsigned) {
+            unsigned u = v < 0 ? 0u : (unsigned)v;
+            memcpy((char *)info + ints[i].offset, &u, sizeof u);
+        } else {
+            memcpy((char *)info + ints[i].offset, &v, sizeof v);
+        }
+    }
+    int shared = 0, optin = 0;
+    CUresult r = cu->device_get_attribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+                                          dev->device);
+    if (r == CUDA_SUCCESS)
+        r = cu->device_get_attribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                     dev->device);
+    if (r != CUDA_SUCCESS)
+        return fdl__cu_error(err, cu, r, "cuDeviceGetAttribute", NULL);
+    info->max_shared_per_block = shared > 0 ? (size_t)shared : 0;
+    info->max_shared_per_block_optin = optin > shared ? (size_t)optin : info->max_shared_per_block;
+    r = cu->device_total_mem(&info->total_memory, dev->device);
+    if (r != CUDA_SUCCESS)
+        return fdl__cu_error(err, cu, r, "cuDeviceTotalMem", NULL);
+    return FDL_OK;
+}
+
 int fdl_device_open(fdl_device **out, int ordinal, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(out))
@@ -93,18 +189,19 @@ int fdl_device_open(fdl_device **out, int ordinal, fdl_error *err)
     if (!dev)
         return fdl__fail(err, FDL_ENOMEM, "out of memory opening a device");
     dev->cu = cu;
-    dev->ordinal = ordinal;
+    dev->info.ordinal = ordinal;
+    dev->info.driver_version = cu->driver_version;
     CUresult r = cu->device_get(&dev->device, ordinal);
     if (r != CUDA_SUCCESS) {
         rc = fdl__cu_error(err, cu, r, "cuDeviceGet", NULL);
         goto cleanup;
     }
-    r = cu->device_get_name(dev->name, (int)sizeof dev->name, dev->device);
+    r = cu->device_get_name(dev->info.name, (int)sizeof dev->info.name, dev->device);
     if (r != CUDA_SUCCESS) {
         rc = fdl__cu_error(err, cu, r, "cuDeviceGetName", NULL);
         goto cleanup;
     }
-    dev->name[sizeof dev->name - 1] = '\0';
+    dev->info.name[sizeof dev->info.name - 1] = '\0';
     int major = 0, minor = 0;
     r = cu->device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev->device);
     if (r == CUDA_SUCCESS)
@@ -119,13 +216,17 @@ int fdl_device_open(fdl_device **out, int ordinal, fdl_error *err)
                        major, minor);
         goto cleanup;
     }
-    dev->cc = major * 10 + minor;
-    snprintf(dev->arch, sizeof dev->arch, "sm_%d%d", major, minor);
+    dev->info.cc = major * 10 + minor;
+    snprintf(dev->info.arch, sizeof dev->info.arch, "sm_%d%d", major, minor);
+    if ((rc = read_info(dev, err)) != FDL_OK)
+        goto cleanup;
     r = cu->primary_ctx_retain(&dev->ctx, dev->device);
     if (r != CUDA_SUCCESS) {
+        dev->ctx = NULL;
         rc = fdl__cu_error(err, cu, r, "cuDevicePrimaryCtxRetain", NULL);
         goto cleanup;
     }
+    /* documented: the context stays current on this thread */
     if ((rc = fdl__device_enter(dev, err)) != FDL_OK)
         goto cleanup;
     *out = dev;
@@ -140,6 +241,11 @@ void fdl_device_destroy(fdl_device *dev)
 {
     if (!dev)
         return;
+    if (dev->ctx && fdl__device_enter(dev, NULL) == FDL_OK) {
+        /* let queued work finish before its memory and modules go; a failure is not ours */
+        dev->cu->ctx_synchronize();
+    }
+    fdl__children_destroy(&dev->children);
     if (dev->ctx)
         dev->cu->primary_ctx_release(dev->device);
     free(dev);
@@ -147,22 +253,45 @@ void fdl_device_destroy(fdl_device *dev)
 
 const char *fdl_device_name(const fdl_device *dev)
 {
-    return dev ? dev->name : "";
+    return dev ? dev->info.name : "";
 }
 
 const char *fdl_device_arch(const fdl_device *dev)
 {
-    return dev ? dev->arch : "";
+    return dev ? dev->info.arch : "";
 }
 
 int fdl_device_cc(const fdl_device *dev)
 {
-    return dev ? dev->cc : 0;
+    return dev ? dev->info.cc : 0;
 }
 
 int fdl_device_driver_version(const fdl_device *dev)
 {
     return dev ? dev->cu->driver_version : 0;
+}
+
+int fdl_device_ordinal(const fdl_device *dev)
+{
+    return dev ? dev->info.ordinal : -1;
+}
+
+size_t fdl_device_total_memory(const fdl_device *dev)
+{
+    return dev ? dev->info.total_memory : 0;
+}
+
+int fdl_device_sm_count(const fdl_device *dev)
+{
+    return dev ? dev->info.sm_count : 0;
+}
+
+int fdl_device_get_info(const fdl_device *dev, fdl_device_info *out, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(dev) || !FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_device_get_info: dev or out is NULL");
+    *out = dev->info;
+    return FDL_OK;
 }
 
 int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
@@ -175,5 +304,19 @@ int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
     CUresult r = dev->cu->ctx_synchronize();
     if (r != CUDA_SUCCESS)
         return fdl__device_error(err, dev, r, "cuCtxSynchronize");
+    /* device status records: the first failure found is the error */
+    for (fdl__child *c = dev->children.head; c; c = c->next) {
+        if (c->kind != FDL__MODULE)
+            continue;
+        fdl_module *mod = (fdl_module *)c;
+        if (!mod->status)
+            continue;
+        fdl_device_status st;
+        const fdl_kernel *kernel = mod->launches == 1 ? mod->last_kernel : NULL;
+        if ((rc = fdl__status_read(mod, &st, err)) != FDL_OK)
+            return rc;
+        if (st.status != 0 || st.failures)
+            return fdl__status_error(err, mod, &st, kernel);
+    }
     return FDL_OK;
 }

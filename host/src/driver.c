@@ -11,9 +11,6 @@
 #include "driver.h"
 #include "internal.h"
 
-/* The driver API version whose entry points are asked for (CUDA 12.0 signatures). */
-#define API_VERSION 12000
-
 /*
  * The one piece of global state of host/: the driver's entry points, filled once under
  * pthread_once (with cuInit) and read-only after, with the outcome.
@@ -25,37 +22,73 @@ static struct {
     fdl__cuda fn;
 } g_cuda = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
 
+/*
+ * One entry point: the name cuGetProcAddress knows, the CUDA version whose signature fdl__cuda
+ * declares (cuGetProcAddress hands out the variant of that version: cuMemAlloc_v2 for 12000,
+ * cuCtxSynchronize of CUDA 2.0 rather than that of 13.0), and the exported symbol cuda.h maps
+ * the name to, for dlsym where cuGetProcAddress cannot answer.
+ */
 typedef struct entry {
-    const char *name;   /* as cuGetProcAddress knows it */
-    const char *symbol; /* the exported symbol cuda.h maps the name to, for dlsym */
-    size_t offset;      /* of the function pointer in fdl__cuda */
+    const char *name;
+    int version;
+    const char *symbol;
+    size_t offset; /* of the function pointer in fdl__cuda */
+    int optional;  /* newer than FDL__DRIVER_MIN_VERSION: NULL where the driver lacks it */
 } entry;
 
+#define E(name, symbol, member) {name, 12000, symbol, offsetof(fdl__cuda, member), 0}
+#define OPT(name, version, member) {name, version, name, offsetof(fdl__cuda, member), 1}
 static const entry entries[] = {
-    {"cuInit", "cuInit", offsetof(fdl__cuda, init)},
-    {"cuDriverGetVersion", "cuDriverGetVersion", offsetof(fdl__cuda, driver_get_version)},
-    {"cuDeviceGetCount", "cuDeviceGetCount", offsetof(fdl__cuda, device_get_count)},
-    {"cuDeviceGet", "cuDeviceGet", offsetof(fdl__cuda, device_get)},
-    {"cuDeviceGetName", "cuDeviceGetName", offsetof(fdl__cuda, device_get_name)},
-    {"cuDeviceGetAttribute", "cuDeviceGetAttribute", offsetof(fdl__cuda, device_get_attribute)},
-    {"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain",
-     offsetof(fdl__cuda, primary_ctx_retain)},
-    {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",
-     offsetof(fdl__cuda, primary_ctx_release)},
-    {"cuCtxSetCurrent", "cuCtxSetCurrent", offsetof(fdl__cuda, ctx_set_current)},
-    {"cuCtxSynchronize", "cuCtxSynchronize", offsetof(fdl__cuda, ctx_synchronize)},
-    {"cuModuleLoadDataEx", "cuModuleLoadDataEx", offsetof(fdl__cuda, module_load_data_ex)},
-    {"cuModuleUnload", "cuModuleUnload", offsetof(fdl__cuda, module_unload)},
-    {"cuModuleGetFunction", "cuModuleGetFunction", offsetof(fdl__cuda, module_get_function)},
-    {"cuMemAlloc", "cuMemAlloc_v2", offsetof(fdl__cuda, mem_alloc)},
-    {"cuMemFree", "cuMemFree_v2", offsetof(fdl__cuda, mem_free)},
-    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", offsetof(fdl__cuda, memcpy_htod)},
-    {"cuMemcpyDtoH", "cuMemcpyDtoH_v2", offsetof(fdl__cuda, memcpy_dtoh)},
-    {"cuMemsetD8", "cuMemsetD8_v2", offsetof(fdl__cuda, memset_d8)},
-    {"cuLaunchKernel", "cuLaunchKernel", offsetof(fdl__cuda, launch_kernel)},
-    {"cuGetErrorName", "cuGetErrorName", offsetof(fdl__cuda, get_error_name)},
-    {"cuGetErrorString", "cuGetErrorString", offsetof(fdl__cuda, get_error_string)},
+    E("cuInit", "cuInit", init),
+    E("cuDriverGetVersion", "cuDriverGetVersion", driver_get_version),
+    E("cuDeviceGetCount", "cuDeviceGetCount", device_get_count),
+    E("cuDeviceGet", "cuDeviceGet", device_get),
+    E("cuDeviceGetName", "cuDeviceGetName", device_get_name),
+    E("cuDeviceGetAttribute", "cuDeviceGetAttribute", device_get_attribute),
+    E("cuDeviceTotalMem", "cuDeviceTotalMem_v2", device_total_mem),
+    E("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", primary_ctx_retain),
+    E("cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", primary_ctx_release),
+    E("cuCtxSetCurrent", "cuCtxSetCurrent", ctx_set_current),
+    E("cuCtxSynchronize", "cuCtxSynchronize", ctx_synchronize),
+    E("cuModuleLoadDataEx", "cuModuleLoadDataEx", module_load_data_ex),
+    E("cuModuleUnload", "cuModuleUnload", module_unload),
+    E("cuModuleGetFunction", "cuModuleGetFunction", module_get_function),
+    E("cuModuleGetGlobal", "cuModuleGetGlobal_v2", module_get_global),
+    OPT("cuModuleGetFunctionCount", 12040, module_get_function_count),
+    OPT("cuModuleEnumerateFunctions", 12040, module_enumerate_functions),
+    OPT("cuFuncGetName", 12030, func_get_name),
+    OPT("cuFuncGetParamInfo", 12040, func_get_param_info),
+    E("cuFuncGetAttribute", "cuFuncGetAttribute", func_get_attribute),
+    E("cuFuncSetAttribute", "cuFuncSetAttribute", func_set_attribute),
+    E("cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+      occupancy_max_active_blocks),
+    E("cuMemAlloc", "cuMemAlloc_v2", mem_alloc),
+    E("cuMemFree", "cuMemFree_v2", mem_free),
+    E("cuMemHostAlloc", "cuMemHostAlloc", mem_host_alloc),
+    E("cuMemFreeHost", "cuMemFreeHost", mem_free_host),
+    E("cuMemcpyHtoD", "cuMemcpyHtoD_v2", memcpy_htod),
+    E("cuMemcpyDtoH", "cuMemcpyDtoH_v2", memcpy_dtoh),
+    E("cuMemcpyDtoD", "cuMemcpyDtoD_v2", memcpy_dtod),
+    E("cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", memcpy_htod_async),
+    E("cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", memcpy_dtoh_async),
+    E("cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", memcpy_dtod_async),
+    E("cuMemsetD8", "cuMemsetD8_v2", memset_d8),
+    E("cuMemsetD8Async", "cuMemsetD8Async", memset_d8_async),
+    E("cuLaunchKernel", "cuLaunchKernel", launch_kernel),
+    E("cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", launch_cooperative_kernel),
+    E("cuStreamCreate", "cuStreamCreate", stream_create),
+    E("cuStreamDestroy", "cuStreamDestroy_v2", stream_destroy),
+    E("cuStreamSynchronize", "cuStreamSynchronize", stream_synchronize),
+    E("cuEventCreate", "cuEventCreate", event_create),
+    E("cuEventDestroy", "cuEventDestroy_v2", event_destroy),
+    E("cuEventRecord", "cuEventRecord", event_record),
+    E("cuEventSynchronize", "cuEventSynchronize", event_synchronize),
+    E("cuEventElapsedTime", "cuEventElapsedTime", event_elapsed_time),
+    E("cuGetErrorName", "cuGetErrorName", get_error_name),
+    E("cuGetErrorString", "cuGetErrorString", get_error_string),
 };
+#undef E
+#undef OPT
 
 /* cuGetProcAddress as of CUDA 12.0 (exported as cuGetProcAddress_v2). */
 typedef CUresult (*get_proc_address_fn)(const char *symbol, void **pfn, int cuda_version,
@@ -179,17 +212,20 @@ static void load(void)
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
         void *p = NULL;
         CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        if (gpa && (gpa(entries[i].name, &p, API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
-                        CUDA_SUCCESS ||
+        /* legacy-stream variants: the default stream is the legacy one, as with dlsym */
+        if (gpa && (gpa(entries[i].name, &p, entries[i].version,
+                        CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
                     found != CU_GET_PROC_ADDRESS_SUCCESS))
             p = NULL;
         /* drivers before 12.0, and the toolkit's stub, which answers nothing through it */
         if (!p)
             p = dlsym(handle, entries[i].symbol);
+        if (!p && entries[i].optional)
+            continue;
         if (!p) {
             g_cuda.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, entries[i].name,
                                        "%s lacks %s, needed to run device code: not a CUDA "
-                                       "driver, or one older than CUDA 11",
+                                       "driver, or one older than CUDA 12.0",
                                        path, entries[i].name);
             return;
         }
@@ -211,6 +247,15 @@ static void load(void)
         g_cuda.status = fdl__cu_error(err, &fn, r, "cuDriverGetVersion", NULL);
         return;
     }
+    if (fn.driver_version < FDL__DRIVER_MIN_VERSION) {
+        g_cuda.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, path,
+                                   "the CUDA driver %s is version %d.%d, but fdlink needs %d.%d "
+                                   "or later (update the NVIDIA driver)",
+                                   path, fn.driver_version / 1000, fn.driver_version % 1000 / 10,
+                                   FDL__DRIVER_MIN_VERSION / 1000,
+                                   FDL__DRIVER_MIN_VERSION % 1000 / 10);
+        return;
+    }
     g_cuda.fn = fn;
     g_cuda.status = FDL_OK;
 }
@@ -225,5 +270,18 @@ int fdl__cuda_get(const fdl__cuda **out, fdl_error *err)
         return g_cuda.status;
     }
     *out = &g_cuda.fn;
+    return FDL_OK;
+}
+
+int fdl_driver_version(int *version, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(version))
+        return fdl__fail(err, FDL_EINVAL, "fdl_driver_version: version is NULL");
+    *version = 0;
+    const fdl__cuda *cu;
+    int rc = fdl__cuda_get(&cu, err);
+    if (rc != FDL_OK)
+        return rc;
+    *version = cu->driver_version;
     return FDL_OK;
 }

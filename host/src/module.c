@@ -1,4 +1,4 @@
-/* Modules (cuModuleLoadDataEx with JIT logs), their kernels, and launches. */
+/* Modules (cuModuleLoadDataEx with JIT logs), the kernels they define, kernel lookup. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -10,23 +10,6 @@
 
 /* Size of each JIT log buffer handed to the driver. */
 #define JIT_LOG_SIZE ((size_t)16 * 1024)
-
-struct fdl_kernel {
-    fdl_module *mod;
-    CUfunction fn;
-    char *name;
-};
-
-struct fdl_module {
-    fdl_device *dev;
-    CUmodule mod;
-    char *name;
-    char *info_log;  /* JIT_LOG_SIZE bytes, NUL-terminated */
-    char *error_log; /* JIT_LOG_SIZE bytes, NUL-terminated */
-    fdl_kernel **kernels;
-    size_t nkernels;
-    size_t cap;
-};
 
 static uint16_t rd16(const unsigned char *p)
 {
@@ -124,6 +107,82 @@ static void first_line(const char *log, char *out, size_t size)
     }
 }
 
+/* Sort strings with strcmp, for qsort. */
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/*
+ * The names of the kernels the module defines, from the driver where it can enumerate them
+ * (CUDA 12.4), else from the image. A driver that fails to enumerate is not an error here: the
+ * list only serves diagnostics, and the image is the next best source.
+ * @return FDL_OK, FDL_ENOMEM
+ */
+static int list_kernels(fdl_module *mod, const void *image, size_t size, fdl_error *err)
+{
+    const fdl__cuda *cu = mod->dev->cu;
+    CUfunction *fns = NULL;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = FDL_OK;
+    unsigned count = 0;
+    if (cu->module_get_function_count && cu->module_enumerate_functions && cu->func_get_name &&
+        cu->module_get_function_count(&count, mod->mod) == CUDA_SUCCESS) {
+        size_t bytes;
+        int ok = count == 0;
+        if (count && fdl__size_mul(&bytes, count, sizeof *fns) && (fns = malloc(bytes)) &&
+            fdl__size_mul(&bytes, count, sizeof *names) && (names = calloc(count, sizeof *names))) {
+            ok = cu->module_enumerate_functions(fns, count, mod->mod) == CUDA_SUCCESS;
+            for (unsigned i = 0; ok && i < count; i++) {
+                const char *name = NULL;
+                ok = cu->func_get_name(&name, fns[i]) == CUDA_SUCCESS && name;
+                if (ok && !(names[n++] = fdl__strdup(name))) {
+                    rc = fdl__error(err, FDL_ENOMEM, mod->name, 0, 0, NULL,
+                                    "out of memory listing kernels");
+                    goto cleanup;
+                }
+            }
+        } else if (count) {
+            rc = fdl__error(err, FDL_ENOMEM, mod->name, 0, 0, NULL,
+                            "out of memory listing kernels");
+            goto cleanup;
+        }
+        if (ok) {
+            if (n > 1)
+                qsort(names, n, sizeof *names, compare_names);
+            mod->defined = names;
+            mod->ndefined = n;
+            mod->defined_known = 1;
+            names = NULL;
+            n = 0;
+            goto cleanup;
+        }
+        free_names(names, n);
+        names = NULL;
+        n = 0;
+    }
+    rc = fdl__image_kernel_names(&mod->defined, &mod->ndefined, &mod->defined_known, image, size);
+    if (rc != FDL_OK)
+        rc = fdl__error(err, rc, mod->name, 0, 0, NULL, "out of memory listing kernels");
+cleanup:
+    free_names(names, n);
+    free(fns);
+    return rc;
+}
+
+static void module_child_destroy(fdl__child *c)
+{
+    fdl_module_destroy((fdl_module *)c);
+}
+
 int fdl_module_load_data(fdl_module **out, fdl_device *dev, const void *image, size_t size,
                          const char *name, fdl_error *err)
 {
@@ -182,12 +241,20 @@ int fdl_module_load_data(fdl_module **out, fdl_device *dev, const void *image, s
             fdl__strlcpy(err->source, name, sizeof err->source);
             char line[FDL_ERROR_MESSAGE_MAX];
             first_line(mod->error_log, line, sizeof line);
-            size_t used = strlen(err->message);
-            if (line[0] && used < sizeof err->message)
-                snprintf(err->message + used, sizeof err->message - used, "; jit log: %s", line);
+            static const char tag[] = "; jit log: ";
+            size_t used = strlen(err->message), room = sizeof err->message - used;
+            if (line[0] && room > sizeof tag) {
+                memcpy(err->message + used, tag, sizeof tag - 1);
+                fdl__strlcpy(err->message + used + sizeof tag - 1, line, room - (sizeof tag - 1));
+            }
         }
         goto cleanup;
     }
+    mod->ctx = dev->ctx;
+    if ((rc = list_kernels(mod, load, load == text ? size + 1 : size, err)) != FDL_OK ||
+        (rc = fdl__status_attach(mod, err)) != FDL_OK)
+        goto cleanup;
+    fdl__children_add(&dev->children, &mod->child, FDL__MODULE, module_child_destroy);
     *out = mod;
     mod = NULL;
     rc = FDL_OK;
@@ -215,26 +282,176 @@ cleanup:
     return rc;
 }
 
+static void kernel_free(fdl_kernel *k)
+{
+    if (!k)
+        return;
+    free(k->param_offsets);
+    free(k->param_sizes);
+    free(k->name);
+    free(k);
+}
+
 void fdl_module_destroy(fdl_module *mod)
 {
     if (!mod)
         return;
-    if (mod->mod && fdl__device_enter(mod->dev, NULL) == FDL_OK)
-        mod->dev->cu->module_unload(mod->mod);
-    for (size_t i = 0; i < mod->nkernels; i++) {
-        free(mod->kernels[i]->name);
-        free(mod->kernels[i]);
+    fdl_device *dev = mod->dev;
+    fdl__children_destroy(&mod->prepared);
+    /* reports of asynchronous errors may still name its last kernel */
+    if (dev->last_kernel && dev->last_kernel->mod == mod) {
+        fdl__strlcpy(dev->last_kernel_name, dev->last_kernel->name, sizeof dev->last_kernel_name);
+        dev->last_kernel = NULL;
     }
+    if (mod->mod && fdl__device_enter(dev, NULL) == FDL_OK)
+        dev->cu->module_unload(mod->mod);
+    for (size_t i = 0; i < mod->nkernels; i++)
+        kernel_free(mod->kernels[i]);
     free(mod->kernels);
+    free_names(mod->defined, mod->ndefined);
     free(mod->name);
     free(mod->info_log);
     free(mod->error_log);
+    fdl__children_remove(&dev->children, &mod->child);
     free(mod);
 }
 
 const char *fdl_module_info_log(const fdl_module *mod)
 {
     return mod && mod->info_log ? mod->info_log : "";
+}
+
+const char *fdl_module_name(const fdl_module *mod)
+{
+    return mod ? mod->name : "";
+}
+
+fdl_device *fdl_module_device(const fdl_module *mod)
+{
+    return mod ? mod->dev : NULL;
+}
+
+size_t fdl_module_kernel_count(const fdl_module *mod)
+{
+    return mod ? mod->ndefined : 0;
+}
+
+const char *fdl_module_kernel_name(const fdl_module *mod, size_t index)
+{
+    return mod && index < mod->ndefined ? mod->defined[index] : NULL;
+}
+
+/* FDL_ENOTFOUND for kernel @p name, listing what the module defines. */
+static int not_found(const fdl_module *mod, const char *name, CUresult r, fdl_error *err)
+{
+    if (!err)
+        return FDL_ENOTFOUND;
+    /* room for the list in the one-line message: it ends with ", and N more" when it is long */
+    const size_t budget = FDL_ERROR_MESSAGE_MAX - 160;
+    fdl__buf list = {0};
+    size_t shown = 0;
+    for (; shown < mod->ndefined; shown++) {
+        size_t len = strlen(mod->defined[shown]);
+        if (list.len + len + 2 > budget)
+            break;
+        if (shown)
+            fdl__buf_puts(&list, ", ");
+        fdl__buf_puts(&list, mod->defined[shown]);
+    }
+    if (shown < mod->ndefined)
+        fdl__buf_printf(&list, "%sand %zu more", shown ? ", " : "", mod->ndefined - shown);
+    if (!mod->defined_known)
+        fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name,
+                   "kernel '%s' not found in module %s (a driver older than CUDA 12.4 cannot "
+                   "list the kernels of a fatbin)",
+                   name, mod->name);
+    else if (mod->ndefined == 0)
+        fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name,
+                   "kernel '%s' not found in module %s, which defines no kernels", name,
+                   mod->name);
+    else
+        fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name,
+                   "kernel '%s' not found in module %s, which defines %zu kernel%s: %s", name,
+                   mod->name, mod->ndefined, mod->ndefined == 1 ? "" : "s",
+                   list.oom ? "(out of memory)" : list.data);
+    fdl__buf_free(&list);
+    err->backend_code = (int)r;
+    return FDL_ENOTFOUND;
+}
+
+/* The attributes and parameters of a kernel just looked up. */
+static int read_kernel(fdl_kernel *k, fdl_error *err)
+{
+    fdl_device *dev = k->mod->dev;
+    const fdl__cuda *cu = dev->cu;
+    static const CUfunction_attribute which[] = {
+        CU_FUNC_ATTRIBUTE_NUM_REGS,         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_PTX_VERSION,      CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+    };
+    int v[sizeof which / sizeof which[0]];
+    for (size_t i = 0; i < sizeof which / sizeof which[0]; i++) {
+        v[i] = 0;
+        CUresult r = cu->func_get_attribute(&v[i], which[i], k->fn);
+        if (r != CUDA_SUCCESS) {
+            int rc = fdl__device_error(err, dev, r, "cuFuncGetAttribute");
+            if (err && !err->symbol[0])
+                fdl__strlcpy(err->symbol, k->name, sizeof err->symbol);
+            return rc;
+        }
+        if (v[i] < 0)
+            v[i] = 0;
+    }
+    fdl_kernel_attrs *a = &k->attrs;
+    a->registers = v[0];
+    a->static_shared = (size_t)v[1];
+    a->local = (size_t)v[2];
+    a->constant = (size_t)v[3];
+    a->max_threads_per_block = (unsigned)v[4];
+    a->max_dynamic_shared = (size_t)v[5];
+    a->ptx_version = v[6];
+    a->binary_version = v[7];
+    if (!cu->func_get_param_info)
+        return FDL_OK;
+    /* no count query: ask for parameters until the driver says the index is out of range */
+    size_t cap = 0;
+    for (size_t i = 0;; i++) {
+        size_t offset = 0, size = 0;
+        CUresult r = cu->func_get_param_info(k->fn, i, &offset, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE)
+            break;
+        if (r != CUDA_SUCCESS) {
+            int rc = fdl__device_error(err, dev, r, "cuFuncGetParamInfo");
+            if (err && !err->symbol[0])
+                fdl__strlcpy(err->symbol, k->name, sizeof err->symbol);
+            return rc;
+        }
+        /* a parameter block holds at most 32764 bytes, so this many parameters is a bug */
+        if (i >= 65536)
+            return fdl__error(err, FDL_ECUDA, NULL, 0, 0, k->name,
+                              "cuFuncGetParamInfo reports more than 65536 parameters for "
+                              "kernel '%s'",
+                              k->name);
+        if (i == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            size_t *o = realloc(k->param_offsets, ncap * sizeof *o);
+            if (o)
+                k->param_offsets = o;
+            size_t *s = o ? realloc(k->param_sizes, ncap * sizeof *s) : NULL;
+            if (s)
+                k->param_sizes = s;
+            if (!o || !s)
+                return fdl__error(err, FDL_ENOMEM, NULL, 0, 0, k->name, "out of memory");
+            cap = ncap;
+        }
+        k->param_offsets[i] = offset;
+        k->param_sizes[i] = size;
+        a->nparams = i + 1;
+    }
+    a->params_known = 1;
+    return FDL_OK;
 }
 
 int fdl_module_get_kernel(fdl_kernel **out, fdl_module *mod, const char *name, fdl_error *err)
@@ -255,13 +472,8 @@ int fdl_module_get_kernel(fdl_kernel **out, fdl_module *mod, const char *name, f
         return rc;
     CUfunction fn = NULL;
     CUresult r = mod->dev->cu->module_get_function(&fn, mod->mod, name);
-    if (r == CUDA_ERROR_NOT_FOUND) {
-        rc = fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name,
-                        "kernel '%s' not found in module %s", name, mod->name);
-        if (err)
-            err->backend_code = (int)r;
-        return rc;
-    }
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return not_found(mod, name, r, err);
     if (r != CUDA_SUCCESS) {
         rc = fdl__device_error(err, mod->dev, r, "cuModuleGetFunction");
         if (err && !err->symbol[0])
@@ -283,11 +495,15 @@ int fdl_module_get_kernel(fdl_kernel **out, fdl_module *mod, const char *name, f
     if (k)
         k->name = fdl__strdup(name);
     if (!k || !k->name) {
-        free(k);
+        kernel_free(k);
         return fdl__error(err, FDL_ENOMEM, NULL, 0, 0, name, "out of memory");
     }
     k->mod = mod;
     k->fn = fn;
+    if ((rc = read_kernel(k, err)) != FDL_OK) {
+        kernel_free(k);
+        return rc;
+    }
     mod->kernels[mod->nkernels++] = k;
     *out = k;
     return FDL_OK;
@@ -298,47 +514,76 @@ const char *fdl_kernel_name(const fdl_kernel *kernel)
     return kernel ? kernel->name : "";
 }
 
-int fdl_kernel_launch(fdl_kernel *kernel, fdl_dim3 grid, fdl_dim3 block, unsigned shared_bytes,
-                      void **args, size_t nargs, fdl_error *err)
+fdl_module *fdl_kernel_module(const fdl_kernel *kernel)
+{
+    return kernel ? kernel->mod : NULL;
+}
+
+CUfunction fdl__kernel_function(const fdl_kernel *kernel)
+{
+    return kernel->fn;
+}
+
+int fdl_kernel_get_attrs(const fdl_kernel *kernel, fdl_kernel_attrs *out, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(kernel) || !FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_kernel_get_attrs: kernel or out is NULL");
+    *out = kernel->attrs;
+    return FDL_OK;
+}
+
+int fdl_kernel_param(const fdl_kernel *kernel, size_t index, size_t *offset, size_t *size,
+                     fdl_error *err)
 {
     if (!FDL__CHECK_ARG(kernel))
-        return fdl__fail(err, FDL_EINVAL, "fdl_kernel_launch: kernel is NULL");
-    const unsigned dims[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
-    static const char *const dim_names[6] = {"grid.x", "grid.y", "grid.z",
-                                             "block.x", "block.y", "block.z"};
-    for (size_t i = 0; i < 6; i++)
-        if (dims[i] == 0)
-            return fdl__error(err, FDL_EINVAL, NULL, 0, 0, kernel->name,
-                              "%s is 0 in the launch of kernel '%s' (every dimension must be at "
-                              "least 1)",
-                              dim_names[i], kernel->name);
-    if (nargs && !args)
-        return fdl__error(err, FDL_EINVAL, NULL, 0, 0, kernel->name,
-                          "%zu arguments but no argument array for kernel '%s'", nargs,
+        return fdl__fail(err, FDL_EINVAL, "fdl_kernel_param: kernel is NULL");
+    if (!kernel->attrs.params_known)
+        return fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, kernel->name,
+                          "the CUDA driver (older than 12.4) cannot report the parameters of "
+                          "kernel '%s'",
                           kernel->name);
-    for (size_t i = 0; i < nargs; i++)
-        if (!args[i])
-            return fdl__error(err, FDL_EINVAL, NULL, 0, 0, kernel->name,
-                              "argument %zu of kernel '%s' is NULL (expected a pointer to the "
-                              "value)",
-                              i, kernel->name);
+    if (index >= kernel->attrs.nparams)
+        return fdl__error(err, FDL_EINVAL, NULL, 0, 0, kernel->name,
+                          "kernel '%s' has no parameter %zu (it takes %zu)", kernel->name, index,
+                          kernel->attrs.nparams);
+    if (offset)
+        *offset = kernel->param_offsets[index];
+    if (size)
+        *size = kernel->param_sizes[index];
+    return FDL_OK;
+}
+
+int fdl_kernel_set_max_dynamic_shared(fdl_kernel *kernel, size_t bytes, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(kernel))
+        return fdl__fail(err, FDL_EINVAL, "fdl_kernel_set_max_dynamic_shared: kernel is NULL");
     fdl_device *dev = kernel->mod->dev;
+    size_t optin = dev->info.max_shared_per_block_optin;
+    size_t limit = optin > kernel->attrs.static_shared ? optin - kernel->attrs.static_shared : 0;
+    if (bytes > limit)
+        return fdl__error(err, FDL_EINVAL, NULL, 0, 0, kernel->name,
+                          "%zu bytes of dynamic shared memory exceed the %zu that kernel %s can "
+                          "have on device %d (%zu per block less %zu of static shared memory)",
+                          bytes, limit, kernel->name, dev->info.ordinal, optin,
+                          kernel->attrs.static_shared);
     int rc = fdl__device_enter(dev, err);
     if (rc != FDL_OK)
         return rc;
-    CUresult r = dev->cu->launch_kernel(kernel->fn, grid.x, grid.y, grid.z, block.x, block.y,
-                                        block.z, shared_bytes, NULL, nargs ? args : NULL, NULL);
+    CUresult r = dev->cu->func_set_attribute(kernel->fn,
+                                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             (int)bytes);
     if (r != CUDA_SUCCESS) {
-        if (fdl__cu_is_async(r))
-            return fdl__device_error(err, dev, r, "cuLaunchKernel");
-        char what[FDL_ERROR_SYMBOL_MAX + 64];
-        snprintf(what, sizeof what, "cuLaunchKernel for kernel '%s'", kernel->name);
-        rc = fdl__cu_error(err, dev->cu, r, what, NULL);
-        if (err)
+        rc = fdl__device_error(err, dev, r, "cuFuncSetAttribute");
+        if (err && !err->symbol[0])
             fdl__strlcpy(err->symbol, kernel->name, sizeof err->symbol);
         return rc;
     }
-    /* named in reports of errors this launch may cause later */
-    fdl__strlcpy(dev->last_kernel, kernel->name, sizeof dev->last_kernel);
+    /* the driver may also have changed what the kernel allows per block */
+    int v = 0;
+    if (dev->cu->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel->fn) ==
+            CUDA_SUCCESS &&
+        v > 0)
+        kernel->attrs.max_threads_per_block = (unsigned)v;
+    kernel->attrs.max_dynamic_shared = bytes;
     return FDL_OK;
 }

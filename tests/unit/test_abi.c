@@ -498,6 +498,18 @@ Test(abi_check, abi5_float16_shapes)
                            "{\n\tret;\n}\n"),
                 NULL);
     expect_ok(&r);
+    /* every 16-bit type letter, and the byte array at any alignment (ABI.md, ABI-5) */
+    const char *const halves[] = {".f16 x", ".u16 x", ".s16 x", ".bf16 x", ".b8 x[2]",
+                                  ".align 2 .b8 x[2]", ".align 4 .b8 x[2]"};
+    for (size_t i = 0; i < sizeof halves / sizeof halves[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 HEAD ".visible .func (.param .b32 s) h(.param .b64 r, .param %s)\n"
+                      "{\n\tret;\n}\n",
+                 halves[i]);
+        check_texts(&r, decls, FILES(text), NULL);
+        expect_ok(&r);
+    }
     check_texts(&r, decls,
                 FILES(HEAD ".visible .func (.param .b32 s) h(.param .b64 r, .param .b32 x)\n"
                            "{\n\tret;\n}\n"),
@@ -637,6 +649,27 @@ Test(abi_check, abi11_kernel_and_undeclared_functions)
                 NULL);
     EXPECT(&r, "m0.ptx:4:17: k: defined as a kernel (.entry), but a foreign function must be a "
                "device function (.func) (ABI-11; declared at t.decl:1:1)");
+    fdl_decls_destroy(decls);
+}
+
+Test(abi_check, abi11_every_kernel_of_a_declared_name)
+{
+    fdl_decls *decls = parse_decls("k: int32()\n");
+    result r;
+    /*
+     * ABI-11 fires for any .entry of a declared name, even when a conforming .func of that name
+     * is defined in another input; a declaration of a kernel is named as such.
+     */
+    check_texts(&r, decls,
+                FILES(HEAD ".visible .func (.param .b32 s) k(.param .b64 r)\n{\n\tret;\n}\n",
+                      HEAD ".visible .entry k()\n{\n\tret;\n}\n",
+                      HEAD ".extern .entry k();\n"),
+                NULL);
+    EXPECT(&r,
+           "m1.ptx:4:17: k: defined as a kernel (.entry), but a foreign function must be a "
+           "device function (.func) (ABI-11; declared at t.decl:1:1)",
+           "m2.ptx:4:16: k: declared as a kernel (.entry), but a foreign function must be a "
+           "device function (.func) (ABI-11; declared at t.decl:1:1)");
     fdl_decls_destroy(decls);
 }
 

@@ -395,6 +395,26 @@ Test(decl_parse, rejects_unknown_options)
                  "abi given more than once");
 }
 
+Test(decl_parse, quotes_input_in_messages_as_printable_ascii)
+{
+    /*
+     * Found by fuzzing: the bytes of an unknown option or of a bad name were copied into the
+     * message as they were, so control and non-ASCII bytes ended up in a one-line message.
+     * (The expected strings are split where "??" would start a trigraph.)
+     */
+    expect_error("f: int32() abi=n\xff\xff\x1b[2J", FDL_EPARSE, 1, 12, "f",
+                 "unknown option 'abi=n?" "??[2J' (expected abi=numba or abi=c)");
+    expect_error("a-\x01\x7f\xc3\xa9: int32()", FDL_EPARSE, 1, 2, "",
+                 "invalid character '-' in function name 'a-?" "?" "?" "?' "
+                 "(names are C identifiers)");
+    /* a long unknown option is shortened, and the shortening is marked */
+    char text[200] = "f: int32() abi=";
+    memset(text + strlen(text), 'x', 100);
+    expect_error(text, FDL_EPARSE, 1, 12, "f",
+                 "unknown option 'abi=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                 "...' (expected abi=numba or abi=c)");
+}
+
 Test(decl_parse, rejects_lines_longer_than_the_limit)
 {
     size_t n = FDL_DECL_MAX_LINE + 1;
@@ -417,7 +437,7 @@ Test(decl_parse, rejects_lines_longer_than_the_limit)
 Test(decl_parse, passes_signature_limits_through)
 {
     /* a signature over FDL_SIG_MAX_LENGTH in a line under FDL_DECL_MAX_LINE */
-    size_t n = 5000;
+    size_t n = 7000;
     char *text = malloc(n + 1);
     cr_assert_not_null(text);
     memset(text, ' ', n);
@@ -425,7 +445,7 @@ Test(decl_parse, passes_signature_limits_through)
     text[n - 1] = ')';
     text[n] = '\0';
     expect_error(text, FDL_ELIMIT, 1, 4 + FDL_SIG_MAX_LENGTH, "f",
-                 "signature too long: 4997 bytes, at most 4096 (FDL_SIG_MAX_LENGTH)");
+                 "signature too long: 6997 bytes, at most 6144 (FDL_SIG_MAX_LENGTH)");
     free(text);
 }
 
@@ -842,6 +862,9 @@ Test(header_generate, uses_the_given_guard)
     cr_assert_str_eq(err.message, "include guard '1BAD' is not a C identifier");
     cr_assert_eq(fdl_header_generate(&bad, NULL, d, "A-B", &err), FDL_EINVAL);
     cr_assert_eq(fdl_header_generate(&bad, NULL, d, "", &err), FDL_EINVAL);
+    /* the guard is quoted as printable ASCII: the message stays one line */
+    cr_assert_eq(fdl_header_generate(&bad, NULL, d, "A\nB\x01", &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "include guard 'A?B?' is not a C identifier");
     fdl_decls_destroy(d);
 }
 

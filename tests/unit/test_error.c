@@ -254,6 +254,100 @@ Test(error_helpers, copies_strings)
     cr_assert_eq(buf[0], 'q', "size 0 writes nothing");
 }
 
+Test(error_helpers, quotes_input_as_one_printable_line)
+{
+    char buf[16];
+    cr_assert_str_eq(fdl__quote(buf, sizeof buf, "abc", 3, 64), "abc");
+    cr_assert_str_eq(fdl__quote(buf, sizeof buf, "a\nb\x01\x7f\xc3\xa9", 7, 64), "a?b?" "???");
+    cr_assert_str_eq(fdl__quote(buf, sizeof buf, "a\0b", 3, 64), "a?b", "a NUL is a byte too");
+    cr_assert_str_eq(fdl__quote(buf, sizeof buf, "abcdefgh", 8, 4), "abcd...");
+    /* the buffer, not the limit, shortens: still marked */
+    cr_assert_str_eq(fdl__quote(buf, sizeof buf, "0123456789abcdefghij", 20, 64),
+                     "0123456789ab...");
+    cr_assert_eq(strlen(buf), sizeof buf - 1);
+    cr_assert_str_eq(fdl__quote(buf, 3, "abcdef", 6, 64), "ab");
+    cr_assert_str_eq(fdl__quote(buf, sizeof buf, "", 0, 64), "");
+    buf[0] = 'q';
+    fdl__quote(buf, 0, "abc", 3, 64);
+    cr_assert_eq(buf[0], 'q', "size 0 writes nothing");
+}
+
+Test(error_helpers, recognises_c_identifiers)
+{
+    cr_assert(fdl__is_identifier("f", 1));
+    cr_assert(fdl__is_identifier("_Mul_f32_2", 10));
+    cr_assert(fdl__is_identifier("ab-", 2), "only n bytes are looked at");
+    cr_assert_not(fdl__is_identifier("", 0));
+    cr_assert_not(fdl__is_identifier("1f", 2));
+    cr_assert_not(fdl__is_identifier("a-b", 3));
+    cr_assert_not(fdl__is_identifier("a$", 2));
+    cr_assert_not(fdl__is_identifier("caf\xc3\xa9", 5));
+    cr_assert_not(fdl__is_identifier("a\0b", 3));
+}
+
+Test(error_helpers, grows_arrays_by_doubling_and_refuses_overflow)
+{
+    size_t cap = 0;
+    int *a = fdl__grow(NULL, &cap, 1, sizeof *a);
+    cr_assert_not_null(a);
+    cr_assert_eq(cap, 16);
+    a[15] = 7;
+    int *same = fdl__grow(a, &cap, 16, sizeof *a);
+    cr_assert_eq(same, a, "no move when it fits");
+    a = fdl__grow(a, &cap, 100, sizeof *a);
+    cr_assert_not_null(a);
+    cr_assert_eq(cap, 128);
+    cr_assert_eq(a[15], 7, "contents kept");
+    size_t before = cap;
+    cr_assert_null(fdl__grow(a, &cap, SIZE_MAX / 2, sizeof *a), "size overflows");
+    cr_assert_null(fdl__grow(a, &cap, SIZE_MAX, 1), "capacity overflows");
+    cr_assert_eq(cap, before, "capacity untouched on failure");
+    cr_assert_eq(a[15], 7, "array still valid on failure");
+    free(a);
+}
+
+/* The keys of the index tests: names[i]. */
+static const char *key_of(const void *owner, size_t i)
+{
+    return ((const char *const *)owner)[i];
+}
+
+Test(error_index, finds_every_name_and_nothing_else)
+{
+    enum { N = 3000 };
+    static char storage[N][16];
+    static const char *names[N];
+    fdl__index ix = {NULL, 0};
+    cr_assert_eq(fdl__index_find(&ix, "a", 1, key_of, names), SIZE_MAX, "empty index");
+    for (size_t i = 0; i < N; i++) {
+        snprintf(storage[i], sizeof storage[i], "name%zu", i);
+        names[i] = storage[i];
+        cr_assert(fdl__index_reserve(&ix, i + 1, key_of, names));
+        size_t *slot = fdl__index_slot(&ix, names[i], strlen(names[i]), key_of, names);
+        cr_assert_eq(*slot, 0, "%s is new", names[i]);
+        *slot = i + 1;
+    }
+    cr_assert_leq(N * 2, ix.mask + 1, "at most half full");
+    for (size_t i = 0; i < N; i++)
+        cr_assert_eq(fdl__index_find(&ix, names[i], strlen(names[i]), key_of, names), i);
+    /* lookups by length: a prefix or an extension of a name is another name */
+    cr_assert_eq(fdl__index_find(&ix, "name12x", 6, key_of, names), 12);
+    cr_assert_eq(fdl__index_find(&ix, "name1", 4, key_of, names), SIZE_MAX);
+    cr_assert_eq(fdl__index_find(&ix, "name30000", 9, key_of, names), SIZE_MAX);
+    cr_assert_eq(fdl__index_find(&ix, "", 0, key_of, names), SIZE_MAX);
+    fdl__index_free(&ix);
+    cr_assert_null(ix.slots);
+    fdl__index_free(&ix); /* twice is harmless */
+}
+
+Test(error_index, hashes_with_fnv1a)
+{
+    /* the published FNV-1a 64-bit test vectors */
+    cr_assert_eq(fdl__hash("", 0), UINT64_C(0xcbf29ce484222325));
+    cr_assert_eq(fdl__hash("a", 1), UINT64_C(0xaf63dc4c8601ec8c));
+    cr_assert_eq(fdl__hash("foobar", 6), UINT64_C(0x85944171f73967e8));
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* fdl__buf                                                                                    */
 /* ------------------------------------------------------------------------------------------ */

@@ -516,26 +516,32 @@ Test(sig_parse, rejects_text_longer_than_the_limit)
     fdl_error err = FDL_ERROR_INIT;
     cr_assert_eq(parse_n(&s, text, FDL_SIG_MAX_LENGTH, &err), FDL_OK, "%s", err.message);
     expect_error_n(text, FDL_SIG_MAX_LENGTH + 1, FDL_ELIMIT, FDL_SIG_MAX_LENGTH + 1,
-                   "signature too long: 4097 bytes, at most 4096 (FDL_SIG_MAX_LENGTH)");
+                   "signature too long: 6145 bytes, at most 6144 (FDL_SIG_MAX_LENGTH)");
 }
 
 Test(sig_parse, accepts_the_largest_signature)
 {
-    /* 64 parameters of depth 8 would exceed the length limit; 40 of depth 8 fit */
-    char text[FDL_SIG_MAX_LENGTH + 1] = "CPointer(CPointer(CPointer(CPointer(CPointer(CPointer("
-                                        "CPointer(CPointer(uint64))))))))(";
-    for (int i = 0; i < 40; i++) {
+    /* 64 parameters and the return type, all of depth 8 around a 7-letter name: 5783 bytes */
+    static const char deepest[] = "CPointer(CPointer(CPointer(CPointer(CPointer(CPointer("
+                                  "CPointer(CPointer(float16))))))))";
+    char text[FDL_SIG_MAX_LENGTH + 1] = "";
+    strcat(text, deepest);
+    strcat(text, "(");
+    for (int i = 0; i < FDL_SIG_MAX_PARAMS; i++) {
         if (i)
-            strcat(text, ",");
-        strcat(text, "CPointer(CPointer(CPointer(CPointer(CPointer(CPointer(CPointer(CPointer("
-                     "f8))))))))");
+            strcat(text, ", ");
+        strcat(text, deepest);
     }
     strcat(text, ")");
-    cr_assert_leq(strlen(text), (size_t)FDL_SIG_MAX_LENGTH);
+    cr_assert_eq(strlen(text), 5783);
     fdl_sig s = parse_ok(text);
-    cr_assert_eq(s.nparams, 40);
-    assert_type(s.ret, FDL_UINT64, 8, "ret");
-    assert_type(s.params[39], FDL_FLOAT64, 8, "p40");
+    cr_assert_eq(s.nparams, FDL_SIG_MAX_PARAMS);
+    assert_type(s.ret, FDL_FLOAT16, 8, "ret");
+    assert_type(s.params[63], FDL_FLOAT16, 8, "p64");
+    /* it is canonical: it prints as itself */
+    char *canon = format_sig(&s);
+    cr_assert_str_eq(canon, text);
+    free(canon);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -671,6 +677,30 @@ static void round_trip(const char *text)
     cr_assert_str_eq(again, canon, "formatting is not stable for \"%s\"", text);
     free(canon);
     free(again);
+}
+
+Test(sig_round_trip, holds_for_the_longest_canonical_forms)
+{
+    /*
+     * Found with the fuzz harness's round-trip property: aliases are shorter than the canonical
+     * names and commas need no space, so a signature within the length limit could print a
+     * canonical form over it (4035 bytes printed as 4423 under the old limit of 4096) that
+     * fdl_sig_parse then rejected.
+     */
+    static const char deep_b1[] = "CPointer(CPointer(CPointer(CPointer(CPointer(CPointer("
+                                   "CPointer(CPointer(b1))))))))";
+    char text[FDL_SIG_MAX_LENGTH + 1] = "b1(";
+    for (int i = 0; i < FDL_SIG_MAX_PARAMS; i++) {
+        if (i)
+            strcat(text, ",");
+        strcat(text, deep_b1);
+    }
+    strcat(text, ")");
+    cr_assert_leq(strlen(text), (size_t)FDL_SIG_MAX_LENGTH);
+    round_trip(text);
+    /* every scalar name fits the bound the length limit was derived from */
+    for (int i = 0; i < FDL_SCALAR_COUNT; i++)
+        cr_assert_leq(strlen(fdl_scalar_name((fdl_scalar)i)), 7, "%s", fdl_scalar_name((fdl_scalar)i));
 }
 
 Test(sig_round_trip, holds_for_handwritten_signatures)

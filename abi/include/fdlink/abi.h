@@ -43,11 +43,19 @@ typedef struct fdl_check_options {
  * declaration under its ABI (ABI-2..ABI-9). With check_externs, every `.extern .func` reference
  * to a declared name must match too.
  *
+ * Every module must be 64-bit (ABI-12): one without `.address_size 64`, including one with no
+ * `.address_size` at all, gets a diagnostic of its own.
+ *
  * @param ndiags  receives the number of diagnostics (may be NULL)
- * @param opts    may be NULL for the defaults
+ * @param decls   the declarations (not NULL)
+ * @param ptx     @p nptx scanned modules (not NULL unless @p nptx is 0; no element NULL)
+ * @param opts    may be NULL for the defaults; its version must be FDL_CHECK_OPTIONS_VERSION
  * @param err     may be NULL; gets the first diagnostic
- * @return FDL_OK when everything conforms, FDL_EABI when any diagnostic was produced, FDL_EINVAL
+ * @return FDL_OK when everything conforms, FDL_EABI when any diagnostic was produced,
+ *         FDL_ENOMEM, FDL_EINVAL (a NULL argument, an unsupported options version)
  * Ownership: nothing allocated that outlives the call.
+ * Thread-safety: reentrant; the inputs are only read, and on_diag is called on the calling
+ * thread.
  */
 FDL_API int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *ptx,
                           size_t nptx, const fdl_check_options *opts, fdl_error *err);

@@ -55,31 +55,54 @@ typedef struct fdl_decls fdl_decls;
  * @param name  name used in diagnostics and in fdl_decl.source (not NULL)
  * @param err   may be NULL; gets `name:line:col` and the offending symbol on failure
  * @return FDL_OK, FDL_EPARSE (bad line, bad name, bad signature, duplicate name, unknown option),
- *         FDL_ELIMIT (line too long, too many declarations), FDL_ENOMEM, FDL_EINVAL
- * Ownership: *out belongs to the caller; free with fdl_decls_destroy. The text is copied.
+ *         FDL_ELIMIT (line, name or signature too long, too many declarations or lines),
+ *         FDL_ENOMEM, FDL_EINVAL (NULL @p out or @p name, NULL @p text with @p len > 0)
+ * Ownership: *out belongs to the caller; free with fdl_decls_destroy. Names are copied; @p text
+ * is not retained.
+ * Thread-safety: reentrant.
  */
 FDL_API int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *name,
                             fdl_error *err);
 
 /**
  * Load a declaration file. Same as fdl_decls_parse on the file's contents with its path as name.
- * @return as fdl_decls_parse, plus FDL_EIO when the file cannot be read
+ *
+ * @param path  the file (not NULL)
+ * @return as fdl_decls_parse, plus FDL_EIO when the file cannot be read (missing, a directory,
+ *         not a regular file)
+ * Ownership: as fdl_decls_parse. Thread-safety: reentrant.
  */
 FDL_API int fdl_decls_load(fdl_decls **out, const char *path, fdl_error *err);
 
-/** Free a set. NULL is allowed. */
+/**
+ * Free a set and everything borrowed from it. NULL is allowed.
+ * Thread-safety: no other thread may be using the set.
+ */
 FDL_API void fdl_decls_destroy(fdl_decls *decls);
 
-/** Number of declarations in the set (0 for NULL). */
+/**
+ * Number of declarations in the set (0 for NULL).
+ * Thread-safety: safe (the set is immutable).
+ */
 FDL_API size_t fdl_decls_count(const fdl_decls *decls);
 
-/** Declaration @p i in file order, or NULL when out of range. Ownership: borrowed. */
+/**
+ * Declaration @p i in file order, or NULL when out of range or @p decls is NULL.
+ * Ownership: borrowed from @p decls. Thread-safety: safe (the set is immutable).
+ */
 FDL_API const fdl_decl *fdl_decls_get(const fdl_decls *decls, size_t i);
 
-/** Declaration named @p name, or NULL. Ownership: borrowed. */
+/**
+ * Declaration named @p name (exactly; names are case-sensitive), or NULL when there is none or
+ * either argument is NULL. O(1) on average.
+ * Ownership: borrowed from @p decls. Thread-safety: safe (the set is immutable).
+ */
 FDL_API const fdl_decl *fdl_decls_find(const fdl_decls *decls, const char *name);
 
-/** The name given when the set was parsed (the file path for fdl_decls_load). Borrowed. */
+/**
+ * The name given when the set was parsed (the file path for fdl_decls_load); NULL for NULL.
+ * Ownership: borrowed from @p decls. Thread-safety: safe (the set is immutable).
+ */
 FDL_API const char *fdl_decls_source(const fdl_decls *decls);
 
 /**
@@ -90,17 +113,26 @@ FDL_API const char *fdl_decls_source(const fdl_decls *decls);
  *
  * @param out   receives a NUL-terminated buffer (not NULL); *out = NULL on entry and on failure
  * @param len   receives the length without the NUL (may be NULL)
+ * @param decls the declarations (not NULL)
  * @param guard include-guard macro, or NULL to derive one from the source name
- * @return FDL_OK, FDL_ENOMEM, FDL_EINVAL
+ * @param err   may be NULL
+ * @return FDL_OK, FDL_ENOMEM, FDL_EINVAL (NULL @p out or @p decls, @p guard not a C identifier)
  * Ownership: *out belongs to the caller; free with free().
+ * Thread-safety: reentrant; @p decls is only read.
  */
 FDL_API int fdl_header_generate(char **out, size_t *len, const fdl_decls *decls, const char *guard,
                                 fdl_error *err);
 
 /**
- * Generate the header and write it to @p path atomically (temporary file, then rename): on failure
- * nothing is left at @p path.
- * @return as fdl_header_generate, plus FDL_EIO
+ * Generate the header (with the derived guard) and write it to @p path atomically (a temporary
+ * file in the same directory, then rename): on failure nothing is left behind and an existing
+ * file at @p path is untouched.
+ *
+ * @param decls the declarations (not NULL)
+ * @param path  the output file (not NULL)
+ * @return as fdl_header_generate, plus FDL_EIO when the file cannot be written
+ * Ownership: nothing allocated that outlives the call.
+ * Thread-safety: reentrant; @p decls is only read.
  */
 FDL_API int fdl_header_write(const fdl_decls *decls, const char *path, fdl_error *err);
 

@@ -52,7 +52,7 @@ extern "C" {
  */
 typedef struct fdl_error {
     int code;                              /**< FDL_E* status, FDL_OK when clear */
-    int backend_code;                      /**< raw CUresult / nvJitLinkResult / nvrtcResult, 0 if none */
+    int backend_code;                      /**< raw CUresult / nvJitLinkResult / nvrtcResult, or 0 */
     char source[FDL_ERROR_SOURCE_MAX];     /**< input file or name, "" if none */
     unsigned line;                         /**< 1-based line in source, 0 if unknown */
     unsigned column;                       /**< 1-based byte column in source, 0 if unknown */
@@ -64,21 +64,30 @@ typedef struct fdl_error {
 /** Static initialiser for an empty error record. */
 #define FDL_ERROR_INIT {0, 0, "", 0, 0, "", "", NULL}
 
-/** Reset @p err to the empty state. NULL is allowed and ignored. */
+/**
+ * Reset @p err to the empty state (FDL_ERROR_INIT).
+ *
+ * @param err  the record; NULL is allowed and ignored
+ * Ownership: nothing allocated. Thread-safety: one thread at a time per record.
+ */
 FDL_API void fdl_error_clear(fdl_error *err);
 
 /**
- * Name of a status code ("FDL_EPARSE"); "FDL_E?" for an unknown value.
- * Ownership: static string. Thread-safety: safe.
+ * Name of a status code ("FDL_EPARSE"); "FDL_E?" for a value that is not a status.
+ *
+ * Ownership: a static string. Thread-safety: safe.
  */
 FDL_API const char *fdl_status_name(int status);
 
 /**
  * Write the error as one line into @p buf: `source:line:col: symbol: message`, leaving out the
- * parts that are empty. Always NUL-terminates when @p size > 0; truncates to fit.
+ * parts that are empty, and the symbol when the message already starts with it.
  *
- * @return the number of characters the full line needs (like snprintf), or 0 for NULL @p err.
- * Thread-safety: safe for distinct buffers.
+ * @param err   the record; NULL gives 0 and leaves @p buf alone
+ * @param buf   receives the line, truncated to fit and NUL-terminated when @p size > 0; may be
+ *              NULL when @p size is 0 (to measure)
+ * @return the number of characters the full line needs, excluding the NUL (like snprintf)
+ * Ownership: nothing allocated. Thread-safety: safe for distinct buffers.
  */
 FDL_API size_t fdl_error_format(const fdl_error *err, char *buf, size_t size);
 

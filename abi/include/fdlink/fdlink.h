@@ -13,5 +13,6 @@
 #include "fdlink/abi.h"
 #include "fdlink/link.h"
 #include "fdlink/host.h"
+#include "fdlink/verify.h"
 
 #endif /* FDLINK_FDLINK_H */

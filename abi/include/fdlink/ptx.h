@@ -70,46 +70,61 @@ typedef struct fdl_ptx fdl_ptx;
  * @param text  @p len bytes of PTX (need not be NUL-terminated; NUL bytes are an error)
  * @param name  used in diagnostics and returned by fdl_ptx_source (not NULL)
  * @param err   may be NULL; on failure gets name:line:col and a message
- * @return FDL_OK, FDL_EPARSE (malformed prototype or directive, no `.version`), FDL_ELIMIT,
- *         FDL_ENOMEM, FDL_EINVAL
+ * @return FDL_OK, FDL_EPARSE (malformed prototype or directive, no `.version`, a NUL byte, an
+ *         unterminated comment, string or block), FDL_ELIMIT (identifier longer than
+ *         FDL_PTX_MAX_IDENT, more than FDL_PTX_MAX_PARAMS parameters, array too large),
+ *         FDL_ENOMEM, FDL_EINVAL (NULL @p out or @p name, NULL @p text with @p len > 0)
  * Ownership: *out belongs to the caller (fdl_ptx_destroy). Only names and prototypes are copied;
  * @p text is not retained.
+ * Thread-safety: reentrant.
  */
 FDL_API int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name,
                          fdl_error *err);
 
 /**
  * Scan a PTX file (memory-mapped; bodies are never copied).
- * @return as fdl_ptx_scan, plus FDL_EIO
+ *
+ * @param path  the file (not NULL); it must not be truncated while it is being scanned
+ * @return as fdl_ptx_scan, plus FDL_EIO when the file cannot be opened or mapped (missing, a
+ *         directory, not a regular file) and FDL_EPARSE for an empty file
+ * Ownership: as fdl_ptx_scan. Thread-safety: reentrant.
  */
 FDL_API int fdl_ptx_scan_file(fdl_ptx **out, const char *path, fdl_error *err);
 
-/** Free a scan result. NULL is allowed. */
+/**
+ * Free a scan result and everything borrowed from it. NULL is allowed.
+ * Thread-safety: no other thread may be using the result.
+ */
 FDL_API void fdl_ptx_destroy(fdl_ptx *ptx);
 
-/** Name given to the scanner (file path for fdl_ptx_scan_file). Borrowed. */
+/*
+ * Accessors. Each accepts NULL (giving "", 0 or NULL). Ownership: strings and prototypes are
+ * borrowed from @p ptx, valid until fdl_ptx_destroy. Thread-safety: safe (the result is
+ * immutable).
+ */
+
+/** Name given to the scanner (file path for fdl_ptx_scan_file). */
 FDL_API const char *fdl_ptx_source(const fdl_ptx *ptx);
-/** `.version` as "9.0" (borrowed). */
+/** `.version` as written, e.g. "9.0". */
 FDL_API const char *fdl_ptx_version(const fdl_ptx *ptx);
-/** `.target` list as written, e.g. "sm_90" or "sm_90a, debug" (borrowed); "" if absent. */
+/** `.target` list as written, e.g. "sm_90" or "sm_90a, debug"; "" if absent. */
 FDL_API const char *fdl_ptx_target(const fdl_ptx *ptx);
-/** `.address_size` (32 or 64); 0 if absent. */
+/** `.address_size` (32 or 64); 0 if absent (fdl_abi_check treats that as 32-bit, ABI-12). */
 FDL_API unsigned fdl_ptx_address_size(const fdl_ptx *ptx);
 /**
  * Position of a module directive: @p directive is ".version", ".target" or ".address_size".
  * @param line, column  receive the 1-based position, 0 when absent (either may be NULL)
  * @return non-zero when the module has the directive, 0 otherwise (and for any other name)
- * Ownership: nothing allocated.
  */
 FDL_API int fdl_ptx_directive_location(const fdl_ptx *ptx, const char *directive, unsigned *line,
                                        unsigned *column);
 /** Number of prototypes, in file order. */
 FDL_API size_t fdl_ptx_count(const fdl_ptx *ptx);
-/** Prototype @p i, or NULL when out of range. Borrowed. */
+/** Prototype @p i in file order, or NULL when out of range. */
 FDL_API const fdl_ptx_func *fdl_ptx_get(const fdl_ptx *ptx, size_t i);
 /**
- * First definition named @p name, else the first prototype of that name, or NULL. Borrowed.
- * Lookups are O(1) on average.
+ * First definition named @p name, else the first prototype of that name, or NULL (also for a
+ * NULL @p name). Lookups are O(1) on average.
  */
 FDL_API const fdl_ptx_func *fdl_ptx_find(const fdl_ptx *ptx, const char *name);
 

@@ -16,8 +16,12 @@
 extern "C" {
 #endif
 
-/** Longest signature string accepted, in bytes. */
-#define FDL_SIG_MAX_LENGTH 4096
+/**
+ * Longest signature string accepted, in bytes. It exceeds the longest canonical signature (5783
+ * bytes: a return type and 64 parameters, each under 8 levels of CPointer), so that every text
+ * fdl_sig_format prints parses back.
+ */
+#define FDL_SIG_MAX_LENGTH 6144
 /** Most parameters a signature may have. */
 #define FDL_SIG_MAX_PARAMS 64
 /** Deepest `CPointer(...)` nesting accepted. */
@@ -77,22 +81,38 @@ FDL_API int fdl_sig_parse(fdl_sig *out, const char *text, size_t len, fdl_error 
  * Print a signature canonically: `float32(CPointer(float32), int32)`; a pointer to void prints as
  * `voidptr`. fdl_sig_parse of the result gives back an equal signature.
  *
- * @return characters the full text needs, excluding the NUL (like snprintf); always NUL-terminates
- *         when @p size > 0
- * Thread-safety: reentrant.
+ * @param sig   the signature; NULL prints nothing and returns 0
+ * @param buf   receives the text, truncated to fit and NUL-terminated when @p size > 0; may be
+ *              NULL when @p size is 0 (to measure)
+ * @return characters the full text needs, excluding the NUL (like snprintf)
+ * Ownership: nothing allocated. Thread-safety: reentrant.
  */
 FDL_API size_t fdl_sig_format(const fdl_sig *sig, char *buf, size_t size);
 
-/** Print one type canonically; same contract as fdl_sig_format. */
+/**
+ * Print one type canonically (`CPointer(float32)`, `voidptr`); same contract as fdl_sig_format.
+ * Ownership: nothing allocated. Thread-safety: reentrant.
+ */
 FDL_API size_t fdl_type_format(fdl_type type, char *buf, size_t size);
 
-/** Non-zero when the two signatures are equal (voidptr and CPointer(void) are equal). */
+/**
+ * Non-zero when the two signatures are equal: the same return type and parameters (voidptr and
+ * CPointer(void) are the same type). Two NULLs are equal; NULL and a signature are not.
+ * Ownership: nothing allocated. Thread-safety: reentrant.
+ */
 FDL_API int fdl_sig_equal(const fdl_sig *a, const fdl_sig *b);
 
-/** Size in bytes of a value of @p type on a CUDA device (pointers 8, void 0). */
+/**
+ * Size in bytes of a value of @p type on a CUDA device: pointers 8 (ABI-12), void 0, and 0 for a
+ * base that is not an fdl_scalar.
+ * Thread-safety: reentrant.
+ */
 FDL_API size_t fdl_type_size(fdl_type type);
 
-/** Canonical name of a scalar ("float32"); static string. */
+/**
+ * Canonical name of a scalar ("float32"), or "invalid" for a value that is not an fdl_scalar.
+ * Ownership: a static string. Thread-safety: reentrant.
+ */
 FDL_API const char *fdl_scalar_name(fdl_scalar s);
 
 #ifdef __cplusplus

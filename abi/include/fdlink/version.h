@@ -16,7 +16,11 @@
 extern "C" {
 #endif
 
-/** Version of the library actually linked ("0.1.0"); static string. */
+/**
+ * Version of the library actually linked ("0.1.0"), which may differ from the
+ * FDLINK_VERSION_STRING a program was compiled with.
+ * Ownership: a static string. Thread-safety: safe.
+ */
 FDL_API const char *fdl_version(void);
 
 #ifdef __cplusplus

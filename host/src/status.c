@@ -1,0 +1,142 @@
+/* The device status record of fdlink/device.h, read and cleared from the host. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "driver.h"
+#include "internal.h"
+
+/* The record's symbol (FDL_STATUS_SYMBOL of fdlink/device.h). */
+#define STATUS_SYMBOL "fdl_status_v1"
+
+/* struct fdl_status_record of fdlink/device.h, layout 1, as the device lays it out. */
+typedef struct status_record {
+    uint64_t failures;
+    uint32_t claimed;
+    int32_t status;
+    uint32_t line;
+    uint32_t block[3];
+    uint32_t thread[3];
+    char function[64];
+} status_record;
+
+_Static_assert(sizeof(status_record) == 112, "fdl_status_record layout 1 is 112 bytes");
+_Static_assert(sizeof(((status_record *)0)->function) == FDL_DEVICE_STATUS_NAME_MAX,
+               "function name sizes agree");
+
+int fdl__status_attach(fdl_module *mod, fdl_error *err)
+{
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+    mod->status = 0;
+    CUresult r = mod->dev->cu->module_get_global(&ptr, &bytes, mod->mod, STATUS_SYMBOL);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return FDL_OK;
+    if (r != CUDA_SUCCESS) {
+        int rc = fdl__device_error(err, mod->dev, r, "cuModuleGetGlobal");
+        if (err) {
+            fdl__strlcpy(err->source, mod->name, sizeof err->source);
+            fdl__strlcpy(err->symbol, STATUS_SYMBOL, sizeof err->symbol);
+        }
+        return rc;
+    }
+    if (bytes != sizeof(status_record))
+        return fdl__error(err, FDL_EINVAL, mod->name, 0, 0, STATUS_SYMBOL,
+                          "the device status record %s has %zu bytes, but this fdlink reads "
+                          "%zu (compiled against another fdlink/device.h?)",
+                          STATUS_SYMBOL, bytes, sizeof(status_record));
+    mod->status = ptr;
+    return FDL_OK;
+}
+
+int fdl__status_read(fdl_module *mod, fdl_device_status *out, fdl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!mod->status)
+        return FDL_OK;
+    fdl_device *dev = mod->dev;
+    const fdl__cuda *cu = dev->cu;
+    int rc = fdl__device_enter(dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = cu->ctx_synchronize();
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, dev, r, "cuCtxSynchronize");
+    status_record rec;
+    r = cu->memcpy_dtoh(&rec, mod->status, sizeof rec);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, dev, r, "cuMemcpyDtoH");
+    mod->launches = 0;
+    mod->last_kernel = NULL;
+    if (!rec.claimed && !rec.failures)
+        return FDL_OK;
+    /* clear it for the next launches; ordered before them in the default stream */
+    r = cu->memset_d8(mod->status, 0, sizeof rec);
+    if (r == CUDA_SUCCESS)
+        r = cu->ctx_synchronize();
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, dev, r, "cuMemsetD8");
+    out->status = rec.status;
+    rec.function[sizeof rec.function - 1] = '\0';
+    memcpy(out->function, rec.function, sizeof out->function);
+    out->line = rec.line;
+    out->block.x = rec.block[0];
+    out->block.y = rec.block[1];
+    out->block.z = rec.block[2];
+    out->thread.x = rec.thread[0];
+    out->thread.y = rec.thread[1];
+    out->thread.z = rec.thread[2];
+    out->failures = rec.failures ? rec.failures : 1;
+    /* a claimed record always holds a non-zero status; keep it non-zero whatever wrote it */
+    if (out->status == 0)
+        out->status = -1;
+    return FDL_OK;
+}
+
+int fdl__status_error(fdl_error *err, const fdl_module *mod, const fdl_device_status *st,
+                      const fdl_kernel *kernel)
+{
+    (void)mod;
+    if (!err)
+        return FDL_EDEVICE;
+    char in_kernel[FDL_ERROR_SYMBOL_MAX + 16] = "";
+    char count[64] = "";
+    if (kernel)
+        snprintf(in_kernel, sizeof in_kernel, " in kernel '%s'", kernel->name);
+    if (st->failures > 1)
+        snprintf(count, sizeof count, " (first of %llu failures)", st->failures);
+    fdl__error(err, FDL_EDEVICE, NULL, 0, 0, st->function,
+               "device function %s returned status %d at block (%u,%u,%u) thread (%u,%u,%u)%s%s",
+               st->function[0] ? st->function : "(unnamed)", st->status, st->block.x,
+               st->block.y, st->block.z, st->thread.x, st->thread.y, st->thread.z, in_kernel,
+               count);
+    err->backend_code = st->status;
+    return FDL_EDEVICE;
+}
+
+int fdl_module_has_status(const fdl_module *mod)
+{
+    return mod && mod->status != 0;
+}
+
+int fdl_module_read_status(fdl_module *mod, fdl_device_status *out, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(mod) || !FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_module_read_status: mod or out is NULL");
+    return fdl__status_read(mod, out, err);
+}
+
+int fdl_module_check_status(fdl_module *mod, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(mod))
+        return fdl__fail(err, FDL_EINVAL, "fdl_module_check_status: mod is NULL");
+    const fdl_kernel *kernel = mod->launches == 1 ? mod->last_kernel : NULL;
+    fdl_device_status st;
+    int rc = fdl__status_read(mod, &st, err);
+    if (rc != FDL_OK)
+        return rc;
+    if (st.status == 0)
+        return FDL_OK;
+    return fdl__status_error(err, mod, &st, kernel);
+}

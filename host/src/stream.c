@@ -1,0 +1,178 @@
+/* Streams and events. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "driver.h"
+#include "internal.h"
+
+struct fdl_event {
+    fdl__child child; /* first: owned by the device */
+    fdl_device *dev;
+    CUevent event;
+    int recorded;
+};
+
+int fdl__stream_of(CUstream *out, const fdl_stream *stream, const fdl_device *dev,
+                   const char *what, fdl_error *err)
+{
+    *out = NULL;
+    if (!stream)
+        return FDL_OK;
+    if (stream->dev->ctx != dev->ctx)
+        return fdl__fail(err, FDL_EINVAL, "%s: the stream belongs to device %d, not device %d",
+                         what, stream->dev->info.ordinal, dev->info.ordinal);
+    *out = stream->stream;
+    return FDL_OK;
+}
+
+static void stream_child_destroy(fdl__child *c)
+{
+    fdl_stream_destroy((fdl_stream *)c);
+}
+
+int fdl_stream_create(fdl_stream **out, fdl_device *dev, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_create: out is NULL");
+    *out = NULL;
+    if (!FDL__CHECK_ARG(dev))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_create: dev is NULL");
+    int rc = fdl__device_enter(dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    fdl_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory creating a stream");
+    s->dev = dev;
+    /* CU_STREAM_DEFAULT: ordered with the legacy default stream, unlike CU_STREAM_NON_BLOCKING */
+    CUresult r = dev->cu->stream_create(&s->stream, CU_STREAM_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        free(s);
+        return fdl__device_error(err, dev, r, "cuStreamCreate");
+    }
+    fdl__children_add(&dev->children, &s->child, FDL__STREAM, stream_child_destroy);
+    *out = s;
+    return FDL_OK;
+}
+
+void fdl_stream_destroy(fdl_stream *s)
+{
+    if (!s)
+        return;
+    if (fdl__device_enter(s->dev, NULL) == FDL_OK)
+        s->dev->cu->stream_destroy(s->stream);
+    fdl__children_remove(&s->dev->children, &s->child);
+    free(s);
+}
+
+int fdl_stream_synchronize(fdl_stream *s, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(s))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_synchronize: stream is NULL");
+    int rc = fdl__device_enter(s->dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = s->dev->cu->stream_synchronize(s->stream);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, s->dev, r, "cuStreamSynchronize");
+    return FDL_OK;
+}
+
+static void event_child_destroy(fdl__child *c)
+{
+    fdl_event_destroy((fdl_event *)c);
+}
+
+int fdl_event_create(fdl_event **out, fdl_device *dev, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_event_create: out is NULL");
+    *out = NULL;
+    if (!FDL__CHECK_ARG(dev))
+        return fdl__fail(err, FDL_EINVAL, "fdl_event_create: dev is NULL");
+    int rc = fdl__device_enter(dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    fdl_event *e = calloc(1, sizeof *e);
+    if (!e)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory creating an event");
+    e->dev = dev;
+    CUresult r = dev->cu->event_create(&e->event, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        free(e);
+        return fdl__device_error(err, dev, r, "cuEventCreate");
+    }
+    fdl__children_add(&dev->children, &e->child, FDL__EVENT, event_child_destroy);
+    *out = e;
+    return FDL_OK;
+}
+
+void fdl_event_destroy(fdl_event *e)
+{
+    if (!e)
+        return;
+    if (fdl__device_enter(e->dev, NULL) == FDL_OK)
+        e->dev->cu->event_destroy(e->event);
+    fdl__children_remove(&e->dev->children, &e->child);
+    free(e);
+}
+
+int fdl_event_record(fdl_event *e, fdl_stream *stream, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(e))
+        return fdl__fail(err, FDL_EINVAL, "fdl_event_record: event is NULL");
+    CUstream s;
+    int rc = fdl__stream_of(&s, stream, e->dev, "fdl_event_record", err);
+    if (rc == FDL_OK)
+        rc = fdl__device_enter(e->dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = e->dev->cu->event_record(e->event, s);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, e->dev, r, "cuEventRecord");
+    e->recorded = 1;
+    return FDL_OK;
+}
+
+static int wait_event(fdl_event *e, const char *which, fdl_error *err)
+{
+    if (!e->recorded)
+        return fdl__fail(err, FDL_EINVAL, "the %sevent was never recorded", which);
+    int rc = fdl__device_enter(e->dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = e->dev->cu->event_synchronize(e->event);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, e->dev, r, "cuEventSynchronize");
+    return FDL_OK;
+}
+
+int fdl_event_synchronize(fdl_event *e, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(e))
+        return fdl__fail(err, FDL_EINVAL, "fdl_event_synchronize: event is NULL");
+    return wait_event(e, "", err);
+}
+
+int fdl_event_elapsed_ms(float *ms, fdl_event *start, fdl_event *end, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(ms) || !FDL__CHECK_ARG(start) || !FDL__CHECK_ARG(end))
+        return fdl__fail(err, FDL_EINVAL, "fdl_event_elapsed_ms: ms, start or end is NULL");
+    *ms = 0.0f;
+    if (start->dev->ctx != end->dev->ctx)
+        return fdl__fail(err, FDL_EINVAL,
+                         "the start event belongs to device %d and the end event to device %d",
+                         start->dev->info.ordinal, end->dev->info.ordinal);
+    int rc;
+    if (!start->recorded)
+        return fdl__fail(err, FDL_EINVAL, "the start event was never recorded");
+    if ((rc = wait_event(end, "end ", err)) != FDL_OK ||
+        (rc = wait_event(start, "start ", err)) != FDL_OK)
+        return rc;
+    CUresult r = end->dev->cu->event_elapsed_time(ms, start->event, end->event);
+    if (r != CUDA_SUCCESS) {
+        *ms = 0.0f;
+        return fdl__device_error(err, end->dev, r, "cuEventElapsedTime");
+    }
+    return FDL_OK;
+}

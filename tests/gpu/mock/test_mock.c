@@ -1,0 +1,275 @@
+/*
+ * The host runtime against the mock driver (mock_cuda.c), for what needs a driver but no GPU:
+ * the driver version check, drivers without the CUDA 12.4 entry points (kernel names then come
+ * from the image, parameters are unknown), the dlsym path where cuGetProcAddress answers
+ * nothing, and ownership: destroying a device frees every object made from it and releases its
+ * context, with nothing left allocated in the driver.
+ */
+#define _DEFAULT_SOURCE
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdlink/host.h"
+#include "fdlink/verify.h"
+
+#define KERNELS FDL_GPU_KERNELS
+
+/* Live objects in the mock: 0 device memory, 1 host memory, 2 modules, 3 streams, 4 events,
+ * 5 module globals; -1 context retains. */
+static long live(int kind)
+{
+    void *h = dlopen(FDL_MOCK_CUDA, RTLD_NOW | RTLD_NOLOAD);
+    cr_assert_not_null(h, "the mock driver is not loaded");
+    long (*fn)(int) = NULL;
+    void *sym = dlsym(h, "mock_cuda_live");
+    memcpy(&fn, &sym, sizeof fn);
+    cr_assert_not_null(fn);
+    long n = fn(kind);
+    dlclose(h);
+    return n;
+}
+
+static void use_mock(void)
+{
+    cr_assert_eq(setenv("FDLINK_LIBCUDA", FDL_MOCK_CUDA, 1), 0);
+}
+
+static fdl_device *open_mock(void)
+{
+    use_mock();
+    fdl_device *dev = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_device_open(&dev, 0, &err);
+    cr_assert_eq(rc, FDL_OK, "%s: %s", fdl_status_name(rc), err.message);
+    return dev;
+}
+
+Test(host_mock, an_old_driver_is_refused_with_both_versions)
+{
+    use_mock();
+    cr_assert_eq(setenv("MOCK_CUDA_DRIVER_VERSION", "11080", 1), 0);
+    int version = 7;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_driver_version(&version, &err), FDL_ENOLIB);
+    cr_assert_eq(version, 0);
+    char expect[512];
+    snprintf(expect, sizeof expect,
+             "the CUDA driver %s is version 11.8, but fdlink needs 12.0 or later (update the "
+             "NVIDIA driver)",
+             FDL_MOCK_CUDA);
+    cr_assert_str_eq(err.message, expect);
+    fdl_device *dev = NULL;
+    cr_assert_eq(fdl_device_open(&dev, 0, &err), FDL_ENOLIB);
+    cr_assert_null(dev);
+}
+
+Test(host_mock, no_device_is_enodevice)
+{
+    use_mock();
+    cr_assert_eq(setenv("MOCK_CUDA_DEVICES", "0", 1), 0);
+    int count = 3;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_count(&count, &err), FDL_ENODEVICE);
+    cr_assert_eq(count, 0);
+    cr_assert_str_eq(err.message, "no CUDA device: cuInit failed: CUDA_ERROR_NO_DEVICE (no "
+                                  "CUDA-capable device is detected)");
+}
+
+Test(host_mock, the_driver_version_is_reported)
+{
+    use_mock();
+    int version = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_driver_version(&version, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(version, 13000);
+    fdl_device *dev = open_mock();
+    cr_assert_eq(fdl_device_driver_version(dev), 13000);
+    cr_assert_str_eq(fdl_device_arch(dev), "sm_90");
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(-1), 0, "the primary context is still retained");
+}
+
+/* A driver of CUDA 12.2: no enumeration, no parameter info. */
+static void old_driver_module(const char *file, int names_known)
+{
+    cr_assert_eq(setenv("MOCK_CUDA_DRIVER_VERSION", "12020", 1), 0);
+    fdl_device *dev = open_mock();
+    fdl_module *mod = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, file, &err), FDL_OK, "%s", err.message);
+    fdl_kernel *k = NULL;
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "nope", &err), FDL_ENOTFOUND);
+    char expect[800];
+    if (names_known) {
+        cr_assert_eq(fdl_module_kernel_count(mod), 12);
+        snprintf(expect, sizeof expect,
+                 "kernel 'nope' not found in module %s, which defines 12 kernels: add_one, "
+                 "bounded, coop_exchange, empty, fill_u32, iota_u32, mm, params_mixed, saxpy, "
+                 "shared_probe, spin, static_shared",
+                 file);
+    } else {
+        cr_assert_eq(fdl_module_kernel_count(mod), 0);
+        snprintf(expect, sizeof expect,
+                 "kernel 'nope' not found in module %s (a driver older than CUDA 12.4 cannot "
+                 "list the kernels of a fatbin)",
+                 file);
+    }
+    cr_assert_str_eq(err.message, expect);
+    /* parameters unknown: only the count of pointers is unchecked, the geometry still is */
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "iota_u32", &err), FDL_OK, "%s", err.message);
+    fdl_kernel_attrs attrs;
+    cr_assert_eq(fdl_kernel_get_attrs(k, &attrs, &err), FDL_OK);
+    cr_assert_eq(attrs.params_known, 0);
+    cr_assert_eq(fdl_kernel_param(k, 0, NULL, NULL, &err), FDL_ENOTFOUND);
+    cr_assert_str_eq(err.message, "the CUDA driver (older than 12.4) cannot report the "
+                                  "parameters of kernel 'iota_u32'");
+    fdl_buffer *out = NULL;
+    cr_assert_eq(fdl_buffer_create(&out, dev, 64 * 4, &err), FDL_OK);
+    uint64_t p = fdl_buffer_address(out);
+    uint32_t n = 64;
+    fdl_arg args[] = {FDL_ARG(p), FDL_ARG(n)};
+    fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    cfg.block.x = 64;
+    cfg.flags = FDL_LAUNCH_SYNC;
+    cr_assert_eq(fdl_kernel_launch_ex(k, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+    uint32_t expect_words[64];
+    for (uint32_t i = 0; i < 64; i++)
+        expect_words[i] = 3 * i + 1;
+    fdl_verify_report r;
+    cr_assert_eq(fdl_buffer_verify(&r, out, 0, FDL_UINT32, expect_words, 64, NULL, &err), FDL_OK,
+                 "%s", err.message);
+    cfg.block.x = 2048;
+    cr_assert_eq(fdl_kernel_launch_ex(k, &cfg, args, 2, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "block (2048,1,1) = 2048 threads exceeds the 1024 that kernel "
+                                  "iota_u32 allows");
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0) + live(2) + live(5), 0);
+}
+
+Test(host_mock, an_old_driver_lists_cubin_kernels_from_the_elf_symbols)
+{
+    old_driver_module(KERNELS "/kernels.cubin", 1);
+}
+
+Test(host_mock, an_old_driver_lists_ptx_kernels_from_the_entries)
+{
+    old_driver_module(KERNELS "/kernels.ptx", 1);
+}
+
+Test(host_mock, an_old_driver_cannot_list_fatbin_kernels)
+{
+    old_driver_module(KERNELS "/kernels.fatbin", 0);
+}
+
+Test(host_mock, entry_points_are_found_by_dlsym_without_get_proc_address)
+{
+    cr_assert_eq(setenv("MOCK_CUDA_NO_GPA", "1", 1), 0);
+    fdl_device *dev = open_mock();
+    fdl_module *mod = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, KERNELS "/kernels.cubin", &err), FDL_OK, "%s",
+                 err.message);
+    /* the optional CUDA 12.4 functions are not exported: names come from the image */
+    cr_assert_eq(fdl_module_kernel_count(mod), 12);
+    fdl_event *a = NULL, *b = NULL;
+    cr_assert_eq(fdl_event_create(&a, dev, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_event_create(&b, dev, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_event_record(a, NULL, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_event_record(b, NULL, &err), FDL_OK, "%s", err.message);
+    float ms = -1;
+    cr_assert_eq(fdl_event_elapsed_ms(&ms, a, b, &err), FDL_OK, "%s", err.message);
+    cr_assert_geq(ms, 0.0f);
+    fdl_device_destroy(dev);
+}
+
+Test(host_mock, destroying_a_device_frees_everything_it_owns)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_module *mod = NULL;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, KERNELS "/kernels.fatbin", &err), FDL_OK, "%s",
+                 err.message);
+    fdl_module *ptx = NULL;
+    cr_assert_eq(fdl_module_load_file(&ptx, dev, KERNELS "/kernels.ptx", &err), FDL_OK, "%s",
+                 err.message);
+    fdl_kernel *k = NULL;
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "add_one", &err), FDL_OK, "%s", err.message);
+    fdl_buffer *bufs[5];
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(fdl_buffer_create(&bufs[i], dev, 1024, &err), FDL_OK, "%s", err.message);
+    fdl_host_buffer *hb = NULL;
+    cr_assert_eq(fdl_host_buffer_create(&hb, dev, 4096, &err), FDL_OK, "%s", err.message);
+    fdl_stream *s = NULL;
+    cr_assert_eq(fdl_stream_create(&s, dev, &err), FDL_OK, "%s", err.message);
+    fdl_event *e = NULL;
+    cr_assert_eq(fdl_event_create(&e, dev, &err), FDL_OK, "%s", err.message);
+    uint64_t p = fdl_buffer_address(bufs[2]);
+    uint32_t n = 256;
+    fdl_arg args[] = {FDL_ARG(p), FDL_ARG(n)};
+    fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    cfg.block.x = 256;
+    cfg.stream = s;
+    fdl_launch *l1 = NULL, *l2 = NULL;
+    cr_assert_eq(fdl_launch_create(&l1, k, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_launch_create(&l2, k, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_launch_run(l1, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(live(0), 5);
+    cr_assert_eq(live(1), 1);
+    cr_assert_eq(live(2), 2);
+    cr_assert_eq(live(3), 1);
+    cr_assert_eq(live(4), 1);
+    cr_assert_eq(live(-1), 1);
+    /* some destroyed by hand, in any order, the rest by the device */
+    fdl_buffer_destroy(bufs[3]);
+    fdl_launch_destroy(l2);
+    fdl_module_destroy(ptx);
+    cr_assert_eq(live(0), 4);
+    cr_assert_eq(live(2), 1);
+    fdl_device_destroy(dev);
+    for (int kind = 0; kind < 6; kind++)
+        cr_assert_eq(live(kind), 0, "kind %d left alive", kind);
+    cr_assert_eq(live(-1), 0, "the primary context is still retained");
+}
+
+Test(host_mock, objects_of_another_device_handle_are_refused)
+{
+    fdl_device *a = open_mock(), *b = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_stream *s = NULL;
+    fdl_buffer *buf = NULL;
+    cr_assert_eq(fdl_stream_create(&s, a, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_create(&buf, b, 64, &err), FDL_OK);
+    unsigned char bytes[64] = {0};
+    /* two handles of one GPU share its primary context: a stream of one serves the other */
+    cr_assert_eq(fdl_buffer_write_async(buf, 0, bytes, 64, s, &err), FDL_OK, "%s", err.message);
+    fdl_device_destroy(a);
+    fdl_device_destroy(b);
+    cr_assert_eq(live(-1), 0);
+    cr_assert_eq(live(0) + live(3), 0);
+}
+
+Test(host_mock, an_async_fault_names_the_last_kernel_even_after_its_module_is_gone)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_module *mod = NULL;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, KERNELS "/kernels.ptx", &err), FDL_OK, "%s",
+                 err.message);
+    fdl_kernel *k = NULL;
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "iota_u32", &err), FDL_OK, "%s", err.message);
+    uint64_t bad = 8;
+    uint32_t n = 1;
+    fdl_arg args[] = {FDL_ARG(bad), FDL_ARG(n)};
+    fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    cr_assert_eq(fdl_kernel_launch_ex(k, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+    fdl_module_destroy(mod);
+    cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_ECUDA);
+    cr_assert_str_eq(err.message, "an earlier launch failed: CUDA_ERROR_ILLEGAL_ADDRESS (an "
+                                  "illegal memory access was encountered); the last kernel "
+                                  "launched was 'iota_u32'");
+    fdl_device_destroy(dev);
+}
