@@ -76,7 +76,9 @@ function(fdlink_add_device_library name)
   file(MAKE_DIRECTORY "${dir}/include")
   set(decl)
   set(header)
-  set(common -rdc=true -I "${dir}/include")
+  # fdlink's own headers (fdlink/device.h) come from the library target's include directories.
+  set(common -rdc=true -I "${dir}/include"
+    "-I$<JOIN:$<TARGET_PROPERTY:fdlink::fdlink,INTERFACE_INCLUDE_DIRECTORIES>,$<SEMICOLON>-I>")
   if(arg_DECLARATIONS)
     get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
     get_filename_component(decl_base "${decl}" NAME_WE)
@@ -110,14 +112,14 @@ function(fdlink_add_device_library name)
       set(ptx "${dir}/${base}.compute_${a}.ptx")
       add_custom_command(OUTPUT "${ptx}"
         COMMAND "${nvcc}" -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -ptx ${base}.cu (compute_${a})" VERBATIM)
+        DEPENDS ${deps} COMMENT "nvcc -ptx ${base}.cu (compute_${a})" VERBATIM COMMAND_EXPAND_LISTS)
       list(APPEND ptx_${a} "${ptx}")
       list(APPEND all_outputs "${ptx}")
       if("cubin" IN_LIST arg_FORMATS)
         set(cubin "${dir}/${base}.sm_${a}.cubin")
         add_custom_command(OUTPUT "${cubin}"
           COMMAND "${nvcc}" -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}"
-          DEPENDS ${deps} COMMENT "nvcc -cubin ${base}.cu (sm_${a})" VERBATIM)
+          DEPENDS ${deps} COMMENT "nvcc -cubin ${base}.cu (sm_${a})" VERBATIM COMMAND_EXPAND_LISTS)
         list(APPEND cubin_${a} "${cubin}")
         list(APPEND all_outputs "${cubin}")
       endif()
@@ -125,7 +127,7 @@ function(fdlink_add_device_library name)
         set(ltoir "${dir}/${base}.sm_${a}.ltoir")
         add_custom_command(OUTPUT "${ltoir}"
           COMMAND "${nvcc}" -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}"
-          DEPENDS ${deps} COMMENT "nvcc -ltoir ${base}.cu (lto_${a})" VERBATIM)
+          DEPENDS ${deps} COMMENT "nvcc -ltoir ${base}.cu (lto_${a})" VERBATIM COMMAND_EXPAND_LISTS)
         list(APPEND ltoir_${a} "${ltoir}")
         list(APPEND all_outputs "${ltoir}")
       endif()
@@ -134,7 +136,7 @@ function(fdlink_add_device_library name)
       set(fatbin "${dir}/${base}.fatbin")
       add_custom_command(OUTPUT "${fatbin}"
         COMMAND "${nvcc}" -fatbin ${gencode} ${common} -o "${fatbin}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -fatbin ${base}.cu" VERBATIM)
+        DEPENDS ${deps} COMMENT "nvcc -fatbin ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
       list(APPEND fatbins "${fatbin}")
       list(APPEND all_outputs "${fatbin}")
     endif()
@@ -142,7 +144,7 @@ function(fdlink_add_device_library name)
       set(obj "${dir}/${base}.o")
       add_custom_command(OUTPUT "${obj}"
         COMMAND "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -dc ${base}.cu" VERBATIM)
+        DEPENDS ${deps} COMMENT "nvcc -dc ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
       list(APPEND objects "${obj}")
       list(APPEND all_outputs "${obj}")
     endif()
@@ -204,7 +206,8 @@ fdlink_link(<name>
 
 Links ahead of time, at build time, with `fdlink link`. A device library target (made earlier by
 fdlink_add_device_library) contributes, for
-the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its cubins, else its PTX;
+the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its cubins, else its PTX
+(that of NN, else of the newest older architecture it was built for);
 its declarations are checked unless DECLARATIONS overrides them. Undefined symbols or ABI
 mismatches fail the build with the linker's message. Creates the custom target <name> with the
 property FDLINK_CUBIN.
@@ -241,6 +244,21 @@ function(fdlink_link name)
       get_target_property(cubin ${in} FDLINK_CUBIN_${a})
       get_target_property(ptx ${in} FDLINK_PTX_${a})
       get_target_property(in_decl ${in} FDLINK_DECLARATIONS)
+      if(NOT ptx)
+        # PTX of an older virtual architecture links for a newer one: take the newest not above.
+        get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
+        string(REGEX REPLACE "[af]$" "" a_num "${a}")
+        set(best -1)
+        foreach(ia IN LISTS in_archs)
+          string(REGEX REPLACE "[af]$" "" ia_num "${ia}")
+          if(ia STREQUAL ia_num AND ia_num LESS_EQUAL a_num AND ia_num GREATER best)
+            set(best ${ia_num})
+          endif()
+        endforeach()
+        if(best GREATER -1)
+          get_target_property(ptx ${in} FDLINK_PTX_${best})
+        endif()
+      endif()
       if(NOT ltoir AND NOT cubin AND NOT ptx)
         message(FATAL_ERROR "fdlink_link(${name}): '${in}' has no artifacts for ${arg_ARCH} "
                             "(is it a device library built for ARCHITECTURES ${a}?)")

@@ -10,6 +10,7 @@
 #define FDLINK_EXAMPLE_H
 
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -34,6 +34,8 @@ int cmd_header(int argc, char **argv);
 void help_header(FILE *out);
 int cmd_link(int argc, char **argv);
 void help_link(FILE *out);
+int cmd_inspect(int argc, char **argv);
+void help_inspect(FILE *out);
 int cmd_embed(int argc, char **argv);
 void help_embed(FILE *out);
 

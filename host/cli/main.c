@@ -23,6 +23,8 @@ static const command commands[] = {
     {"check", "check compiled PTX against declarations", cmd_check, help_check},
     {"header", "generate the prototypes header of a declaration file", cmd_header, help_header},
     {"link", "link device code into a cubin", cmd_link, help_link},
+    {"inspect", "show what a device code file holds", cmd_inspect,
+     help_inspect},
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -1,9 +1,11 @@
 /*
- * Links: inputs (kind sniffed from content), options, the declaration check and nvJitLink.
+ * Links: options, inputs (recognised from their bytes and unpacked into code images), what each
+ * input contributes to the link, and fdl_link_complete, which runs the checks (linkcheck.c) and
+ * the backend (linkrun.c).
  *
- * Every input handed to the backend is copied and kept for the life of the link; PTX inputs are
- * also scanned (fdl_ptx_scan) so that fdl_link_complete can check them against declarations
- * before linking.
+ * Every input is copied and kept for the life of the link; the images of an input point into
+ * that copy. The backend runs only in fdl_link_complete, once LTO is decided: nvJitLink compiles
+ * PTX as it is added and complains on stderr about what the checks report better.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -15,65 +17,84 @@
 #include "fdlink/link.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
+#include "linkint.h"
+#include "linkobj.h"
 #include "nvjitlink.h"
 
-/* Most options one link passes to nvJitLink (arch, -O, -g, -lineinfo, -verbose and extras). */
+/* Most strings one option list may hold (extra options, kernels-used, ...). */
 #define MAX_OPTIONS 4096
 
-typedef struct link_input {
-    char *name;
-    char *data; /* size bytes, then a NUL */
-    size_t size;
-    fdl_input_kind kind;
-    fdl_ptx *ptx; /* the scan of a PTX input */
-} link_input;
+/* The name CUDA C inputs include the declarations' prototypes under. */
+#define DECLS_HEADER "fdlink_decls.cuh"
 
-enum link_state { LINK_OPEN, LINK_DONE, LINK_FAILED };
-
-struct fdl_link {
-    const fdl__nvjl *nv;
-    nvJitLinkHandle handle;
-    char **optv;
-    size_t optc;
-    link_input *inputs;
-    size_t ninputs;
-    size_t cap;
-    const fdl_decls *decls;
-    fdl_diag_fn on_diag;
-    void *diag_ctx;
-    enum link_state state;
-    unsigned char *cubin;
-    size_t cubin_size;
-    char *info_log;
-    char *error_log;
-    /* logs replaced by newer ones, kept because an fdl_error may still borrow them */
-    char **old_logs;
-    size_t nold;
-    double wall_ms;
-};
-
-const char *fdl_input_kind_name(fdl_input_kind kind)
+/* ---- string vectors -------------------------------------------------------------------------- */
+void fdl__strv_free(fdl__strv *s)
 {
-    switch (kind) {
-    case FDL_KIND_AUTO: return "auto";
-    case FDL_KIND_PTX: return "ptx";
-    case FDL_KIND_CUBIN: return "cubin";
-    case FDL_KIND_FATBIN: return "fatbin";
-    case FDL_KIND_LTOIR: return "ltoir";
-    case FDL_KIND_OBJECT: return "object";
-    case FDL_KIND_LIBRARY: return "library";
-    case FDL_KIND_CUDA: return "cuda";
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* Append a copy of @p text (formatted with one %s of @p arg when @p arg is not NULL). */
+int fdl__strv_push(fdl__strv *s, const char *fmt, const char *arg)
+{
+    if (s->n + 1 >= s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 8, bytes;
+        char **grown = NULL;
+        if (ncap > s->cap && fdl__size_mul(&bytes, ncap, sizeof *grown))
+            grown = realloc(s->v, bytes);
+        if (!grown)
+            return 0;
+        s->v = grown;
+        s->cap = ncap;
+    }
+    fdl__buf b = {0};
+    if (arg)
+        fdl__buf_printf(&b, fmt, arg);
+    else
+        fdl__buf_puts(&b, fmt);
+    if (b.oom)
+        return 0;
+    s->v[s->n++] = b.data;
+    s->v[s->n] = NULL;
+    return 1;
+}
+
+static int strv_copy(fdl__strv *out, const char *const *in)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; in && in[i]; i++)
+        if (!fdl__strv_push(out, in[i], NULL))
+            return 0;
+    return 1;
+}
+
+static size_t count_strings(const char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+/* ---- names ----------------------------------------------------------------------------------- */
+const char *fdl_link_backend_name(fdl_link_backend backend)
+{
+    switch (backend) {
+    case FDL_BACKEND_AUTO: return "auto";
+    case FDL_BACKEND_NVJITLINK: return "nvjitlink";
+    case FDL_BACKEND_CULINK: return "culink";
     }
     return "unknown";
 }
 
-/* ---- options ---------------------------------------------------------------------------- */
-
+/* ---- options --------------------------------------------------------------------------------- */
 /*
  * sm_NN, sm_NNa or sm_NNf: two to four digits, no leading zero. nvJitLink ends the whole process
  * (exit status 1) when given a one-digit architecture such as sm_9, so the form is checked here.
  */
-static int arch_valid(const char *arch)
+static int arch_valid(const char *arch, unsigned *number, char *suffix)
 {
     if (strncmp(arch, "sm_", 3) != 0)
         return 0;
@@ -81,243 +102,241 @@ static int arch_valid(const char *arch)
     if (*p < '1' || *p > '9')
         return 0;
     size_t digits = 0;
+    unsigned v = 0;
     while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (unsigned)(*p - '0');
         digits++;
         p++;
-    }
-    if (digits < 2 || digits > 4)
-        return 0;
-    if (*p == 'a' || *p == 'f')
-        p++;
-    return *p == '\0';
-}
-
-static int push_option(fdl_link *link, const char *fmt, const char *value, fdl_error *err)
-{
-    fdl__buf b = {0};
-    fdl__buf_printf(&b, fmt, value);
-    if (b.oom)
-        return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
-    link->optv[link->optc++] = b.data;
-    return FDL_OK;
-}
-
-static int validate_options(const fdl_link_options *opts, size_t *nextra, fdl_error *err)
-{
-    *nextra = 0;
-    if (opts->version != FDL_LINK_OPTIONS_VERSION)
-        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
-                         opts->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
-    if (!opts->arch)
-        return fdl__fail(err, FDL_EINVAL, "no arch given (expected sm_NN, e.g. sm_90)");
-    if (!arch_valid(opts->arch))
-        return fdl__fail(err, FDL_EINVAL, "invalid arch '%.64s' (expected sm_NN, e.g. sm_90)",
-                         opts->arch);
-    if (opts->opt_level < -1 || opts->opt_level > 3)
-        return fdl__fail(err, FDL_EINVAL,
-                         "invalid opt_level %d (expected 0..3, or -1 for the backend's default)",
-                         opts->opt_level);
-    for (size_t i = 0; opts->extra && opts->extra[i]; i++) {
-        if (i >= MAX_OPTIONS)
-            return fdl__fail(err, FDL_ELIMIT, "more than %d extra link options", MAX_OPTIONS);
-        /* the arch is validated above; one smuggled in here would bypass that */
-        if (strncmp(opts->extra[i], "-arch", 5) == 0)
-            return fdl__fail(err, FDL_EINVAL,
-                             "extra option '%.64s': set the arch field instead", opts->extra[i]);
-        ++*nextra;
-    }
-    return FDL_OK;
-}
-
-/* ---- logs ------------------------------------------------------------------------------- */
-
-/* Fetch one of the backend's logs into a fresh NUL-terminated buffer ("" when empty). */
-static char *fetch_log(const fdl__nvjl *nv, nvJitLinkHandle h, int info)
-{
-    size_t size = 0;
-    nvJitLinkResult r = info ? nv->get_info_log_size(h, &size) : nv->get_error_log_size(h, &size);
-    if (r != NVJITLINK_SUCCESS)
-        size = 0;
-    size_t cap;
-    if (!fdl__size_add(&cap, size, 1))
-        return NULL;
-    char *log = calloc(cap, 1);
-    if (!log)
-        return NULL;
-    if (size) {
-        r = info ? nv->get_info_log(h, log) : nv->get_error_log(h, log);
-        if (r != NVJITLINK_SUCCESS)
-            log[0] = '\0';
-    }
-    log[size] = '\0';
-    return log;
-}
-
-/* Replace a log with a fresh copy, keeping the old one alive for errors that borrow it. */
-static int refresh_log(fdl_link *link, int info)
-{
-    char *fresh = fetch_log(link->nv, link->handle, info);
-    if (!fresh)
-        return 0;
-    char **slot = info ? &link->info_log : &link->error_log;
-    if (*slot) {
-        size_t n;
-        char **grown = NULL;
-        if (fdl__size_add(&n, link->nold, 1) && fdl__size_mul(&n, n, sizeof *grown))
-            grown = realloc(link->old_logs, n);
-        if (!grown) {
-            free(fresh);
+        if (digits > 4)
             return 0;
-        }
-        link->old_logs = grown;
-        link->old_logs[link->nold++] = *slot;
     }
-    *slot = fresh;
+    if (digits < 2)
+        return 0;
+    char s = 0;
+    if (*p == 'a' || *p == 'f')
+        s = *p++;
+    if (*p != '\0')
+        return 0;
+    *number = v;
+    *suffix = s;
     return 1;
 }
 
-static int is_blank(char c)
+static int tristate_ok(int v)
 {
-    return c == ' ' || c == '\t' || c == '\r';
+    return v >= -1 && v <= 1;
 }
 
-/* Skip one word of letters; return the end, or @p p when there is none. */
-static const char *skip_word(const char *p, const char *end)
+/* The options of any version, as version 2 (defaults for what version 1 lacks). */
+static int normalise_options(fdl_link_options *o, const fdl_link_options *in, fdl_error *err)
 {
-    while (p < end && isalpha((unsigned char)*p))
-        p++;
-    return p;
-}
-
-/*
- * If the line is `[tool ]error|fatal <spaces>: text`, point *tool and *text at those parts (the
- * tool's length in *tool_len) and return 1. Lines such as "ERROR 9: finish" are not headlines.
- */
-static int parse_severity_line(const char *p, const char *end, const char **tool, size_t *tool_len,
-                               const char **text)
-{
-    *tool = NULL;
-    *tool_len = 0;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        const char *w = skip_word(p, end);
-        size_t n = (size_t)(w - p);
-        if ((n == 5 && (memcmp(p, "error", 5) == 0 || memcmp(p, "fatal", 5) == 0))) {
-            const char *q = w;
-            while (q < end && is_blank(*q))
-                q++;
-            if (q < end && *q == ':') {
-                q++;
-                while (q < end && is_blank(*q))
-                    q++;
-                *text = q;
-                return 1;
-            }
-            return 0;
-        }
-        /* one leading tool name ("ptxas fatal : ...") is allowed */
-        if (attempt == 1 || n == 0 || w >= end || *w != ' ')
-            return 0;
-        *tool = p;
-        *tool_len = n;
-        p = w;
-        while (p < end && is_blank(*p))
-            p++;
+    static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
+    *o = defaults;
+    if (in->version == 1) {
+        o->arch = in->arch;
+        o->opt_level = in->opt_level;
+        o->debug = in->debug;
+        o->lineinfo = in->lineinfo;
+        o->verbose = in->verbose;
+        o->extra = in->extra;
+        return FDL_OK;
     }
-    return 0;
+    if (in->version != FDL_LINK_OPTIONS_VERSION)
+        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
+                         in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
+    *o = *in;
+    return FDL_OK;
 }
 
-/*
- * The line of a backend log that says what went wrong, for a one-line message: the first
- * `error`/`fatal` line without its severity tag ("ptxas: value 'sm_75a' is not defined ..."),
- * else the first non-blank line. The symbol named by an undefined-reference or
- * multiple-definition line goes to @p symbol. Both outputs are "" when the log says nothing.
- */
-static void log_headline(const char *log, char *out, size_t size, char *symbol, size_t symsize)
+/* The options on their own, and the combinations no backend accepts. */
+static int validate_options(const fdl_link_options *o, fdl_error *err)
 {
-    out[0] = '\0';
-    symbol[0] = '\0';
-    const char *first = NULL, *first_end = NULL;
-    const char *line = log;
-    while (line && *line) {
-        const char *end = strchr(line, '\n');
-        if (!end)
-            end = line + strlen(line);
-        const char *p = line, *e = end;
-        while (p < e && (is_blank(*p)))
-            p++;
-        while (e > p && is_blank(e[-1]))
-            e--;
-        const char *tool, *text;
-        size_t tool_len;
-        if (p < e && parse_severity_line(p, e, &tool, &tool_len, &text) && text < e) {
-            fdl__buf b = {0};
-            if (tool)
-                fdl__buf_printf(&b, "%.*s: ", (int)tool_len, tool);
-            size_t at = b.len;
-            fdl__buf_append(&b, text, (size_t)(e - text));
-            /* "Undefined reference" reads as "undefined reference"; "PTX ..." stays */
-            if (!b.oom && b.len > at + 1 && isupper((unsigned char)b.data[at]) &&
-                islower((unsigned char)b.data[at + 1]))
-                b.data[at] = (char)tolower((unsigned char)b.data[at]);
-            if (!b.oom)
-                fdl__strlcpy(out, b.data, size);
-            fdl__buf_free(&b);
-            static const char *const markers[] = {"reference to '", "definition of '"};
-            for (size_t i = 0; i < 2; i++) {
-                const char *m = strstr(out, markers[i]);
-                if (!m)
-                    continue;
-                m += strlen(markers[i]);
-                const char *q = strchr(m, '\'');
-                if (q && q > m && (size_t)(q - m) < symsize) {
-                    memcpy(symbol, m, (size_t)(q - m));
-                    symbol[q - m] = '\0';
-                }
-                break;
-            }
-            return;
-        }
-        if (!first && p < e) {
-            first = p;
-            first_end = e;
-        }
-        line = *end ? end + 1 : NULL;
+    unsigned number;
+    char suffix;
+    if (o->arch && strcmp(o->arch, "native") != 0 && !arch_valid(o->arch, &number, &suffix))
+        return fdl__fail(err, FDL_EINVAL,
+                         "invalid arch '%.64s' (expected sm_NN, e.g. sm_90, or native)", o->arch);
+    if (o->opt_level < -1 || o->opt_level > 3)
+        return fdl__fail(err, FDL_EINVAL,
+                         "invalid opt_level %d (expected 0..3, or -1 for the backend's default)",
+                         o->opt_level);
+    if ((unsigned)o->backend > FDL_BACKEND_CULINK)
+        return fdl__fail(err, FDL_EINVAL, "invalid backend %d", (int)o->backend);
+    if ((unsigned)o->lto > FDL_LTO_OFF)
+        return fdl__fail(err, FDL_EINVAL, "invalid lto mode %d", (int)o->lto);
+    if (o->maxrregcount < 0 || o->maxrregcount > 65535)
+        return fdl__fail(err, FDL_EINVAL, "invalid maxrregcount %d (expected 0 for no limit, or "
+                         "a register count)", o->maxrregcount);
+    static const char *const tri_names[] = {"ftz", "prec_div", "prec_sqrt", "fma"};
+    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
+    for (size_t i = 0; i < 4; i++)
+        if (!tristate_ok(tri[i]))
+            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
+                             "default)", tri_names[i], tri[i]);
+    size_t nextra = count_strings(o->extra);
+    if (nextra > MAX_OPTIONS || count_strings(o->kernels_used) > MAX_OPTIONS ||
+        count_strings(o->variables_used) > MAX_OPTIONS)
+        return fdl__fail(err, FDL_ELIMIT, "more than %d options in one list", MAX_OPTIONS);
+    for (size_t i = 0; i < nextra; i++) {
+        const char *x = o->extra[i];
+        /* what has a field of its own must go there: the checks depend on it */
+        if (strncmp(x, "-arch", 5) == 0)
+            return fdl__fail(err, FDL_EINVAL, "extra option '%.64s': set the arch field instead",
+                             x);
+        if (strcmp(x, "-lto") == 0)
+            return fdl__fail(err, FDL_EINVAL, "extra option '-lto': set the lto field instead");
+        if (strcmp(x, "-ptx") == 0)
+            return fdl__fail(err, FDL_EINVAL,
+                             "extra option '-ptx': set the emit_ptx field instead");
     }
-    if (first) {
-        size_t n = (size_t)(first_end - first);
-        if (n >= size)
-            n = size - 1;
-        memcpy(out, first, n);
-        out[n] = '\0';
-    }
+    if (o->emit_ptx && o->lto == FDL_LTO_OFF)
+        return fdl__fail(err, FDL_EINVAL,
+                         "emit_ptx needs link-time optimisation (the PTX is what LTO makes of "
+                         "LTO-IR), but lto is off");
+    if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
+        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
+                         "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
+    return FDL_OK;
 }
 
-/*
- * Fill @p err for a failed backend call: the headline of the error log after @p what, the whole
- * log in err->log (borrowed from the link), the result in err->backend_code.
- */
-static int backend_error(fdl_link *link, nvJitLinkResult r, const char *source, const char *what,
-                         fdl_error *err)
+/* What the culink backend cannot do, said before anything runs. */
+static int culink_combination(const fdl_link_options *o, fdl_error *err)
 {
-    if (!refresh_log(link, 0))
-        return fdl__fail(err, FDL_ENOMEM, "out of memory reading the nvJitLink log");
-    char headline[FDL_ERROR_MESSAGE_MAX];
-    char symbol[FDL_ERROR_SYMBOL_MAX];
-    log_headline(link->error_log, headline, sizeof headline, symbol, sizeof symbol);
-    if (headline[0])
-        fdl__error(err, FDL_ELINK, source, 0, 0, symbol[0] ? symbol : NULL, "%s: %s", what,
-                   headline);
-    else
-        fdl__error(err, FDL_ELINK, source, 0, 0, NULL, "%s: %s", what,
-                   fdl__nvjl_result_name((int)r));
-    if (err) {
-        err->backend_code = (int)r;
-        err->log = link->error_log;
-    }
-    return FDL_ELINK;
+    if (o->lto == FDL_LTO_ON)
+        return fdl__fail(err, FDL_EINVAL, "LTO needs the nvjitlink backend: cuLink cannot link "
+                                          "LTO-IR");
+    if (o->emit_ptx)
+        return fdl__fail(err, FDL_EINVAL, "emit_ptx needs the nvjitlink backend");
+    if (o->extra && o->extra[0])
+        return fdl__fail(err, FDL_EINVAL, "extra options are nvJitLink options; the culink "
+                                          "backend takes none");
+    if (o->ftz >= 0 || o->prec_div >= 0 || o->prec_sqrt >= 0 || o->fma >= 0 ||
+        (o->kernels_used && o->kernels_used[0]) || (o->variables_used && o->variables_used[0]))
+        return fdl__fail(err, FDL_EINVAL, "ftz, prec-div, prec-sqrt, fma, kernels-used and "
+                                          "variables-used are nvJitLink options; not with culink");
+    if (o->cuda && o->cuda->output == FDL_CUDA_OUTPUT_LTOIR)
+        return fdl__fail(err, FDL_EINVAL, "CUDA C compiled to LTO-IR needs the nvjitlink "
+                                          "backend: cuLink cannot link LTO-IR");
+    return FDL_OK;
 }
 
-/* ---- create / destroy ------------------------------------------------------------------- */
+/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
+{
+    const fdl_link_options *o = &link->opts;
+    char num[40];
+    memset(out, 0, sizeof *out);
+    int ok = fdl__strv_push(out, "-arch=%s", link->arch);
+    if (o->opt_level >= 0) {
+        snprintf(num, sizeof num, "-O%d", o->opt_level);
+        ok = ok && fdl__strv_push(out, num, NULL);
+    }
+    if (o->debug)
+        ok = ok && fdl__strv_push(out, "-g", NULL);
+    if (o->lineinfo)
+        ok = ok && fdl__strv_push(out, "-lineinfo", NULL);
+    if (o->verbose)
+        ok = ok && fdl__strv_push(out, "-verbose", NULL);
+    if (o->maxrregcount > 0) {
+        snprintf(num, sizeof num, "-maxrregcount=%d", o->maxrregcount);
+        ok = ok && fdl__strv_push(out, num, NULL);
+    }
+    static const char *const tri_flags[] = {"-ftz=%s", "-prec-div=%s", "-prec-sqrt=%s",
+                                            "-fma=%s"};
+    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
+    for (size_t i = 0; i < 4; i++)
+        if (tri[i] >= 0)
+            ok = ok && fdl__strv_push(out, tri_flags[i], tri[i] ? "1" : "0");
+    for (size_t i = 0; i < link->kernels_used.n; i++)
+        ok = ok && fdl__strv_push(out, "-kernels-used=%s", link->kernels_used.v[i]);
+    for (size_t i = 0; i < link->variables_used.n; i++)
+        ok = ok && fdl__strv_push(out, "-variables-used=%s", link->variables_used.v[i]);
+    for (size_t i = 0; i < link->extra.n; i++)
+        ok = ok && fdl__strv_push(out, link->extra.v[i], NULL);
+    if (lto)
+        ok = ok && fdl__strv_push(out, "-lto", NULL);
+    if (ptx)
+        ok = ok && fdl__strv_push(out, "-ptx", NULL);
+    if (!ok)
+        fdl__strv_free(out);
+    return ok;
+}
+
+/* ---- create / destroy ------------------------------------------------------------------------ */
+static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *err)
+{
+    link->opts = *o;
+    if (!strv_copy(&link->extra, o->extra) || !strv_copy(&link->kernels_used, o->kernels_used) ||
+        !strv_copy(&link->variables_used, o->variables_used))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
+    link->opts.extra = (const char *const *)link->extra.v;
+    link->opts.kernels_used = (const char *const *)link->kernels_used.v;
+    link->opts.variables_used = (const char *const *)link->variables_used.v;
+    static const fdl_nvrtc_options cuda_defaults = FDL_NVRTC_OPTIONS_INIT;
+    link->cuda = o->cuda ? *o->cuda : cuda_defaults;
+    if (!strv_copy(&link->cuda_defines, link->cuda.defines) ||
+        !strv_copy(&link->cuda_includes, link->cuda.include_dirs) ||
+        !strv_copy(&link->cuda_extra, link->cuda.extra) ||
+        (link->cuda.std && !(link->cuda_std = fdl__strdup(link->cuda.std))))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
+    link->cuda.defines = (const char *const *)link->cuda_defines.v;
+    link->cuda.include_dirs = (const char *const *)link->cuda_includes.v;
+    link->cuda.extra = (const char *const *)link->cuda_extra.v;
+    link->cuda.std = link->cuda_std;
+    link->opts.cuda = &link->cuda;
+    link->opts.arch = NULL; /* see link->arch */
+    return FDL_OK;
+}
+
+/* The backend: as asked, or nvJitLink when it loads, else cuLink when a context is current. */
+static int choose_backend(fdl_link *link, fdl_error *err)
+{
+    fdl_link_backend want = link->opts.backend;
+    if (want == FDL_BACKEND_CULINK) {
+        int rc = fdl__cu_load(err);
+        if (rc == FDL_OK)
+            rc = fdl__cu_require_context(err);
+        if (rc == FDL_OK)
+            link->backend = FDL_BACKEND_CULINK;
+        return rc;
+    }
+    fdl_error jl_err = FDL_ERROR_INIT;
+    int rc = fdl__nvjl_get(&link->nv, &jl_err);
+    if (rc == FDL_OK) {
+        link->backend = FDL_BACKEND_NVJITLINK;
+        return FDL_OK;
+    }
+    if (want == FDL_BACKEND_AUTO && rc == FDL_ENOLIB && fdl__cu_load(NULL) == FDL_OK &&
+        fdl__cu_require_context(NULL) == FDL_OK) {
+        rc = culink_combination(&link->opts, err);
+        if (rc == FDL_OK)
+            link->backend = FDL_BACKEND_CULINK;
+        return rc;
+    }
+    if (err)
+        *err = jl_err;
+    return rc;
+}
+
+/* "native": the current context's device. */
+static int resolve_arch(fdl_link *link, const char *arch, fdl_error *err)
+{
+    if (arch && strcmp(arch, "native") != 0) {
+        arch_valid(arch, &link->arch_number, &link->arch_suffix);
+        fdl__strlcpy(link->arch, arch, sizeof link->arch);
+        return FDL_OK;
+    }
+    int cc = 0;
+    int rc = fdl__cu_current_cc(&cc, err);
+    if (rc != FDL_OK)
+        return rc;
+    if (cc >= 10 && cc <= 9999)
+        snprintf(link->arch, sizeof link->arch, "sm_%u", (unsigned)cc % 10000u);
+    if (!arch_valid(link->arch, &link->arch_number, &link->arch_suffix))
+        return fdl__fail(err, FDL_ECUDA, "the current device reports compute capability %d.%d, "
+                         "which is no architecture nvJitLink knows", cc / 10, cc % 10);
+    return FDL_OK;
+}
 
 int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err)
 {
@@ -328,51 +347,43 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         return fdl__fail(err, FDL_EINVAL, "fdl_link_create: opts is NULL");
     int rc;
     fdl_link *link = NULL;
-    size_t nextra = 0;
-    rc = validate_options(opts, &nextra, err);
-    if (rc != FDL_OK)
+    fdl_link_options o;
+    if ((rc = normalise_options(&o, opts, err)) != FDL_OK ||
+        (rc = validate_options(&o, err)) != FDL_OK)
         goto cleanup;
-    const fdl__nvjl *nv;
-    rc = fdl__nvjl_get(&nv, err);
-    if (rc != FDL_OK)
+    if (o.backend == FDL_BACKEND_CULINK && (rc = culink_combination(&o, err)) != FDL_OK)
         goto cleanup;
     link = calloc(1, sizeof *link);
     if (!link) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory creating a link");
         goto cleanup;
     }
-    link->nv = nv;
-    size_t nopts;
-    if (!fdl__size_add(&nopts, nextra, 5) ||
-        !(link->optv = calloc(nopts, sizeof *link->optv))) {
-        rc = fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
+    if ((rc = copy_options(link, &o, err)) != FDL_OK ||
+        (rc = choose_backend(link, err)) != FDL_OK ||
+        (rc = resolve_arch(link, o.arch, err)) != FDL_OK)
         goto cleanup;
-    }
-    char level[2] = {(char)('0' + (opts->opt_level < 0 ? 0 : opts->opt_level)), '\0'};
-    if ((rc = push_option(link, "-arch=%s", opts->arch, err)) != FDL_OK ||
-        (opts->opt_level >= 0 && (rc = push_option(link, "-O%s", level, err)) != FDL_OK) ||
-        (opts->debug && (rc = push_option(link, "%s", "-g", err)) != FDL_OK) ||
-        (opts->lineinfo && (rc = push_option(link, "%s", "-lineinfo", err)) != FDL_OK) ||
-        (opts->verbose && (rc = push_option(link, "%s", "-verbose", err)) != FDL_OK))
+    if (link->backend == FDL_BACKEND_NVJITLINK && (rc = fdl__link_probe(link, err)) != FDL_OK)
         goto cleanup;
-    for (size_t i = 0; i < nextra; i++)
-        if ((rc = push_option(link, "%s", opts->extra[i], err)) != FDL_OK)
+    if (o.cudadevrt) {
+        char path[1024];
+        if (!fdl__cuda_find(path, sizeof path, "lib64/libcudadevrt.a") &&
+            !fdl__cuda_find(path, sizeof path, "targets/x86_64-linux/lib/libcudadevrt.a")) {
+            const char *roots[4];
+            size_t n = fdl__cuda_roots(roots, 4);
+            fdl__buf where = {0};
+            for (size_t i = 0; i < n; i++)
+                fdl__buf_printf(&where, "%s%s/lib64", i ? ", " : "", roots[i]);
+            rc = fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, "libcudadevrt.a",
+                            "libcudadevrt.a not found (looked in %s; set FDLINK_CUDA_ROOT to "
+                            "the CUDA toolkit)",
+                            where.data ? where.data : "nowhere");
+            fdl__buf_free(&where);
             goto cleanup;
-    nvJitLinkResult r = nv->create(&link->handle, (uint32_t)link->optc, (const char **)link->optv);
-    if (r != NVJITLINK_SUCCESS) {
-        /* The handle may hold a log even though creation failed; the link is not returned, so
-         * the headline goes in the message and err->log stays NULL. */
-        char headline[FDL_ERROR_MESSAGE_MAX] = "";
-        char symbol[FDL_ERROR_SYMBOL_MAX];
-        char *log = link->handle ? fetch_log(nv, link->handle, 0) : NULL;
-        if (log)
-            log_headline(log, headline, sizeof headline, symbol, sizeof symbol);
-        free(log);
-        rc = fdl__fail(err, FDL_ELINK, "nvJitLink rejected the options: %s",
-                       headline[0] ? headline : fdl__nvjl_result_name((int)r));
-        if (err)
-            err->backend_code = (int)r;
-        goto cleanup;
+        }
+        if (!(link->devrt = fdl__strdup(path))) {
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+            goto cleanup;
+        }
     }
     *out = link;
     link = NULL;
@@ -382,22 +393,34 @@ cleanup:
     return rc;
 }
 
+static void input_free(fdl__link_input *in)
+{
+    free(in->name);
+    free(in->data);
+    fdl__images_free(&in->images);
+    free(in->chosen);
+    fdl_ptx_destroy(in->post_lto);
+}
+
 void fdl_link_destroy(fdl_link *link)
 {
     if (!link)
         return;
-    if (link->handle)
-        link->nv->destroy(&link->handle);
-    for (size_t i = 0; i < link->optc; i++)
-        free(link->optv[i]);
-    free(link->optv);
-    for (size_t i = 0; i < link->ninputs; i++) {
-        free(link->inputs[i].name);
-        free(link->inputs[i].data);
-        fdl_ptx_destroy(link->inputs[i].ptx);
-    }
+    fdl__strv_free(&link->extra);
+    fdl__strv_free(&link->kernels_used);
+    fdl__strv_free(&link->variables_used);
+    fdl__strv_free(&link->cuda_defines);
+    fdl__strv_free(&link->cuda_includes);
+    fdl__strv_free(&link->cuda_extra);
+    free(link->cuda_std);
+    free(link->devrt);
+    free(link->decls);
+    for (size_t i = 0; i < link->ninputs; i++)
+        input_free(&link->inputs[i]);
     free(link->inputs);
+    free(link->keeper);
     free(link->cubin);
+    free(link->ptx);
     free(link->info_log);
     free(link->error_log);
     for (size_t i = 0; i < link->nold; i++)
@@ -412,7 +435,21 @@ int fdl_link_add_decls(fdl_link *link, const fdl_decls *decls, fdl_error *err)
         return fdl__fail(err, FDL_EINVAL, "fdl_link_add_decls: link or decls is NULL");
     if (link->state != LINK_OPEN)
         return fdl__fail(err, FDL_EINVAL, "the link is already complete");
-    link->decls = decls;
+    for (size_t i = 0; i < link->ndecls; i++)
+        if (link->decls[i] == decls)
+            return FDL_OK;
+    size_t n, bytes;
+    const fdl_decls **grown = NULL;
+    if (fdl__size_add(&n, link->ndecls, 1) && fdl__size_mul(&bytes, n, sizeof *grown))
+        grown = realloc(link->decls, bytes);
+    if (!grown)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory adding declarations");
+    link->decls = grown;
+    link->decls[link->ndecls++] = decls;
+    free(link->keeper);
+    link->keeper = NULL;
+    link->keeper_size = 0;
+    link->keeper_tried = 0;
     return FDL_OK;
 }
 
@@ -425,83 +462,235 @@ int fdl_link_set_diag(fdl_link *link, fdl_diag_fn fn, void *ctx)
     return FDL_OK;
 }
 
-/* ---- inputs ----------------------------------------------------------------------------- */
-
-/* Skip whitespace, `//` and `/ * * /` comments; return where the text proper starts. */
-static size_t skip_ptx_preamble(const char *s, size_t n)
+/* ---- inputs ---------------------------------------------------------------------------------- */
+/* Make room for one more input. */
+static int reserve_input(fdl_link *link, const char *name, fdl_error *err)
 {
-    size_t i = 0;
-    while (i < n) {
-        char c = s[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
-            i++;
-        } else if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-            while (i < n && s[i] != '\n')
-                i++;
-        } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-            i += 2;
-            while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'))
-                i++;
-            if (i + 1 >= n)
-                return n; /* unterminated comment: nothing follows */
-            i += 2;
-        } else {
-            break;
+    if (link->ninputs < link->cap)
+        return FDL_OK;
+    size_t ncap = link->cap ? link->cap : 4, bytes;
+    if (link->cap && !fdl__size_mul(&ncap, link->cap, 2))
+        return fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "too many inputs");
+    fdl__link_input *grown = NULL;
+    if (fdl__size_mul(&bytes, ncap, sizeof *grown))
+        grown = realloc(link->inputs, bytes);
+    if (!grown)
+        return fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory adding an input");
+    link->inputs = grown;
+    link->cap = ncap;
+    return FDL_OK;
+}
+
+/* Refusals that depend only on the input and the link's options (not yet on LTO's decision). */
+static int check_input(const fdl_link *link, fdl__link_input *in, fdl_error *err)
+{
+    if (in->kind == FDL_KIND_LTOIR) {
+        if (link->backend == FDL_BACKEND_CULINK)
+            return fdl__error(err, FDL_EKIND, in->name, 0, 0, NULL,
+                              "LTO-IR cannot be linked by the culink backend; use nvjitlink");
+        if (link->opts.lto == FDL_LTO_OFF)
+            return fdl__error(err, FDL_EKIND, in->name, 0, 0, NULL,
+                              "LTO-IR can only be linked with link-time optimisation, and LTO "
+                              "is off");
+    }
+    if (in->kind == FDL_KIND_CUBIN) {
+        fdl__image *img = &in->images.v[0];
+        int rc = fdl__image_load(img, err);
+        if (rc != FDL_OK)
+            return rc;
+        if (!img->pub.relocatable)
+            return fdl__error(err, FDL_EKIND, in->name, 0, 0, NULL,
+                              "an executable cubin (already linked, or compiled without "
+                              "-rdc=true): only relocatable device code can be linked; compile "
+                              "with nvcc -cubin -rdc=true or -dc");
+        if (img->pub.arch_number && img->pub.arch_number != link->arch_number)
+            return fdl__error(err, FDL_EKIND, in->name, 0, 0, NULL,
+                              "a cubin for %s cannot be linked for %s (machine code links only "
+                              "into its own architecture): rebuild it for %s, or link PTX or "
+                              "LTO-IR",
+                              img->pub.arch, link->arch, link->arch);
+    }
+    if (in->kind == FDL_KIND_PTX)
+        return fdl__image_load(&in->images.v[0], err);
+    return FDL_OK;
+}
+
+/* Take ownership of @p data (size bytes and a NUL) as a new input. */
+static int push_input(fdl_link *link, unsigned char *data, size_t size, const char *name,
+                      fdl_input_kind kind, int from_cuda, int builtin, fdl_error *err)
+{
+    int rc;
+    fdl__link_input in;
+    memset(&in, 0, sizeof in);
+    in.data = data;
+    in.size = size;
+    in.kind = kind;
+    in.from_cuda = from_cuda;
+    in.builtin = builtin;
+    if ((rc = reserve_input(link, name, err)) != FDL_OK)
+        goto cleanup;
+    if (!(in.name = fdl__strdup(name))) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory adding an input");
+        goto cleanup;
+    }
+    if ((rc = fdl__unpack(&in.images, in.data, in.size, in.name, kind, err)) != FDL_OK ||
+        (rc = check_input(link, &in, err)) != FDL_OK)
+        goto cleanup;
+    link->inputs[link->ninputs++] = in;
+    memset(&in, 0, sizeof in);
+    rc = FDL_OK;
+cleanup:
+    input_free(&in);
+    return rc;
+}
+
+/* "compute_90a" for sm_90a. */
+const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name)
+{
+    for (size_t i = 0; i < link->ndecls; i++) {
+        const fdl_decl *d = fdl_decls_find(link->decls[i], name);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+int fdl__link_decls_header(const fdl_link *link, char **out, fdl_error *err)
+{
+    *out = NULL;
+    fdl__buf b = {0};
+    int rc = FDL_OK;
+    for (size_t i = 0; i < link->ndecls && rc == FDL_OK; i++) {
+        char *one = NULL;
+        rc = fdl_header_generate(&one, NULL, link->decls[i], NULL, err);
+        if (rc == FDL_OK)
+            fdl__buf_puts(&b, one);
+        free(one);
+    }
+    if (rc == FDL_OK && b.oom)
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory generating the prototypes header");
+    if (rc == FDL_OK) {
+        *out = b.data;
+        b.data = NULL;
+    }
+    fdl__buf_free(&b);
+    return rc;
+}
+
+void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size)
+{
+    snprintf(out, size, "compute_%u%s", link->arch_number,
+             link->arch_suffix == 'a' ? "a" : link->arch_suffix == 'f' ? "f" : "");
+}
+
+/* Compile CUDA C into PTX or LTO-IR with NVRTC and add it. */
+static int add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
+                    const fdl_nvrtc_options *o, fdl_error *err)
+{
+    int rc;
+    fdl__strv args = {0};
+    char *header = NULL, *log = NULL;
+    unsigned char *out = NULL;
+    size_t out_size = 0;
+    char arch[32], include[1024];
+    int ltoir;
+    if (o->version != FDL_NVRTC_OPTIONS_VERSION) {
+        rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unsupported fdl_nvrtc_options "
+                        "version %u (expected %u)", o->version,
+                        (unsigned)FDL_NVRTC_OPTIONS_VERSION);
+        goto cleanup;
+    }
+    if ((unsigned)o->output > FDL_CUDA_OUTPUT_LTOIR) {
+        rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "invalid CUDA output %d",
+                        (int)o->output);
+        goto cleanup;
+    }
+    int lto_possible = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
+    ltoir = o->output == FDL_CUDA_OUTPUT_LTOIR ||
+            (o->output == FDL_CUDA_OUTPUT_AUTO && lto_possible);
+    if (ltoir && !lto_possible) {
+        rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL,
+                        "CUDA C compiled to LTO-IR needs link-time optimisation, and %s",
+                        link->backend == FDL_BACKEND_CULINK ? "the culink backend has none"
+                                                            : "LTO is off");
+        goto cleanup;
+    }
+    fdl__link_virtual_arch(link, arch, sizeof arch);
+    int ok = fdl__strv_push(&args, "-arch=%s", arch) && fdl__strv_push(&args, "-rdc=true", NULL);
+    if (ltoir)
+        ok = ok && fdl__strv_push(&args, "-dlto", NULL);
+    if (!o->no_toolkit_include && fdl__cuda_find(include, sizeof include, "include/cuda.h")) {
+        include[strlen(include) - strlen("/cuda.h")] = '\0';
+        ok = ok && fdl__strv_push(&args, "-I%s", include);
+    }
+    for (size_t i = 0; o->include_dirs && o->include_dirs[i]; i++)
+        ok = ok && fdl__strv_push(&args, "-I%s", o->include_dirs[i]);
+    for (size_t i = 0; o->defines && o->defines[i]; i++)
+        ok = ok && fdl__strv_push(&args, "-D%s", o->defines[i]);
+    if (o->std)
+        ok = ok && fdl__strv_push(&args, "-std=%s", o->std);
+    if (link->opts.debug)
+        ok = ok && fdl__strv_push(&args, "-G", NULL);
+    if (link->opts.lineinfo)
+        ok = ok && fdl__strv_push(&args, "-lineinfo", NULL);
+    if (link->opts.ftz >= 0)
+        ok = ok && fdl__strv_push(&args, "-ftz=%s", link->opts.ftz ? "true" : "false");
+    if (link->opts.prec_div >= 0)
+        ok = ok && fdl__strv_push(&args, "-prec-div=%s", link->opts.prec_div ? "true" : "false");
+    if (link->opts.prec_sqrt >= 0)
+        ok = ok && fdl__strv_push(&args, "-prec-sqrt=%s", link->opts.prec_sqrt ? "true" : "false");
+    if (link->opts.fma >= 0)
+        ok = ok && fdl__strv_push(&args, "-fmad=%s", link->opts.fma ? "true" : "false");
+    fdl__nvrtc_header hdr = {DECLS_HEADER, NULL};
+    size_t nheaders = 0;
+    if (link->ndecls) {
+        /* ABI-10: the declared prototypes, so that a disagreeing definition does not compile */
+        if ((rc = fdl__link_decls_header(link, &header, err)) != FDL_OK)
+            goto cleanup;
+        hdr.text = header;
+        nheaders = 1;
+        ok = ok && fdl__strv_push(&args, "--pre-include=" DECLS_HEADER, NULL);
+    }
+    for (size_t i = 0; o->extra && o->extra[i]; i++)
+        ok = ok && fdl__strv_push(&args, o->extra[i], NULL);
+    if (!ok) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory building options");
+        goto cleanup;
+    }
+    rc = fdl__nvrtc_compile(&out, &out_size, &log, source, size, name,
+                            (const char *const *)args.v, &hdr, nheaders, ltoir, err);
+    if (rc != FDL_OK) {
+        /* the whole compiler log stays with the link, where err->log can borrow it */
+        if (log && fdl__link_set_log(link, 0, log)) {
+            log = NULL;
+            if (err)
+                err->log = link->error_log;
         }
+        goto cleanup;
     }
-    return i;
+    if (log && log[0] && fdl__link_set_log(link, 1, log))
+        log = NULL;
+    rc = push_input(link, out, out_size, name, ltoir ? FDL_KIND_LTOIR : FDL_KIND_PTX, 1, 0, err);
+    out = NULL; /* push_input owns it now, whatever happened */
+cleanup:
+    fdl__strv_free(&args);
+    free(header);
+    free(log);
+    free(out);
+    return rc;
 }
 
-/* PTX begins with a `.version` directive, after comments and whitespace. */
-static int looks_like_ptx(const char *s, size_t n)
+int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
+                      const fdl_nvrtc_options *opts, fdl_error *err)
 {
-    size_t i = skip_ptx_preamble(s, n);
-    static const char directive[] = ".version";
-    size_t dn = sizeof directive - 1;
-    return n - i > dn && memcmp(s + i, directive, dn) == 0 &&
-           (s[i + dn] == ' ' || s[i + dn] == '\t');
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* What content that is not PTX appears to be, for the message. */
-static const char *describe_content(const unsigned char *p, size_t n)
-{
-    if (n >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
-        if (n >= 20 && p[5] == 1 && (p[18] | p[19] << 8) == 190)
-            return "a cubin (an ELF file for NVIDIA GPUs), not supported as an input yet";
-        return "an ELF file";
-    }
-    if (n >= 4 && le32(p) == 0xBA55ED50u)
-        return "a fatbin, not supported as an input yet";
-    if (n >= 4 && le32(p) == 0x7F4E43EDu)
-        return "LTO-IR (an NVVM container), not supported as an input yet";
-    if (n >= 8 && memcmp(p, "!<arch>\n", 8) == 0)
-        return "an ar archive (a static library), not supported as an input yet";
-    if (n >= 4 && memcmp(p, "BC\xc0\xde", 4) == 0)
-        return "LLVM bitcode";
-    size_t look = n < 512 ? n : 512;
-    for (size_t i = 0; i < look; i++) {
-        unsigned char c = p[i];
-        if (c == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f'))
-            return "binary data";
-    }
-    return "text without a .version directive";
-}
-
-static int not_ptx_error(const char *name, const unsigned char *p, size_t n, fdl_error *err)
-{
-    char hex[32] = "";
-    size_t show = n < 4 ? n : 4, at = 0;
-    for (size_t i = 0; i < show; i++)
-        at += (size_t)snprintf(hex + at, sizeof hex - at, "%s%02x", i ? " " : "", p[i]);
-    if (n > show)
-        snprintf(hex + at, sizeof hex - at, " ...");
-    return fdl__error(err, FDL_EKIND, name, 0, 0, NULL, "not a PTX file (found %s: %s)", hex,
-                      describe_content(p, n));
+    if (!FDL__CHECK_ARG(link) || !FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(source || !size))
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_add_cuda: link, name or source is NULL");
+    if (link->state != LINK_OPEN)
+        return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "the link is already complete");
+    if (memchr(source, '\0', size))
+        return fdl__error(err, FDL_EKIND, name, 0, 0, NULL,
+                          "CUDA C source holds a NUL byte (binary data?)");
+    return add_cuda(link, source, size, name, opts ? opts : &link->cuda, err);
 }
 
 int fdl_link_add_data(fdl_link *link, const void *data, size_t size, const char *name,
@@ -511,132 +700,204 @@ int fdl_link_add_data(fdl_link *link, const void *data, size_t size, const char 
         return fdl__fail(err, FDL_EINVAL, "fdl_link_add_data: link, name or data is NULL");
     if (link->state != LINK_OPEN)
         return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "the link is already complete");
-    if (!size)
-        return fdl__error(err, FDL_EKIND, name, 0, 0, NULL, "empty input");
-    switch (kind) {
-    case FDL_KIND_AUTO:
-    case FDL_KIND_PTX:
-        break;
-    case FDL_KIND_CUBIN:
-    case FDL_KIND_FATBIN:
-    case FDL_KIND_LTOIR:
-    case FDL_KIND_OBJECT:
-    case FDL_KIND_LIBRARY:
-    case FDL_KIND_CUDA:
-        return fdl__error(err, FDL_EKIND, name, 0, 0, NULL, "%s inputs are not supported yet",
-                          fdl_input_kind_name(kind));
-    default:
-        return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unknown input kind %d", (int)kind);
-    }
-    if (!looks_like_ptx(data, size))
-        return not_ptx_error(name, data, size, err);
-
-    int rc;
-    link_input in = {0};
-    in.kind = FDL_KIND_PTX;
-    in.size = size;
-    size_t cap;
-    if (link->ninputs == link->cap) {
-        size_t ncap = link->cap ? link->cap : 4, bytes;
-        if (link->cap && !fdl__size_mul(&ncap, link->cap, 2)) {
-            rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "too many inputs");
-            goto cleanup;
-        }
-        link_input *grown = NULL;
-        if (fdl__size_mul(&bytes, ncap, sizeof *grown))
-            grown = realloc(link->inputs, bytes);
-        if (!grown) {
-            rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory adding an input");
-            goto cleanup;
-        }
-        link->inputs = grown;
-        link->cap = ncap;
-    }
-    in.name = fdl__strdup(name);
-    if (fdl__size_add(&cap, size, 1))
-        in.data = malloc(cap);
-    if (!in.name || !in.data) {
-        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory copying %zu bytes",
-                        size);
-        goto cleanup;
-    }
-    memcpy(in.data, data, size);
-    in.data[size] = '\0';
-    rc = fdl_ptx_scan(&in.ptx, in.data, size, in.name, err);
+    fdl_input_kind detected;
+    int rc = fdl__detect(&detected, data, size, name, kind, err);
     if (rc != FDL_OK)
-        goto cleanup;
-    link->inputs[link->ninputs++] = in;
-    memset(&in, 0, sizeof in);
-    rc = FDL_OK;
-cleanup:
-    free(in.name);
-    free(in.data);
-    fdl_ptx_destroy(in.ptx);
-    return rc;
+        return rc;
+    if (detected == FDL_KIND_CUDA)
+        return add_cuda(link, (const char *)data, size, name, &link->cuda, err);
+    size_t cap;
+    unsigned char *copy = NULL;
+    if (fdl__size_add(&cap, size, 1))
+        copy = malloc(cap);
+    if (!copy)
+        return fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory copying %zu bytes",
+                          size);
+    memcpy(copy, data, size);
+    copy[size] = '\0';
+    return push_input(link, copy, size, name, detected, 0, 0, err);
 }
 
 int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind kind, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(link) || !FDL__CHECK_ARG(path))
         return fdl__fail(err, FDL_EINVAL, "fdl_link_add_file: link or path is NULL");
+    if (link->state != LINK_OPEN)
+        return fdl__error(err, FDL_EINVAL, path, 0, 0, NULL, "the link is already complete");
     char *data = NULL;
     size_t size = 0;
     int rc = fdl__read_file(path, &data, &size, err);
     if (rc != FDL_OK)
         goto cleanup;
-    rc = fdl_link_add_data(link, data, size, path, kind, err);
+    fdl_input_kind detected;
+    if ((rc = fdl__detect(&detected, (const unsigned char *)data, size, path, kind, err)) !=
+        FDL_OK)
+        goto cleanup;
+    if (detected == FDL_KIND_CUDA) {
+        rc = add_cuda(link, data, size, path, &link->cuda, err);
+        goto cleanup;
+    }
+    rc = push_input(link, (unsigned char *)data, size, path, detected, 0, 0, err);
+    data = NULL; /* owned by the input, or freed by push_input */
 cleanup:
     free(data);
     return rc;
 }
 
-/* ---- complete --------------------------------------------------------------------------- */
-
-/* ABI-2..ABI-12: every PTX input against the declarations, before the backend sees a thing. */
-static int check_decls(fdl_link *link, fdl_error *err)
+/* ---- what each input contributes ------------------------------------------------------------- */
+/* Whether an image can serve the link's arch (LTO-IR and PTX: any arch up to it). */
+static int image_fits(const fdl_link *link, const fdl__image *img)
 {
-    int rc;
-    const fdl_ptx **ptx = NULL;
-    size_t n = 0, bytes;
-    if (!fdl__size_mul(&bytes, link->ninputs ? link->ninputs : 1, sizeof *ptx) ||
-        !(ptx = malloc(bytes))) {
-        rc = fdl__fail(err, FDL_ENOMEM, "out of memory checking declarations");
-        goto cleanup;
+    unsigned a = img->pub.arch_number;
+    switch (img->pub.kind) {
+    case FDL_KIND_CUBIN:
+        return a == link->arch_number;
+    case FDL_KIND_PTX:
+    case FDL_KIND_LTOIR:
+        return a == 0 || a <= link->arch_number;
+    default:
+        return 0;
     }
-    for (size_t i = 0; i < link->ninputs; i++)
-        if (link->inputs[i].ptx)
-            ptx[n++] = link->inputs[i].ptx;
-    fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
-    opts.on_diag = link->on_diag;
-    opts.ctx = link->diag_ctx;
-    size_t ndiags = 0;
-    rc = fdl_abi_check(&ndiags, link->decls, ptx, n, &opts, err);
-cleanup:
-    free(ptx);
-    return rc;
+}
+
+static int input_has_ltoir(const fdl_link *link, const fdl__link_input *in)
+{
+    for (size_t i = 0; i < in->images.n; i++)
+        if (in->images.v[i].pub.kind == FDL_KIND_LTOIR && image_fits(link, &in->images.v[i]))
+            return 1;
+    return 0;
+}
+
+/* "sm_80 cubin, compute_75 ptx" of a unit, for messages. */
+static void unit_contents(const fdl__link_input *in, size_t unit, char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < in->images.n && at < size; i++) {
+        const fdl__image *img = &in->images.v[i];
+        if (img->unit != unit)
+            continue;
+        int n = snprintf(out + at, size - at, "%s%s %s", at ? ", " : "",
+                         img->pub.arch[0] ? img->pub.arch : "?",
+                         fdl_input_kind_name(img->pub.kind));
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+    if (at >= size && size > 4)
+        memcpy(out + size - 4, "...", 4);
 }
 
 /*
- * ABI-6 for every name, declared or not: a `.visible` function or kernel defined in two inputs.
- * nvJitLink reports this on stderr only and links anyway, keeping one of the definitions.
+ * Pick the image each unit contributes: with LTO, LTO-IR first; then the cubin for the arch,
+ * then the newest PTX up to the arch; without LTO, LTO-IR never.
  */
-static int check_duplicates(const fdl_link *link, fdl_error *err)
+static int choose_images(fdl_link *link, fdl__link_input *in, fdl_error *err)
 {
-    for (size_t i = 1; i < link->ninputs; i++) {
-        const fdl_ptx *ptx = link->inputs[i].ptx;
-        for (size_t k = 0; k < fdl_ptx_count(ptx); k++) {
-            const fdl_ptx_func *f = fdl_ptx_get(ptx, k);
-            if (!f->is_definition || f->linkage != FDL_PTX_LINK_VISIBLE)
+    free(in->chosen);
+    in->chosen = calloc(in->images.nunits ? in->images.nunits : 1, sizeof *in->chosen);
+    if (!in->chosen)
+        return fdl__error(err, FDL_ENOMEM, in->name, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < in->images.n; i++) {
+        fdl__image *img = &in->images.v[i];
+        fdl__image **slot = &in->chosen[img->unit];
+        if (!image_fits(link, img) || (img->pub.kind == FDL_KIND_LTOIR && !link->lto))
+            continue;
+        int rank = img->pub.kind == FDL_KIND_LTOIR ? 3 : img->pub.kind == FDL_KIND_CUBIN ? 2 : 1;
+        int best = !*slot ? 0
+                   : (*slot)->pub.kind == FDL_KIND_LTOIR ? 3
+                   : (*slot)->pub.kind == FDL_KIND_CUBIN ? 2
+                                                          : 1;
+        if (rank > best || (rank == best && img->pub.arch_number > (*slot)->pub.arch_number))
+            *slot = img;
+    }
+    for (size_t u = 0; u < in->images.nunits; u++) {
+        if (in->chosen[u]) {
+            fdl__image *img = in->chosen[u];
+            int rc = fdl__image_load(img, err);
+            if (rc != FDL_OK)
+                return rc;
+            if (img->pub.kind == FDL_KIND_CUBIN && !img->opaque && !img->pub.relocatable)
+                return fdl__error(err, FDL_EKIND, img->pub.name, 0, 0, NULL,
+                                  "an executable cubin (compiled without -rdc=true): only "
+                                  "relocatable device code can be linked; compile with "
+                                  "-rdc=true or -dc");
+            continue;
+        }
+        char what[256];
+        unit_contents(in, u, what, sizeof what);
+        int lto_only = 0, any = 0;
+        for (size_t i = 0; i < in->images.n; i++) {
+            const fdl__image *img = &in->images.v[i];
+            if (img->unit != u)
                 continue;
-            for (size_t j = 0; j < i; j++) {
-                const fdl_ptx_func *g = fdl_ptx_find(link->inputs[j].ptx, f->name);
-                if (!g || !g->is_definition || g->linkage != FDL_PTX_LINK_VISIBLE)
-                    continue;
-                return fdl__error(err, FDL_ELINK, link->inputs[i].name, f->line, f->column,
-                                  f->name, "multiple definition of '%s', first defined at "
-                                  "%s:%u:%u (ABI-6)",
-                                  f->name, link->inputs[j].name, g->line, g->column);
-            }
+            any = 1;
+            lto_only |= img->pub.kind == FDL_KIND_LTOIR && image_fits(link, img);
+        }
+        if (!any)
+            continue; /* a container with no entries gives nothing and needs nothing */
+        if (lto_only && link->backend == FDL_BACKEND_CULINK)
+            return fdl__error(err, FDL_EKIND, in->name, 0, 0, NULL,
+                              "holds only LTO-IR for %s (%s), which the culink backend cannot "
+                              "link; use nvjitlink",
+                              link->arch, what);
+        if (lto_only)
+            return fdl__error(err, FDL_EKIND, in->name, 0, 0, NULL,
+                              "holds only LTO-IR for %s (%s), and LTO is off", link->arch, what);
+        return fdl__error(err, FDL_ELINK, in->name, 0, 0, NULL,
+                          "no code for %s: it holds %s; rebuild it for %s, or with PTX for "
+                          "compute_%u or older",
+                          link->arch, what[0] ? what : "nothing", link->arch, link->arch_number);
+    }
+    return FDL_OK;
+}
+
+/* ---- complete -------------------------------------------------------------------------------- */
+static int add_devrt(fdl_link *link, fdl_error *err)
+{
+    char *data = NULL;
+    size_t size = 0;
+    int rc = fdl__read_file(link->devrt, &data, &size, err);
+    if (rc != FDL_OK)
+        return rc;
+    fdl_input_kind kind;
+    if ((rc = fdl__detect(&kind, (const unsigned char *)data, size, link->devrt,
+                          FDL_KIND_LIBRARY, err)) != FDL_OK) {
+        free(data);
+        return rc;
+    }
+    return push_input(link, (unsigned char *)data, size, link->devrt, FDL_KIND_LIBRARY, 0, 1,
+                      err);
+}
+
+/* Decide LTO and the image of every unit; refuse what cannot be linked. */
+static int prepare(fdl_link *link, fdl_error *err)
+{
+    int any_ltoir = 0;
+    for (size_t i = 0; i < link->ninputs; i++)
+        any_ltoir |= !link->inputs[i].builtin && input_has_ltoir(link, &link->inputs[i]);
+    if (link->backend == FDL_BACKEND_CULINK)
+        link->lto = 0;
+    else if (link->opts.lto == FDL_LTO_ON && !any_ltoir)
+        return fdl__fail(err, FDL_EINVAL, "LTO is on, but no input carries LTO-IR for %s (give "
+                         "LTO-IR, e.g. nvcc -dlto, or leave LTO to be decided by the inputs)",
+                         link->arch);
+    else
+        link->lto = link->opts.lto != FDL_LTO_OFF && any_ltoir;
+    for (size_t i = 0; i < link->ninputs; i++) {
+        int rc = choose_images(link, &link->inputs[i], err);
+        if (rc != FDL_OK)
+            return rc;
+    }
+    if (link->opts.emit_ptx) {
+        for (size_t i = 0; i < link->ninputs; i++) {
+            const fdl__link_input *in = &link->inputs[i];
+            for (size_t u = 0; u < in->images.nunits; u++)
+                if (in->chosen[u] && in->chosen[u]->pub.kind != FDL_KIND_LTOIR)
+                    return fdl__error(err, FDL_EINVAL, in->name, 0, 0, NULL,
+                                      "emit_ptx: nvJitLink emits post-LTO PTX only when every "
+                                      "input is LTO-IR, and this input links %s",
+                                      fdl_input_kind_name(in->chosen[u]->pub.kind));
         }
     }
     return FDL_OK;
@@ -651,69 +912,30 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     if (!link->ninputs)
         return fdl__fail(err, FDL_EINVAL, "nothing to link: no inputs were added");
     int rc;
-    if (link->decls && (rc = check_decls(link, err)) != FDL_OK)
+    if (link->backend == FDL_BACKEND_CULINK && (rc = fdl__cu_require_context(err)) != FDL_OK)
         return rc;
-    if ((rc = check_duplicates(link, err)) != FDL_OK)
-        return rc;
-    /* The backend sees the inputs only now, after the check: nvJitLink compiles PTX as it is
-     * added and complains (on stderr too) about what the check reports better. */
     link->state = LINK_FAILED;
+    if (link->devrt && (rc = add_devrt(link, err)) != FDL_OK)
+        return rc;
+    if ((rc = prepare(link, err)) != FDL_OK)
+        return rc;
+    if (link->ndecls && (rc = fdl__link_check_decls(link, err)) != FDL_OK)
+        return rc;
+    if ((rc = fdl__link_check_duplicates(link, err)) != FDL_OK)
+        return rc;
     uint64_t start = fdl__now_ns();
-    nvJitLinkResult r = NVJITLINK_SUCCESS;
-    const char *refused = NULL; /* the input the backend refused, if it was one */
-    for (size_t i = 0; i < link->ninputs && !refused; i++) {
-        const link_input *in = &link->inputs[i];
-        r = link->nv->add_data(link->handle, NVJITLINK_INPUT_PTX, in->data, in->size, in->name);
-        if (r != NVJITLINK_SUCCESS)
-            refused = in->name;
-    }
-    if (!refused)
-        r = link->nv->complete(link->handle);
+    rc = link->backend == FDL_BACKEND_CULINK ? fdl__link_run_culink(link, err)
+                                             : fdl__link_run_nvjitlink(link, err);
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
-    if (!refresh_log(link, 1)) {
-        rc = fdl__fail(err, FDL_ENOMEM, "out of memory reading the nvJitLink log");
-        goto cleanup;
-    }
-    if (refused) {
-        rc = backend_error(link, r, refused, "nvJitLink rejected the input", err);
-        goto cleanup;
-    }
-    if (r != NVJITLINK_SUCCESS) {
-        rc = backend_error(link, r, NULL, "link failed", err);
-        goto cleanup;
-    }
-    size_t size = 0;
-    r = link->nv->get_linked_cubin_size(link->handle, &size);
-    if (r == NVJITLINK_SUCCESS && size == 0)
-        r = NVJITLINK_ERROR_INTERNAL;
-    if (r != NVJITLINK_SUCCESS) {
-        rc = backend_error(link, r, NULL, "no linked cubin", err);
-        goto cleanup;
-    }
-    link->cubin = malloc(size);
-    if (!link->cubin) {
-        rc = fdl__fail(err, FDL_ENOMEM, "out of memory copying a cubin of %zu bytes", size);
-        goto cleanup;
-    }
-    r = link->nv->get_linked_cubin(link->handle, link->cubin);
-    if (r != NVJITLINK_SUCCESS) {
-        free(link->cubin);
-        link->cubin = NULL;
-        rc = backend_error(link, r, NULL, "cannot copy the linked cubin", err);
-        goto cleanup;
-    }
-    link->cubin_size = size;
-    /* the error log may hold warnings even on success */
-    if (!refresh_log(link, 0)) {
-        rc = fdl__fail(err, FDL_ENOMEM, "out of memory reading the nvJitLink log");
-        goto cleanup;
-    }
+    if (link->wall_ms <= 0.0)
+        link->wall_ms = 1e-6;
+    if (rc != FDL_OK)
+        return rc;
     link->state = LINK_DONE;
-    rc = FDL_OK;
-cleanup:
-    return rc;
+    return FDL_OK;
 }
 
+/* ---- results --------------------------------------------------------------------------------- */
 const void *fdl_link_cubin(const fdl_link *link, size_t *size)
 {
     if (size)
@@ -723,6 +945,17 @@ const void *fdl_link_cubin(const fdl_link *link, size_t *size)
     if (size)
         *size = link->cubin_size;
     return link->cubin;
+}
+
+const char *fdl_link_ptx(const fdl_link *link, size_t *size)
+{
+    if (size)
+        *size = 0;
+    if (!link || link->state != LINK_DONE || !link->ptx)
+        return NULL;
+    if (size)
+        *size = link->ptx_size;
+    return link->ptx;
 }
 
 int fdl_link_write(const fdl_link *link, const char *path, fdl_error *err)
@@ -748,6 +981,37 @@ const char *fdl_link_error_log(const fdl_link *link)
 double fdl_link_wall_ms(const fdl_link *link)
 {
     return link ? link->wall_ms : 0.0;
+}
+
+fdl_link_backend fdl_link_get_backend(const fdl_link *link)
+{
+    return link ? link->backend : FDL_BACKEND_AUTO;
+}
+
+const char *fdl_link_arch(const fdl_link *link)
+{
+    return link ? link->arch : "";
+}
+
+int fdl_link_lto(const fdl_link *link)
+{
+    return link && link->state == LINK_DONE ? link->lto : 0;
+}
+
+size_t fdl_link_input_count(const fdl_link *link)
+{
+    return link ? link->ninputs : 0;
+}
+
+const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kind *kind)
+{
+    if (kind)
+        *kind = FDL_KIND_AUTO;
+    if (!link || i >= link->ninputs)
+        return NULL;
+    if (kind)
+        *kind = link->inputs[i].from_cuda ? FDL_KIND_CUDA : link->inputs[i].kind;
+    return link->inputs[i].name;
 }
 
 int fdl_link_backend_version(unsigned *major, unsigned *minor, fdl_error *err)

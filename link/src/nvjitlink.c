@@ -43,6 +43,8 @@ static const symbol symbols[] = {
     {"nvJitLinkGetErrorLog", offsetof(fdl__nvjl, get_error_log), 0},
     {"nvJitLinkGetInfoLogSize", offsetof(fdl__nvjl, get_info_log_size), 0},
     {"nvJitLinkGetInfoLog", offsetof(fdl__nvjl, get_info_log), 0},
+    {"nvJitLinkGetLinkedPtxSize", offsetof(fdl__nvjl, get_linked_ptx_size), 0},
+    {"nvJitLinkGetLinkedPtx", offsetof(fdl__nvjl, get_linked_ptx), 0},
     {"nvJitLinkVersion", offsetof(fdl__nvjl, version), 1},
 };
 

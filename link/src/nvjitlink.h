@@ -29,6 +29,8 @@ typedef struct fdl__nvjl {
     nvJitLinkResult (*get_error_log)(nvJitLinkHandle handle, char *log);
     nvJitLinkResult (*get_info_log_size)(nvJitLinkHandle handle, size_t *size);
     nvJitLinkResult (*get_info_log)(nvJitLinkHandle handle, char *log);
+    nvJitLinkResult (*get_linked_ptx_size)(nvJitLinkHandle handle, size_t *size);
+    nvJitLinkResult (*get_linked_ptx)(nvJitLinkHandle handle, char *ptx);
     /* nvJitLinkVersion appeared in 12.3: NULL when the library predates it */
     nvJitLinkResult (*version)(unsigned int *major, unsigned int *minor);
 } fdl__nvjl;

@@ -1,4 +1,5 @@
-# Golden cases of `fdlink link` and `fdlink inspect`.
+# Golden cases of `fdlink link` and `fdlink inspect` over the checked-in data. The cases over
+# inputs of every kind, which nvcc builds at build time, are in tests/link/CMakeLists.txt.
 
 # link
 fdlink_cli_test(link_help ARGS link --help)
@@ -11,10 +12,40 @@ fdlink_cli_test(link_abi_mismatch
   ABSENT app.cubin)
 fdlink_cli_test(link_undefined_symbol
   ARGS link -arch=sm_90 -o @OUT@/app.cubin check/caller.ptx check/missing.ptx ABSENT app.cubin)
+fdlink_cli_test(link_duplicate_ptx
+  ARGS link -arch=sm_90 -o @OUT@/app.cubin link/caller.ptx link/mul.ptx link/mul.ptx
+  ABSENT app.cubin)
 fdlink_cli_test(link_missing_arch ARGS link -o @OUT@/app.cubin check/caller.ptx)
 fdlink_cli_test(link_bad_arch ARGS link -arch=sm90 -o @OUT@/app.cubin check/caller.ptx ABSENT app.cubin)
 fdlink_cli_test(link_not_ptx ARGS link -arch=sm_90 -o @OUT@/app.cubin cli/notes.txt ABSENT app.cubin)
+fdlink_cli_test(link_png ARGS link -arch=sm_90 -o @OUT@/app.cubin link/logo.png ABSENT app.cubin)
+fdlink_cli_test(link_empty ARGS link -arch=sm_90 -o @OUT@/app.cubin link/empty.ptx ABSENT app.cubin)
+fdlink_cli_test(link_directory ARGS link -arch=sm_90 -o @OUT@/app.cubin link ABSENT app.cubin)
 fdlink_cli_test(link_missing_input
   ARGS link -arch=sm_90 -o @OUT@/app.cubin check/nonexistent.ptx ABSENT app.cubin)
 fdlink_cli_test(link_no_inputs ARGS link -arch=sm_90)
 fdlink_cli_test(link_bad_opt_level ARGS link -arch=sm_90 -O7 check/caller.ptx)
+fdlink_cli_test(link_bad_kind ARGS link -arch=sm_90 --kind=png:link/logo.png)
+fdlink_cli_test(link_kind_needs_path ARGS link -arch=sm_90 --kind=ptx)
+fdlink_cli_test(link_stated_kind_mismatch
+  ARGS link -arch=sm_90 -o @OUT@/app.cubin --kind=cubin:link/mul.ptx ABSENT app.cubin)
+fdlink_cli_test(link_bad_backend ARGS link -arch=sm_90 --backend=ptxas link/mul.ptx)
+fdlink_cli_test(link_culink_with_lto
+  ARGS link -arch=sm_90 --backend=culink --lto -o @OUT@/app.cubin link/mul.ptx ABSENT app.cubin)
+fdlink_cli_test(link_culink_with_ftz
+  ARGS link -arch=sm_90 --backend=culink --ftz=1 -o @OUT@/app.cubin link/mul.ptx ABSENT app.cubin)
+fdlink_cli_test(link_emit_ptx_without_lto
+  ARGS link -arch=sm_90 --no-lto --emit-ptx=@OUT@/post.ptx -o @OUT@/app.cubin link/mul.ptx
+  ABSENT app.cubin post.ptx)
+fdlink_cli_test(link_bad_ftz ARGS link -arch=sm_90 --ftz=2 link/mul.ptx)
+fdlink_cli_test(link_nvjitlink_option
+  ARGS link -arch=sm_90 -Xnvjitlink -no-such-option -o @OUT@/app.cubin link/mul.ptx
+  ABSENT app.cubin)
+
+# inspect
+fdlink_cli_test(inspect_help ARGS inspect --help)
+fdlink_cli_test(inspect_ptx ARGS inspect link/caller.ptx link/mul.ptx)
+fdlink_cli_test(inspect_cuda ARGS inspect link/src/mul.cu)
+fdlink_cli_test(inspect_not_an_input ARGS inspect link/logo.png cli/notes.txt link/empty.ptx link)
+fdlink_cli_test(inspect_no_inputs ARGS inspect)
+fdlink_cli_test(inspect_bad_kind ARGS inspect --kind=png link/logo.png)

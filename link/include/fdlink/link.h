@@ -1,10 +1,20 @@
 /**
  * @file fdlink/link.h
- * Linking device code into a cubin with nvJitLink, which is loaded at run time (dlopen) the first
- * time a link is created. No GPU and no driver are needed to link.
+ * Linking device code into a cubin. Inputs of every kind a CUDA linker accepts (PTX, cubin,
+ * fatbin, host object, static library, LTO-IR, and CUDA C compiled with NVRTC), from a file or
+ * from memory, recognised from their bytes; two backends: nvJitLink (the default; no GPU and no
+ * driver needed) and the driver's cuLink (needs a current CUDA context). nvJitLink, NVRTC and the
+ * driver are loaded at run time (dlopen) the first time they are needed.
+ *
+ * Every input is checked before the backend sees it: PTX against declarations (fdlink/abi.h),
+ * cubins and the cubins inside fatbins, objects and libraries by their ELF symbol tables, LTO-IR
+ * by the PTX that link-time optimisation makes of it. Undefined and duplicated symbols name the
+ * inputs concerned.
  *
  * Thread-safety: an fdl_link is used by one thread at a time and may move between threads;
- * distinct links may run concurrently.
+ * distinct links may run concurrently. With the cuLink backend, fdl_link_create and
+ * fdl_link_complete need a current CUDA context on the calling thread. An fdl_inspection is
+ * immutable after creation; share it freely.
  */
 #ifndef FDLINK_LINK_H
 #define FDLINK_LINK_H
@@ -14,6 +24,7 @@
 #include "fdlink/abi.h"
 #include "fdlink/decl.h"
 #include "fdlink/error.h"
+#include "fdlink/ptx.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,56 +32,152 @@ extern "C" {
 
 /** Kind of a link input. Values are pinned. */
 typedef enum fdl_input_kind {
-    FDL_KIND_AUTO = 0, /**< detect from content */
-    FDL_KIND_PTX = 1,
-    FDL_KIND_CUBIN = 2,
-    FDL_KIND_FATBIN = 3,
-    FDL_KIND_LTOIR = 4,
-    FDL_KIND_OBJECT = 5,
-    FDL_KIND_LIBRARY = 6,
-    FDL_KIND_CUDA = 7
+    FDL_KIND_AUTO = 0,    /**< detect from content */
+    FDL_KIND_PTX = 1,     /**< PTX text (a `.version` directive after comments) */
+    FDL_KIND_CUBIN = 2,   /**< an ELF file for NVIDIA GPUs (e_machine 190) */
+    FDL_KIND_FATBIN = 3,  /**< a fat binary (magic 0xBA55ED50): cubins, PTX, LTO-IR */
+    FDL_KIND_LTOIR = 4,   /**< an NVVM container (magic 0x7F4E43ED), e.g. nvcc -dlto, NVRTC -dlto */
+    FDL_KIND_OBJECT = 5,  /**< a host object with device code (`.nv_fatbin`/`__nv_relfatbin`) */
+    FDL_KIND_LIBRARY = 6, /**< a static library (`!<arch>`) of such objects */
+    FDL_KIND_CUDA = 7     /**< CUDA C source, compiled with NVRTC */
 } fdl_input_kind;
 
-/** Name of a kind ("ptx", "cubin", ...); static string. */
+/** Name of a kind ("ptx", "cubin", ...; "unknown" for other values); static string. */
 FDL_API const char *fdl_input_kind_name(fdl_input_kind kind);
 
-/** Options of a link. Start from FDL_LINK_OPTIONS_INIT. */
+/**
+ * Parse a kind name as fdl_input_kind_name writes it ("ptx", "cubin", "fatbin", "ltoir",
+ * "object", "library", "cuda", "auto"; also "lto-ir", "o", "a", "lib", "cu").
+ * @return FDL_OK, FDL_EINVAL (unknown name: the message lists the names)
+ */
+FDL_API int fdl_input_kind_parse(fdl_input_kind *out, const char *name, fdl_error *err);
+
+/**
+ * Recognise the kind of an input from its bytes; @p name only breaks ties (text named `*.cu` or
+ * `*.cuh` that is not PTX is CUDA C). Every header read is bounds-checked.
+ * @param out  receives the kind; FDL_KIND_AUTO on failure
+ * @return FDL_OK, FDL_EKIND (empty, or none of the kinds: the message says what was found, e.g.
+ *         "a host object with no device code (no .nv_fatbin or __nv_relfatbin section)" or "a
+ *         PNG image"), FDL_EINVAL
+ * Thread-safety: reentrant.
+ */
+FDL_API int fdl_input_detect(fdl_input_kind *out, const void *data, size_t size, const char *name,
+                             fdl_error *err);
+
+/** The linker that runs a link. Values are pinned. */
+typedef enum fdl_link_backend {
+    FDL_BACKEND_AUTO = 0,      /**< nvJitLink when it can be loaded, else the driver's cuLink */
+    FDL_BACKEND_NVJITLINK = 1, /**< nvJitLink: no GPU needed; LTO; every input kind */
+    FDL_BACKEND_CULINK = 2     /**< cuLink*: needs a current context; no LTO-IR */
+} fdl_link_backend;
+
+/** Name of a backend ("auto", "nvjitlink", "culink"); static string. */
+FDL_API const char *fdl_link_backend_name(fdl_link_backend backend);
+
+/** Link-time optimisation. Values are pinned. */
+typedef enum fdl_lto_mode {
+    FDL_LTO_AUTO = 0, /**< on when an input carries LTO-IR (nvJitLink -lto), off otherwise */
+    FDL_LTO_ON = 1,   /**< on; an error when no input carries LTO-IR */
+    FDL_LTO_OFF = 2   /**< off; LTO-IR inputs are an error (they can only be linked with LTO) */
+} fdl_lto_mode;
+
+/** What NVRTC makes of CUDA C inputs. Values are pinned. */
+typedef enum fdl_cuda_output {
+    FDL_CUDA_OUTPUT_AUTO = 0,  /**< LTO-IR when the link can use it (nvJitLink, LTO on), else PTX */
+    FDL_CUDA_OUTPUT_PTX = 1,   /**< PTX (checked against declarations like any PTX input) */
+    FDL_CUDA_OUTPUT_LTOIR = 2  /**< LTO-IR (-dlto) */
+} fdl_cuda_output;
+
+/**
+ * How CUDA C inputs are compiled with NVRTC (libnvrtc.so.13, libnvrtc.so or the toolkit's, or
+ * the path in FDLINK_NVRTC). Start from FDL_NVRTC_OPTIONS_INIT. Always given to NVRTC:
+ * `-arch=compute_NN` of the link's arch, `-rdc=true`, `-I<toolkit>/include` (unless
+ * no_toolkit_include), and when declarations were added to the link before the input, their
+ * prototypes header (fdl_header_generate) as a pre-include, so that a definition whose types
+ * disagree with its declaration does not compile (ABI-10).
+ */
+typedef struct fdl_nvrtc_options {
+    unsigned version;                  /**< FDL_NVRTC_OPTIONS_VERSION */
+    const char *const *defines;        /**< NULL-terminated "NAME" or "NAME=VALUE" (-D), or NULL */
+    const char *const *include_dirs;   /**< NULL-terminated directories (-I), or NULL */
+    const char *std;                   /**< language standard ("c++17"), NULL for NVRTC's default */
+    fdl_cuda_output output;            /**< PTX or LTO-IR */
+    int no_toolkit_include;            /**< do not add <toolkit>/include */
+    const char *const *extra;          /**< NULL-terminated raw NVRTC options, or NULL */
+} fdl_nvrtc_options;
+
+#define FDL_NVRTC_OPTIONS_VERSION 1
+#define FDL_NVRTC_OPTIONS_INIT                                                                    \
+    {FDL_NVRTC_OPTIONS_VERSION, NULL, NULL, NULL, FDL_CUDA_OUTPUT_AUTO, 0, NULL}
+
+/**
+ * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Version 1 (the first seven fields) is
+ * still accepted; the fields after `extra` then take their defaults.
+ */
 typedef struct fdl_link_options {
-    unsigned version;        /**< FDL_LINK_OPTIONS_VERSION */
-    const char *arch;        /**< "sm_90", "sm_90a", ...; required */
-    int opt_level;           /**< -O level 0..3; -1 for the backend's default */
-    int debug;               /**< -g */
-    int lineinfo;            /**< -lineinfo */
-    int verbose;             /**< -verbose: the backend writes details to the info log */
-    const char *const *extra; /**< NULL-terminated raw backend options, or NULL */
+    unsigned version;         /**< FDL_LINK_OPTIONS_VERSION */
+    /**
+     * `sm_NN`, `sm_NNa` or `sm_NNf` (two to four digits); NULL or "native" for the device of the
+     * calling thread's current CUDA context (fdl_device_open makes its device's context current).
+     */
+    const char *arch;
+    int opt_level;            /**< -O level 0..3 (nvJitLink: 0 or 3); -1 for the default */
+    int debug;                /**< -g */
+    int lineinfo;             /**< -lineinfo */
+    int verbose;              /**< the backend writes details to the info log */
+    const char *const *extra; /**< NULL-terminated raw nvJitLink options, or NULL */
+    /* version 2 */
+    fdl_link_backend backend; /**< which linker */
+    fdl_lto_mode lto;         /**< link-time optimisation */
+    int emit_ptx;             /**< keep the post-LTO PTX (fdl_link_ptx); all inputs LTO-IR */
+    int maxrregcount;         /**< most registers per thread, 0 for no limit */
+    int ftz;                  /**< -ftz: 0 or 1, -1 for the default (nvJitLink only) */
+    int prec_div;             /**< -prec-div: 0 or 1, -1 for the default (nvJitLink only) */
+    int prec_sqrt;            /**< -prec-sqrt: 0 or 1, -1 for the default (nvJitLink only) */
+    int fma;                  /**< -fma: 0 or 1, -1 for the default (nvJitLink only) */
+    const char *const *kernels_used;   /**< NULL-terminated kernels LTO keeps, or NULL */
+    const char *const *variables_used; /**< NULL-terminated variables LTO keeps, or NULL */
+    int cudadevrt;            /**< link the toolkit's libcudadevrt.a (device-side launches) */
+    const fdl_nvrtc_options *cuda; /**< CUDA C inputs added by file or data; NULL: defaults */
 } fdl_link_options;
 
-#define FDL_LINK_OPTIONS_VERSION 1
-#define FDL_LINK_OPTIONS_INIT {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL}
+#define FDL_LINK_OPTIONS_VERSION 2
+#define FDL_LINK_OPTIONS_INIT                                                                     \
+    {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
+     -1, -1, -1, NULL, NULL, 0, NULL}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;
 
 /**
- * Create a link. Loads nvJitLink on first use.
+ * Create a link: check the options, choose and load the backend, resolve "native" to the current
+ * device's architecture, and with cudadevrt locate the toolkit's libcudadevrt.a (FDLINK_CUDA_ROOT,
+ * CUDA_PATH, the toolkit fdlink was built with, /usr/local/cuda; `<root>/lib64/libcudadevrt.a`).
  *
  * @param out  receives the link (not NULL); *out = NULL on entry and on failure
- * @param opts not NULL; copied. arch is required: `sm_NN`, `sm_NNa` or `sm_NNf` (two to four
- *             digits, checked here because nvJitLink ends the process on a one-digit arch)
- * @return FDL_OK, FDL_EINVAL (bad options: the message names the option), FDL_ENOLIB (nvJitLink
- *         cannot be loaded), FDL_ELINK (the backend refused the options), FDL_ENOMEM
+ * @param opts not NULL; copied (strings and arrays too)
+ * @return FDL_OK, FDL_EINVAL (bad options or an invalid combination, checked before anything is
+ *         loaded: the message names the option; the culink backend without a current context:
+ *         "the culink backend needs a current CUDA context (open a device first) or use
+ *         nvjitlink"), FDL_ENOLIB (the backend, or the driver for "native", cannot be loaded),
+ *         FDL_ENODEVICE ("native" without a current context), FDL_ENOTFOUND (libcudadevrt.a not
+ *         found: the message lists where it looked), FDL_ELINK (nvJitLink refused the options),
+ *         FDL_ECUDA, FDL_ENOMEM
  * Ownership: *out belongs to the caller; free with fdl_link_destroy.
  */
 FDL_API int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err);
 
-/** Destroy a link and every buffer it owns. NULL is allowed. */
+/** Destroy a link and every buffer it owns (cuLink's state included). NULL is allowed. */
 FDL_API void fdl_link_destroy(fdl_link *link);
 
 /**
- * Check every PTX input against these declarations before linking (see fdlink/abi.h); the
- * diagnostics go to the callback set with fdl_link_set_diag, if any. The set is borrowed and
- * must outlive the link. A second call replaces the set.
- * @return FDL_OK, FDL_EINVAL
+ * Check the inputs against these declarations when the link completes (see fdlink/abi.h): PTX
+ * inputs by their prototypes, binary inputs by their symbols, LTO-IR by its post-LTO PTX. CUDA C
+ * inputs added after this call are compiled with the declarations' prototypes header. The
+ * diagnostics go to the callback set with fdl_link_set_diag, if any. Each call adds a set (one
+ * per declaration file; a set added twice counts once); the inputs are checked against every
+ * set. The sets are borrowed and must outlive the link.
+ * @return FDL_OK, FDL_EINVAL (NULL argument, or the link is complete), FDL_ENOMEM
  */
 FDL_API int fdl_link_add_decls(fdl_link *link, const fdl_decls *decls, fdl_error *err);
 
@@ -82,26 +189,47 @@ FDL_API int fdl_link_add_decls(fdl_link *link, const fdl_decls *decls, fdl_error
 FDL_API int fdl_link_set_diag(fdl_link *link, fdl_diag_fn fn, void *ctx);
 
 /**
- * Add an input from memory. The bytes are copied; @p name is used in every diagnostic. The
- * backend sees the inputs in fdl_link_complete, after the declaration check, so an input it
- * refuses is reported there (FDL_ELINK naming the input).
+ * Add an input from memory. The bytes are copied; @p name is used in every diagnostic. The kind
+ * is recognised from the content (fdl_input_detect) unless @p kind states it: a stated binary
+ * kind must carry its magic number; stated PTX must be PTX text; stated CUDA is compiled as it is.
+ * CUDA C is compiled here (with the link's fdl_link_options.cuda). Inputs the link cannot use are
+ * refused here: LTO-IR with LTO off or with cuLink, a cubin for another architecture, a cubin that
+ * is not relocatable.
  * @param kind FDL_KIND_AUTO to detect from content
- * @return FDL_OK, FDL_EKIND (unrecognised or unsupported content: the message says what was
- *         found; empty input), FDL_EPARSE (PTX that cannot be scanned), FDL_ENOMEM, FDL_EINVAL
+ * @return FDL_OK, FDL_EKIND (unrecognised or unusable content: the message says what was found
+ *         and why it cannot be linked; empty input), FDL_EPARSE (PTX that cannot be scanned; a
+ *         malformed container, with the byte offset; CUDA C that does not compile: the location of
+ *         the first error, err->log holding NVRTC's whole log), FDL_ENOLIB (NVRTC missing),
+ *         FDL_ENOMEM, FDL_EINVAL
  */
 FDL_API int fdl_link_add_data(fdl_link *link, const void *data, size_t size, const char *name,
                               fdl_input_kind kind, fdl_error *err);
 
-/** Add an input file. As fdl_link_add_data, plus FDL_EIO. */
+/** Add an input file. As fdl_link_add_data, plus FDL_EIO (missing file, a directory). */
 FDL_API int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind kind,
                               fdl_error *err);
 
 /**
- * Run the declaration check (if declarations were added) and the link.
- * @return FDL_OK, FDL_EABI (a PTX input disagrees with a declaration), FDL_ELINK (the backend
- *         refused an input, err->source naming it, or the link failed, e.g. an undefined symbol,
- *         err->symbol naming it: the message quotes the log, err->log holds it whole, borrowed
- *         from the link), FDL_EINVAL (no inputs, or already completed), FDL_ENOMEM
+ * Add CUDA C source, compiled now with NVRTC to PTX or LTO-IR (see fdl_nvrtc_options).
+ * @param opts NULL for the link's fdl_link_options.cuda (or the defaults)
+ * @return FDL_OK, FDL_EPARSE (compile error: err->source @p name, err->line and the first error's
+ *         text; err->log the whole NVRTC log, borrowed from the link), FDL_ENOLIB, FDL_EINVAL
+ *         (bad options, e.g. LTO-IR output with LTO off or cuLink), FDL_ENOMEM
+ */
+FDL_API int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
+                              const fdl_nvrtc_options *opts, fdl_error *err);
+
+/**
+ * Run the checks and the link. In order: every input is given the image the backend will use
+ * (the cubin for the link's arch, else PTX or LTO-IR); the declaration check (if declarations were
+ * added); duplicate definitions across all inputs (ABI-6; nvJitLink would only warn); the link,
+ * with -lto when LTO is on; with emit_ptx, the post-LTO PTX.
+ * @return FDL_OK, FDL_EABI (an input disagrees with a declaration), FDL_ELINK (an input has no
+ *         code for the arch; a symbol defined twice, naming both inputs; an undefined symbol,
+ *         naming it, the input that references it and where it is declared; the backend refused
+ *         an input or failed: the message quotes the log, err->log holds it whole, borrowed from
+ *         the link), FDL_EINVAL (no inputs, already completed, --lto without LTO-IR, emit_ptx with
+ *         an input that is not LTO-IR, cuLink without a current context), FDL_ECUDA, FDL_ENOMEM
  */
 FDL_API int fdl_link_complete(fdl_link *link, fdl_error *err);
 
@@ -110,6 +238,13 @@ FDL_API int fdl_link_complete(fdl_link *link, fdl_error *err);
  * Ownership: borrowed; valid until the link is destroyed.
  */
 FDL_API const void *fdl_link_cubin(const fdl_link *link, size_t *size);
+
+/**
+ * The post-LTO PTX (NUL-terminated) after a successful fdl_link_complete with emit_ptx, else
+ * NULL. @p size (may be NULL) receives its length without the NUL.
+ * Ownership: borrowed; valid until the link is destroyed.
+ */
+FDL_API const char *fdl_link_ptx(const fdl_link *link, size_t *size);
 
 /** Write the linked cubin to @p path atomically. @return FDL_OK, FDL_EINVAL, FDL_EIO */
 FDL_API int fdl_link_write(const fdl_link *link, const char *path, fdl_error *err);
@@ -122,15 +257,104 @@ FDL_API const char *fdl_link_error_log(const fdl_link *link);
 
 /**
  * Wall time of the backend's part of fdl_link_complete (compiling the inputs and linking), in
- * milliseconds; 0 until the backend ran (also when the declaration check failed).
+ * milliseconds; 0 until the backend ran (also when a check failed).
  */
 FDL_API double fdl_link_wall_ms(const fdl_link *link);
+
+/** The backend the link uses (never FDL_BACKEND_AUTO once created; AUTO for NULL). */
+FDL_API fdl_link_backend fdl_link_get_backend(const fdl_link *link);
+
+/** The target architecture ("sm_90"; "native" resolved). Borrowed; "" for NULL. */
+FDL_API const char *fdl_link_arch(const fdl_link *link);
+
+/** Non-zero when the completed link ran with link-time optimisation (-lto). */
+FDL_API int fdl_link_lto(const fdl_link *link);
+
+/** Number of inputs added (libcudadevrt.a included once the link completed). */
+FDL_API size_t fdl_link_input_count(const fdl_link *link);
+
+/**
+ * Name and kind of input @p i (CUDA C inputs report FDL_KIND_CUDA). @return the name (borrowed),
+ * or NULL when out of range
+ */
+FDL_API const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kind *kind);
 
 /**
  * Version of the nvJitLink library in use, loading it if needed.
  * @return FDL_OK, FDL_ENOLIB
  */
 FDL_API int fdl_link_backend_version(unsigned *major, unsigned *minor, fdl_error *err);
+
+/* ---- inspection ------------------------------------------------------------------------- */
+
+/** Kind of a symbol in a cubin. Values are pinned. */
+typedef enum fdl_symbol_kind {
+    FDL_SYMBOL_FUNCTION = 0, /**< a device function */
+    FDL_SYMBOL_KERNEL = 1,   /**< a kernel (an entry point) */
+    FDL_SYMBOL_VARIABLE = 2  /**< a device variable */
+} fdl_symbol_kind;
+
+/** One symbol of a cubin's symbol table (global and weak functions, kernels, variables). */
+typedef struct fdl_symbol {
+    const char *name;      /**< borrowed */
+    fdl_symbol_kind kind;
+    int defined;           /**< 0: referenced here, defined elsewhere */
+    int weak;              /**< weak binding */
+    /* Resources of a defined function or kernel; -1 when the cubin does not say. */
+    long registers;        /**< registers per thread (.nv.info EIATTR_REGCOUNT) */
+    long shared_bytes;     /**< static shared memory (size of .nv.shared.<name>) */
+    long local_bytes;      /**< stack frame per thread (.nv.info EIATTR_FRAME_SIZE) */
+    long const_bytes;      /**< constant bank 0 (size of .nv.constant0.<name>) */
+} fdl_symbol;
+
+/**
+ * One code image of an input: the input itself (PTX, cubin, LTO-IR), or an entry of a fatbin,
+ * of the fatbin section of a host object, or of an object in a static library.
+ */
+typedef struct fdl_image {
+    fdl_input_kind kind;     /**< FDL_KIND_PTX, FDL_KIND_CUBIN or FDL_KIND_LTOIR; FDL_KIND_AUTO
+                                  for a fatbin entry of a kind fdlink does not know */
+    const char *name;        /**< for diagnostics: "k.fatbin[sm_90 cubin]", "libk.a(k.o)[...]" */
+    const char *member;      /**< the archive member ("k.o"), "" when none */
+    const char *arch;        /**< "sm_90", "compute_90", "lto_90"; "" when unknown */
+    unsigned arch_number;    /**< 90 for all three; 0 when unknown */
+    const char *ptx_version; /**< PTX: the `.version` ("9.0"); "" otherwise */
+    const char *compression; /**< "zstd" or "lz4" as stored in a fatbin, "" when not compressed */
+    int relocatable;         /**< cubin: relocatable (linkable) rather than executable */
+    size_t size;             /**< bytes of the image (decompressed when that was possible) */
+    const fdl_ptx *ptx;      /**< PTX: its prototypes (fdlink/ptx.h); NULL otherwise */
+    size_t nsymbols;
+    const fdl_symbol *symbols; /**< cubin: its symbols, in symbol-table order; NULL otherwise */
+    const char *note;        /**< why the content is not shown (e.g. zstd not available), or "" */
+} fdl_image;
+
+/** What an input holds. Opaque. */
+typedef struct fdl_inspection fdl_inspection;
+
+/**
+ * Inspect an input: its kind and every code image in it, decompressed and scanned.
+ * @param kind FDL_KIND_AUTO to detect from content
+ * @return FDL_OK, FDL_EKIND, FDL_EPARSE (malformed container or PTX), FDL_ENOMEM, FDL_EINVAL
+ * Ownership: *out belongs to the caller (fdl_inspection_destroy); @p data is copied.
+ */
+FDL_API int fdl_inspect_data(fdl_inspection **out, const void *data, size_t size,
+                             const char *name, fdl_input_kind kind, fdl_error *err);
+
+/** Inspect a file. As fdl_inspect_data, plus FDL_EIO. */
+FDL_API int fdl_inspect_file(fdl_inspection **out, const char *path, fdl_input_kind kind,
+                             fdl_error *err);
+
+/** Free an inspection. NULL is allowed. */
+FDL_API void fdl_inspection_destroy(fdl_inspection *ins);
+
+/** Kind of the inspected input. */
+FDL_API fdl_input_kind fdl_inspection_kind(const fdl_inspection *ins);
+
+/** Number of code images (0 for CUDA C, which holds none until compiled). */
+FDL_API size_t fdl_inspection_count(const fdl_inspection *ins);
+
+/** Image @p i, or NULL when out of range. Borrowed; valid until the inspection is destroyed. */
+FDL_API const fdl_image *fdl_inspection_image(const fdl_inspection *ins, size_t i);
 
 #ifdef __cplusplus
 }

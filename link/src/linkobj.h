@@ -1,0 +1,130 @@
+/*
+ * The link object and the helpers its files share (internal to link/): link.c (options, inputs,
+ * complete), linkcheck.c (checks before the backend runs), linkrun.c (the backends and logs).
+ */
+#ifndef FDLINK_LINKOBJ_H
+#define FDLINK_LINKOBJ_H
+
+#include <stddef.h>
+
+#include "fdlink/link.h"
+#include "linkint.h"
+#include "nvjitlink.h"
+
+/* A NULL-terminated vector of owned strings. */
+typedef struct fdl__strv {
+    char **v;
+    size_t n;
+    size_t cap;
+} fdl__strv;
+
+void fdl__strv_free(fdl__strv *s);
+/* Append a copy of @p fmt (formatted with one %s of @p arg when @p arg is not NULL). */
+int fdl__strv_push(fdl__strv *s, const char *fmt, const char *arg);
+
+typedef struct fdl__link_input {
+    char *name;
+    unsigned char *data; /* size bytes, then a NUL */
+    size_t size;
+    fdl_input_kind kind; /* as given to the backend (CUDA C: PTX or LTO-IR) */
+    int from_cuda;       /* compiled from CUDA C by NVRTC */
+    int builtin;         /* libcudadevrt.a, added by the cudadevrt option */
+    fdl__images images;
+    fdl__image **chosen; /* per unit: the image the backend will use */
+    fdl_ptx *post_lto;   /* the post-LTO PTX of this input's LTO-IR (declaration check) */
+} fdl__link_input;
+
+enum link_state { LINK_OPEN, LINK_DONE, LINK_FAILED };
+
+struct fdl_link {
+    fdl_link_options opts; /* pointers replaced by the owned copies below */
+    fdl__strv extra, kernels_used, variables_used;
+    fdl_nvrtc_options cuda;
+    fdl__strv cuda_defines, cuda_includes, cuda_extra;
+    char *cuda_std;
+    char arch[24];       /* "sm_90a" */
+    unsigned arch_number; /* 90 */
+    char arch_suffix;    /* 'a', 'f' or 0 */
+    char *devrt;         /* path of libcudadevrt.a with the cudadevrt option */
+    fdl_link_backend backend;
+    const fdl__nvjl *nv;
+    fdl__link_input *inputs;
+    size_t ninputs;
+    size_t cap;
+    const fdl_decls **decls; /* the sets added, in order (borrowed) */
+    size_t ndecls;
+    fdl_diag_fn on_diag;
+    void *diag_ctx;
+    enum link_state state;
+    int lto;
+    unsigned char *keeper; /* LTO-IR that keeps declared functions alive (declaration check) */
+    size_t keeper_size;
+    int keeper_tried;
+    unsigned char *cubin;
+    size_t cubin_size;
+    char *ptx;
+    size_t ptx_size;
+    char *info_log;
+    char *error_log;
+    /* logs replaced by newer ones, kept because an fdl_error may still borrow them */
+    char **old_logs;
+    size_t nold;
+    double wall_ms;
+};
+
+/* The outcome of one nvJitLink run. */
+typedef struct fdl__jl_run {
+    nvJitLinkResult r;
+    const char *refused; /* the input the backend refused, if it was one */
+    unsigned char *out;  /* cubin, or with ptx NUL-terminated PTX */
+    size_t out_size;
+    char *info;
+    char *error;
+} fdl__jl_run;
+
+/* ---- link.c ---- */
+
+/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
+/* "compute_90a" for sm_90a. */
+void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
+/* The declaration of @p name in the first set that has one, or NULL. */
+const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name);
+/* The prototypes header of every set (fdl_header_generate), one after the other. */
+int fdl__link_decls_header(const fdl_link *link, char **out, fdl_error *err);
+
+/* ---- linkrun.c ---- */
+
+/* Make @p text (owned, NULL for "") the link's info or error log, keeping the old one. */
+int fdl__link_set_log(fdl_link *link, int info, char *text);
+/* Let nvJitLink refuse bad options at create time. @return FDL_OK, FDL_ELINK, FDL_ENOMEM */
+int fdl__link_probe(fdl_link *link, fdl_error *err);
+/*
+ * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
+ * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
+ */
+int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins, size_t nins,
+                 const unsigned char *extra, size_t extra_size, fdl__jl_run *run, fdl_error *err);
+void fdl__jl_run_free(fdl__jl_run *run);
+/* Fill @p err from a failed run's log (made the link's error log, which err->log borrows). */
+int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *code_name,
+                            const char *source, const char *what, char *symbol, size_t symsize,
+                            fdl_error *err);
+int fdl__link_run_nvjitlink(fdl_link *link, fdl_error *err);
+int fdl__link_run_culink(fdl_link *link, fdl_error *err);
+
+/* ---- linkcheck.c ---- */
+
+/* Non-zero when some unit of @p in contributes an image of @p kind. */
+int fdl__link_chosen_kind(const fdl__link_input *in, fdl_input_kind kind);
+/* The post-LTO PTX of one input's LTO-IR, kept with the input. */
+int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl_error *err);
+/* The declarations against every input. @return FDL_OK, FDL_EABI, FDL_ELINK, FDL_ENOMEM */
+int fdl__link_check_decls(fdl_link *link, fdl_error *err);
+/* ABI-6 for every name: a global function or kernel defined in two inputs. */
+int fdl__link_check_duplicates(const fdl_link *link, fdl_error *err);
+/* Where @p name is referenced: an image or post-LTO module, with a position for PTX. */
+int fdl__link_find_reference(const fdl_link *link, const char *name, const char **where,
+                             unsigned *line, unsigned *column);
+
+#endif /* FDLINK_LINKOBJ_H */

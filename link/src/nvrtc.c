@@ -1,0 +1,307 @@
+/*
+ * NVRTC, opened with dlopen the first time a CUDA C input is compiled, and the places of the
+ * CUDA toolkit (for its headers and libcudadevrt.a).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Only the types: the functions are looked up with dlsym. */
+#include <nvrtc.h>
+
+#include "internal.h"
+#include "linkint.h"
+
+#ifndef FDLINK_CUDA_ROOT
+#  define FDLINK_CUDA_ROOT "/usr/local/cuda"
+#endif
+
+/* ---- the toolkit ---------------------------------------------------------------------------- */
+
+size_t fdl__cuda_roots(const char **roots, size_t max)
+{
+    const char *candidates[] = {getenv("FDLINK_CUDA_ROOT"), getenv("CUDA_PATH"),
+                                FDLINK_CUDA_ROOT, "/usr/local/cuda"};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && n < max; i++) {
+        const char *c = candidates[i];
+        if (!c || !c[0])
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < n; k++)
+            seen |= strcmp(roots[k], c) == 0;
+        if (!seen)
+            roots[n++] = c;
+    }
+    return n;
+}
+
+int fdl__cuda_find(char *out, size_t size, const char *rel)
+{
+    const char *roots[4];
+    size_t n = fdl__cuda_roots(roots, 4);
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(out, size, "%s/%s", roots[i], rel);
+        struct stat st;
+        if (len > 0 && (size_t)len < size && stat(out, &st) == 0 && S_ISREG(st.st_mode))
+            return 1;
+    }
+    if (size)
+        out[0] = '\0';
+    return 0;
+}
+
+/* ---- NVRTC ---------------------------------------------------------------------------------- */
+
+typedef nvrtcResult (*create_fn)(nvrtcProgram *prog, const char *src, const char *name,
+                                 int nheaders, const char *const *headers,
+                                 const char *const *names);
+typedef nvrtcResult (*destroy_fn)(nvrtcProgram *prog);
+typedef nvrtcResult (*compile_fn)(nvrtcProgram prog, int nopts, const char *const *opts);
+typedef nvrtcResult (*size_fn)(nvrtcProgram prog, size_t *size);
+typedef nvrtcResult (*get_fn)(nvrtcProgram prog, char *out);
+typedef const char *(*errstr_fn)(nvrtcResult result);
+
+typedef struct nvrtc_fn {
+    create_fn create;
+    destroy_fn destroy;
+    compile_fn compile;
+    size_fn ptx_size;
+    get_fn ptx;
+    size_fn log_size;
+    get_fn log;
+    errstr_fn error_string;
+    size_fn ltoir_size; /* CUDA 12.0 and later */
+    get_fn ltoir;
+} nvrtc_fn;
+
+/* Global state: the entry points, filled once under pthread_once and read-only after. */
+static struct {
+    pthread_once_t once;
+    int status;
+    fdl_error error;
+    nvrtc_fn fn;
+} g_nvrtc = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+
+#define PURPOSE "to compile CUDA C inputs"
+
+static void nvrtc_load(void)
+{
+    fdl_error *err = &g_nvrtc.error;
+    void *h = NULL;
+    const char *override = getenv("FDLINK_NVRTC");
+    int rc;
+    if (override && override[0]) {
+        const char *const names[] = {override, NULL};
+        rc = fdl__dlopen_first(&h, names, PURPOSE " (path from FDLINK_NVRTC)", err);
+    } else {
+        const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so",
+                                     FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT
+                                     "/lib64/libnvrtc.so.13" : NULL,
+                                     NULL};
+        rc = fdl__dlopen_first(&h, names, PURPOSE, err);
+    }
+    if (rc != FDL_OK) {
+        g_nvrtc.status = rc;
+        return;
+    }
+    static const struct {
+        const char *name;
+        size_t offset;
+        int optional;
+    } symbols[] = {
+        {"nvrtcCreateProgram", offsetof(nvrtc_fn, create), 0},
+        {"nvrtcDestroyProgram", offsetof(nvrtc_fn, destroy), 0},
+        {"nvrtcCompileProgram", offsetof(nvrtc_fn, compile), 0},
+        {"nvrtcGetPTXSize", offsetof(nvrtc_fn, ptx_size), 0},
+        {"nvrtcGetPTX", offsetof(nvrtc_fn, ptx), 0},
+        {"nvrtcGetProgramLogSize", offsetof(nvrtc_fn, log_size), 0},
+        {"nvrtcGetProgramLog", offsetof(nvrtc_fn, log), 0},
+        {"nvrtcGetErrorString", offsetof(nvrtc_fn, error_string), 0},
+        {"nvrtcGetLTOIRSize", offsetof(nvrtc_fn, ltoir_size), 1},
+        {"nvrtcGetLTOIR", offsetof(nvrtc_fn, ltoir), 1},
+    };
+    nvrtc_fn fn;
+    memset(&fn, 0, sizeof fn);
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        void *sym = dlsym(h, symbols[i].name);
+        if (!sym && !symbols[i].optional) {
+            g_nvrtc.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
+                                        "NVRTC lacks %s (needed %s): the library is too old or "
+                                        "not NVRTC",
+                                        symbols[i].name, PURPOSE);
+            return;
+        }
+        /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
+        memcpy((char *)&fn + symbols[i].offset, &sym, sizeof sym);
+    }
+    g_nvrtc.fn = fn;
+    g_nvrtc.status = FDL_OK;
+}
+
+/*
+ * The first error of an NVRTC log, `name(LINE): error: text` (also "catastrophic error"), into
+ * @p text with its line; else the first non-blank line, line 0.
+ */
+static void first_error(const char *log, char *text, size_t size, unsigned *line)
+{
+    *line = 0;
+    text[0] = '\0';
+    const char *first = NULL, *first_end = NULL;
+    for (const char *l = log; l && *l;) {
+        const char *end = strchr(l, '\n');
+        if (!end)
+            end = l + strlen(l);
+        const char *e = strstr(l, "): error: ");
+        const char *c = strstr(l, "): catastrophic error: ");
+        const char *hit = e && e < end ? e : c && c < end ? c : NULL;
+        if (hit) {
+            const char *open = hit;
+            while (open > l && open[-1] != '(')
+                open--;
+            unsigned v = 0;
+            for (const char *d = open; d < hit && isdigit((unsigned char)*d) && v < 100000000u;
+                 d++)
+                v = v * 10 + (unsigned)(*d - '0');
+            *line = v;
+            const char *msg = strstr(hit, "error: ") + 7;
+            if (hit == c)
+                msg = hit + 3; /* keep "catastrophic error: ..." */
+            size_t len = (size_t)(end - msg);
+            while (len && (msg[len - 1] == '\r' || msg[len - 1] == ' '))
+                len--;
+            if (len >= size)
+                len = size - 1;
+            memcpy(text, msg, len);
+            text[len] = '\0';
+            return;
+        }
+        const char *p = l;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+            p++;
+        if (!first && p < end) {
+            first = p;
+            first_end = end;
+        }
+        l = *end ? end + 1 : NULL;
+    }
+    if (first) {
+        size_t len = (size_t)(first_end - first);
+        if (len >= size)
+            len = size - 1;
+        memcpy(text, first, len);
+        text[len] = '\0';
+    }
+}
+
+int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const char *source,
+                       size_t size, const char *name, const char *const *options,
+                       const fdl__nvrtc_header *headers, size_t nheaders, int ltoir,
+                       fdl_error *err)
+{
+    *out = NULL;
+    *out_size = 0;
+    *log = NULL;
+    pthread_once(&g_nvrtc.once, nvrtc_load);
+    if (g_nvrtc.status != FDL_OK) {
+        if (err)
+            *err = g_nvrtc.error;
+        return g_nvrtc.status;
+    }
+    const nvrtc_fn *fn = &g_nvrtc.fn;
+    if (ltoir && (!fn->ltoir_size || !fn->ltoir))
+        return fdl__error(err, FDL_ENOLIB, name, 0, 0, NULL,
+                          "NVRTC lacks nvrtcGetLTOIR (CUDA 12.0 and later): it cannot emit "
+                          "LTO-IR; compile to PTX instead");
+    int rc = FDL_OK;
+    nvrtcResult r;
+    nvrtcProgram prog = NULL;
+    char *text = NULL;
+    const char **hdr_text = NULL, **hdr_names = NULL;
+    size_t nopts = 0, cap;
+    while (options && options[nopts])
+        nopts++;
+    if (nopts > 65536 || nheaders > 65536)
+        return fdl__error(err, FDL_ELIMIT, name, 0, 0, NULL, "too many NVRTC options");
+    if (!fdl__size_add(&cap, size, 1) || !(text = malloc(cap)) ||
+        !(hdr_text = calloc(nheaders ? nheaders : 1, sizeof *hdr_text)) ||
+        !(hdr_names = calloc(nheaders ? nheaders : 1, sizeof *hdr_names))) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory compiling");
+        goto cleanup;
+    }
+    memcpy(text, source, size);
+    text[size] = '\0';
+    for (size_t i = 0; i < nheaders; i++) {
+        hdr_text[i] = headers[i].text;
+        hdr_names[i] = headers[i].name;
+    }
+    r = fn->create(&prog, text, name, (int)nheaders, hdr_text, hdr_names);
+    if (r != NVRTC_SUCCESS) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "nvrtcCreateProgram failed: %s",
+                        fn->error_string(r));
+        if (err)
+            err->backend_code = (int)r;
+        goto cleanup;
+    }
+    nvrtcResult compiled = fn->compile(prog, (int)nopts, options);
+    size_t lsize = 0;
+    if (fn->log_size(prog, &lsize) == NVRTC_SUCCESS && lsize) {
+        *log = calloc(lsize + 1, 1);
+        if (*log && fn->log(prog, *log) != NVRTC_SUCCESS)
+            (*log)[0] = '\0';
+    }
+    if (compiled != NVRTC_SUCCESS) {
+        char first[FDL_ERROR_MESSAGE_MAX];
+        unsigned line = 0;
+        first_error(*log ? *log : "", first, sizeof first - 64, &line);
+        if (compiled == NVRTC_ERROR_INVALID_OPTION)
+            rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "NVRTC refused the options: %s",
+                            first[0] ? first : fn->error_string(compiled));
+        else if (first[0])
+            rc = fdl__error(err, FDL_EPARSE, name, line, 0, NULL, "%s", first);
+        else
+            rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "NVRTC failed: %s",
+                            fn->error_string(compiled));
+        if (err)
+            err->backend_code = (int)compiled;
+        goto cleanup;
+    }
+    size_t n = 0;
+    r = ltoir ? fn->ltoir_size(prog, &n) : fn->ptx_size(prog, &n);
+    if (r != NVRTC_SUCCESS || n == 0) {
+        rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "NVRTC produced no %s: %s",
+                        ltoir ? "LTO-IR" : "PTX",
+                        r != NVRTC_SUCCESS ? fn->error_string(r) : "empty output");
+        goto cleanup;
+    }
+    unsigned char *buf = malloc(n + 1);
+    if (!buf) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        goto cleanup;
+    }
+    r = ltoir ? fn->ltoir(prog, (char *)buf) : fn->ptx(prog, (char *)buf);
+    if (r != NVRTC_SUCCESS) {
+        free(buf);
+        rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "cannot fetch NVRTC's output: %s",
+                        fn->error_string(r));
+        goto cleanup;
+    }
+    buf[n] = '\0';
+    if (!ltoir) /* PTX comes with its NUL */
+        while (n && buf[n - 1] == '\0')
+            n--;
+    *out = buf;
+    *out_size = n;
+cleanup:
+    if (prog)
+        fn->destroy(&prog);
+    free(text);
+    free(hdr_text);
+    free(hdr_names);
+    return rc;
+}

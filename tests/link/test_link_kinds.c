@@ -1,0 +1,1129 @@
+/*
+ * Links of every input kind with the real nvJitLink and NVRTC (no GPU needed), over fixtures
+ * that tests/link/CMakeLists.txt builds with nvcc: each kind, from a file and from memory, links
+ * into a caller, and the output cubin defines the caller's kernel and resolves the foreign
+ * function; then every refusal, with its exact message.
+ *
+ * Criterion runs each test in its own process, so a test that sets FDLINK_* environment
+ * variables before its first link sees fresh tables of entry points.
+ */
+#define _DEFAULT_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdlink/decl.h"
+#include "fdlink/link.h"
+#include "internal.h"
+
+#define FX FDL_LINK_FIXTURES
+
+/* ------------------------------------------------------------------------------------------ */
+/* Helpers                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char *fx(const char *name)
+{
+    static char paths[8][512];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", FX, name);
+    return p;
+}
+
+static char *slurp(const char *path, size_t *size)
+{
+    char *data = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl__read_file(path, &data, size, &err);
+    cr_assert_eq(rc, FDL_OK, "cannot read fixture %s: %s", path, err.message);
+    return data;
+}
+
+static fdl_link *make_link(fdl_lto_mode lto, int emit_ptx)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.lto = lto;
+    opts.emit_ptx = emit_ptx;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_link_create(&link, &opts, &err);
+    cr_assert_eq(rc, FDL_OK, "fdl_link_create: %s %s", fdl_status_name(rc), err.message);
+    return link;
+}
+
+/* Add a fixture from its file, or from memory under its plain name. */
+static void add(fdl_link *link, const char *name, int from_memory)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    int rc;
+    if (from_memory) {
+        size_t size;
+        char *data = slurp(fx(name), &size);
+        rc = fdl_link_add_data(link, data, size, name, FDL_KIND_AUTO, &err);
+        memset(data, 0, size); /* the link keeps its own copy */
+        free(data);
+    } else {
+        rc = fdl_link_add_file(link, fx(name), FDL_KIND_AUTO, &err);
+    }
+    cr_assert_eq(rc, FDL_OK, "add %s: %s %s", name, fdl_status_name(rc), err.message);
+}
+
+static const fdl_symbol *find_symbol(const fdl_image *img, const char *name)
+{
+    for (size_t i = 0; i < img->nsymbols; i++)
+        if (strcmp(img->symbols[i].name, name) == 0)
+            return &img->symbols[i];
+    return NULL;
+}
+
+enum { MUL_ABSENT = 0, MUL_DEFINED = 1, MUL_EITHER = 2 };
+
+/*
+ * The linked cubin: an executable cubin for sm_90 that defines the kernel @p kernel, has no
+ * undefined function left, and defines mul_f32_f32 or not as @p mul says.
+ */
+static void check_cubin(const fdl_link *link, const char *kernel, int mul)
+{
+    size_t size = 0;
+    const void *cubin = fdl_link_cubin(link, &size);
+    cr_assert_not_null(cubin);
+    fdl_inspection *ins = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_inspect_data(&ins, cubin, size, "out.cubin", FDL_KIND_AUTO, &err), FDL_OK,
+                 "%s", err.message);
+    cr_assert_eq(fdl_inspection_kind(ins), FDL_KIND_CUBIN);
+    cr_assert_eq(fdl_inspection_count(ins), 1);
+    const fdl_image *img = fdl_inspection_image(ins, 0);
+    cr_assert_str_eq(img->arch, "sm_90");
+    cr_assert_eq(img->relocatable, 0, "a linked cubin is executable");
+    const fdl_symbol *k = find_symbol(img, kernel);
+    cr_assert_not_null(k, "%s is not in the cubin", kernel);
+    cr_assert(k->defined && k->kind == FDL_SYMBOL_KERNEL);
+    cr_assert_gt(k->registers, 0);
+    for (size_t i = 0; i < img->nsymbols; i++) /* the driver provides its syscalls at load */
+        cr_assert(img->symbols[i].defined || img->symbols[i].kind != FDL_SYMBOL_FUNCTION ||
+                      strncmp(img->symbols[i].name, "__cuda_syscall", 14) == 0,
+                  "%s is still undefined", img->symbols[i].name);
+    const fdl_symbol *m = find_symbol(img, "mul_f32_f32");
+    if (mul == MUL_DEFINED)
+        cr_assert(m && m->defined && m->kind == FDL_SYMBOL_FUNCTION, "mul_f32_f32 not defined");
+    else if (mul == MUL_ABSENT)
+        cr_assert_null(m, "mul_f32_f32 is still a function of its own (not inlined)");
+    fdl_inspection_destroy(ins);
+}
+
+/* caller + callee, from files and from memory; LTO as expected. */
+static void link_pair(const char *caller, const char *callee, fdl_lto_mode mode, int expect_lto,
+                      int mul)
+{
+    for (int mem = 0; mem < 2; mem++) {
+        fdl_link *link = make_link(mode, 0);
+        add(link, caller, mem);
+        add(link, callee, mem);
+        fdl_error err = FDL_ERROR_INIT;
+        int rc = fdl_link_complete(link, &err);
+        cr_assert_eq(rc, FDL_OK, "%s + %s (%s): %s %s", caller, callee, mem ? "memory" : "file",
+                     fdl_status_name(rc), err.message);
+        cr_assert_eq(fdl_link_lto(link), expect_lto, "%s + %s: LTO %d", caller, callee,
+                     fdl_link_lto(link));
+        cr_assert_eq(fdl_link_get_backend(link), FDL_BACKEND_NVJITLINK);
+        cr_assert_gt(fdl_link_wall_ms(link), 0.0);
+        check_cubin(link, "multiply_vectors", mul);
+        fdl_link_destroy(link);
+    }
+}
+
+static fdl_decls *load_decls(void)
+{
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_decls_load(&decls, fx("mul.decl"), &err), FDL_OK, "%s", err.message);
+    return decls;
+}
+
+/* Expect fdl_link_complete of @p files (with the declarations when @p decls) to fail. */
+static void expect_complete(const char *const *files, size_t n, fdl_decls *decls,
+                            fdl_lto_mode mode, int code, const char *source, const char *message)
+{
+    fdl_link *link = make_link(mode, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    if (decls)
+        cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    for (size_t i = 0; i < n; i++)
+        add(link, files[i], 0);
+    int rc = fdl_link_complete(link, &err);
+    cr_assert_eq(rc, code, "got %s: %s", fdl_status_name(rc), err.message);
+    cr_assert_eq(err.code, code);
+    if (source)
+        cr_assert_str_eq(err.source, source);
+    cr_assert_str_eq(err.message, message);
+    cr_assert_null(fdl_link_cubin(link, NULL));
+    fdl_link_destroy(link);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Every kind links                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(link_kinds, ptx) { link_pair("caller.ptx", "mul.ptx", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, cubin) { link_pair("caller.ptx", "mul.cubin", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, cubin_caller) { link_pair("caller.cubin", "mul.ptx", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, fatbin_two_archs) { link_pair("caller.ptx", "mul.fatbin", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, fatbin_ptx_only) { link_pair("caller.ptx", "mul_ptx.fatbin", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, fatbin_lz4) { link_pair("caller.ptx", "mul_lz4.fatbin", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, object) { link_pair("caller.ptx", "mul.o", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+Test(link_kinds, library) { link_pair("caller.ptx", "libmul.a", FDL_LTO_AUTO, 0, MUL_DEFINED); }
+
+/* LTO-IR turns LTO on by itself; a PTX caller keeps its call (see link_lto below). */
+Test(link_kinds, ltoir) { link_pair("caller.ptx", "mul.ltoir", FDL_LTO_AUTO, 1, MUL_DEFINED); }
+Test(link_kinds, ltoir_in_fatbin) { link_pair("caller.ptx", "mul_lto.fatbin", FDL_LTO_AUTO, 1, MUL_DEFINED); }
+Test(link_kinds, ltoir_in_object) { link_pair("caller.ptx", "mul_lto.o", FDL_LTO_AUTO, 1, MUL_DEFINED); }
+Test(link_kinds, ltoir_in_library) { link_pair("caller.ptx", "libmul_lto.a", FDL_LTO_AUTO, 1, MUL_DEFINED); }
+
+/* An LTO-IR caller with every kind of callee, under LTO. */
+Test(link_kinds, lto_caller_with_ptx) { link_pair("caller.ltoir", "mul.ptx", FDL_LTO_ON, 1, MUL_DEFINED); }
+Test(link_kinds, lto_caller_with_cubin) { link_pair("caller.ltoir", "mul.cubin", FDL_LTO_ON, 1, MUL_DEFINED); }
+Test(link_kinds, lto_caller_with_fatbin) { link_pair("caller.ltoir", "mul.fatbin", FDL_LTO_ON, 1, MUL_DEFINED); }
+Test(link_kinds, lto_caller_with_object) { link_pair("caller.ltoir", "mul.o", FDL_LTO_ON, 1, MUL_DEFINED); }
+Test(link_kinds, lto_caller_with_library) { link_pair("caller.ltoir", "libmul.a", FDL_LTO_ON, 1, MUL_DEFINED); }
+Test(link_kinds, lto_caller_with_ltoir) { link_pair("caller.ltoir", "mul.ltoir", FDL_LTO_AUTO, 1, MUL_ABSENT); }
+Test(link_kinds, lto_caller_with_ltoir_library) { link_pair("caller.ltoir", "libmul_lto.a", FDL_LTO_AUTO, 1, MUL_ABSENT); }
+
+/* CUDA C, compiled by NVRTC: to LTO-IR by default (LTO on), to PTX on request. */
+Test(link_kinds, cuda_source)
+{
+    for (int output = 0; output < 2; output++) {
+        fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+        add(link, "caller.ptx", 0);
+        fdl_nvrtc_options o = FDL_NVRTC_OPTIONS_INIT;
+        o.output = output ? FDL_CUDA_OUTPUT_PTX : FDL_CUDA_OUTPUT_AUTO;
+        size_t size;
+        char *src = slurp(fx("mul.cu"), &size);
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul.cu", &o, &err), FDL_OK, "%s",
+                     err.message);
+        free(src);
+        fdl_input_kind kind;
+        cr_assert_str_eq(fdl_link_input(link, 1, &kind), "mul.cu");
+        cr_assert_eq(kind, FDL_KIND_CUDA);
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_link_lto(link), !output);
+        check_cubin(link, "multiply_vectors", MUL_DEFINED);
+        fdl_link_destroy(link);
+    }
+    /* a .cu file is recognised by its name */
+    fdl_link *link = make_link(FDL_LTO_OFF, 0);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.cu", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_lto(link), 0);
+    check_cubin(link, "multiply_vectors", MUL_DEFINED);
+    fdl_link_destroy(link);
+}
+
+Test(link_kinds, stated_kind_overrides_the_name)
+{
+    fdl_link *link = make_link(FDL_LTO_OFF, 0);
+    size_t size;
+    char *src = slurp(fx("mul.cu"), &size);
+    fdl_error err = FDL_ERROR_INIT;
+    /* text without a .cu name is no input of any kind ... */
+    cr_assert_eq(fdl_link_add_data(link, src, size, "mul.txt", FDL_KIND_AUTO, &err), FDL_EKIND);
+    /* ... unless the caller says it is CUDA C */
+    cr_assert_eq(fdl_link_add_data(link, src, size, "mul.txt", FDL_KIND_CUDA, &err), FDL_OK,
+                 "%s", err.message);
+    free(src);
+    add(link, "caller.ptx", 1);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    fdl_link_destroy(link);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* LTO inlines                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(link_lto, ltoir_caller_and_callee_inline_the_call)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 1);
+    add(link, "caller.ltoir", 0);
+    add(link, "mul.ltoir", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_lto(link), 1);
+    size_t n = 0;
+    const char *ptx = fdl_link_ptx(link, &n);
+    cr_assert_not_null(ptx);
+    cr_assert_eq(strlen(ptx), n);
+    cr_assert(strstr(ptx, ".visible .entry multiply_vectors"), "%s", ptx);
+    /* the foreign call is gone: no call instruction, not even the function's name */
+    cr_assert_null(strstr(ptx, "call"), "post-LTO PTX still calls:\n%s", ptx);
+    cr_assert_null(strstr(ptx, "mul_f32_f32"), "post-LTO PTX:\n%s", ptx);
+    check_cubin(link, "multiply_vectors", MUL_ABSENT);
+    fdl_link_destroy(link);
+}
+
+Test(link_lto, a_ptx_caller_keeps_its_call)
+{
+    /* nvJitLink compiles PTX inputs apart from the LTO-IR: it cannot inline into them */
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.ltoir", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_lto(link), 1);
+    check_cubin(link, "multiply_vectors", MUL_DEFINED);
+    cr_assert_null(fdl_link_ptx(link, NULL), "no PTX without emit_ptx");
+    fdl_link_destroy(link);
+    /* and the post-LTO PTX of such a link does not exist */
+    link = make_link(FDL_LTO_AUTO, 1);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.ltoir", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.source, fx("caller.ptx"));
+    cr_assert_str_eq(err.message, "emit_ptx: nvJitLink emits post-LTO PTX only when every input "
+                                  "is LTO-IR, and this input links ptx");
+    fdl_link_destroy(link);
+}
+
+Test(link_lto, kernels_used_and_other_lto_options)
+{
+    static const char *const kernels[] = {"multiply_vectors", NULL};
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.kernels_used = kernels;
+    opts.ftz = 1;
+    opts.prec_div = 0;
+    opts.prec_sqrt = 0;
+    opts.fma = 1;
+    opts.opt_level = 3;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    add(link, "caller.ltoir", 1);
+    add(link, "mul.ltoir", 1);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    check_cubin(link, "multiply_vectors", MUL_ABSENT);
+    fdl_link_destroy(link);
+}
+
+Test(link_lto, lto_on_without_ltoir_is_refused)
+{
+    static const char *const files[] = {"caller.ptx", "mul.ptx"};
+    expect_complete(files, 2, NULL, FDL_LTO_ON, FDL_EINVAL, "",
+                    "LTO is on, but no input carries LTO-IR for sm_90 (give LTO-IR, e.g. nvcc "
+                    "-dlto, or leave LTO to be decided by the inputs)");
+}
+
+Test(link_lto, ltoir_with_lto_off_is_refused)
+{
+    fdl_link *link = make_link(FDL_LTO_OFF, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_file(link, fx("mul.ltoir"), FDL_KIND_AUTO, &err), FDL_EKIND);
+    cr_assert_str_eq(err.source, fx("mul.ltoir"));
+    cr_assert_str_eq(err.message,
+                     "LTO-IR can only be linked with link-time optimisation, and LTO is off");
+    fdl_link_destroy(link);
+    /* inside a fatbin it is found when the link decides what each input gives */
+    static const char *const files[] = {"caller.ptx", "mul_lto.fatbin"};
+    expect_complete(files, 2, NULL, FDL_LTO_OFF, FDL_EKIND, fx("mul_lto.fatbin"),
+                    "holds only LTO-IR for sm_90 (lto_90 ltoir), and LTO is off");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Detection and inspection                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(link_detect, every_fixture)
+{
+    static const struct {
+        const char *file;
+        fdl_input_kind kind;
+    } cases[] = {
+        {"caller.ptx", FDL_KIND_PTX},       {"mul.cubin", FDL_KIND_CUBIN},
+        {"mul.fatbin", FDL_KIND_FATBIN},    {"mul_lz4.fatbin", FDL_KIND_FATBIN},
+        {"mul.ltoir", FDL_KIND_LTOIR},      {"mul.o", FDL_KIND_OBJECT},
+        {"mul_lto.o", FDL_KIND_OBJECT},     {"libmul.a", FDL_KIND_LIBRARY},
+        {"block_sum.cu", FDL_KIND_CUDA},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t size;
+        char *data = slurp(fx(cases[i].file), &size);
+        fdl_input_kind kind = (fdl_input_kind)99;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_input_detect(&kind, data, size, cases[i].file, &err), FDL_OK, "%s: %s",
+                     cases[i].file, err.message);
+        cr_assert_eq(kind, cases[i].kind, "%s: %s", cases[i].file, fdl_input_kind_name(kind));
+        free(data);
+    }
+    size_t size;
+    char *data = slurp(fx("host_only.o"), &size);
+    fdl_input_kind kind;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_input_detect(&kind, data, size, "x.o", &err), FDL_EKIND);
+    cr_assert_eq(kind, FDL_KIND_AUTO);
+    cr_assert_str_eq(err.source, "x.o");
+    cr_assert_str_eq(err.message,
+                     "a host object with no device code (no .nv_fatbin or __nv_relfatbin section)");
+    free(data);
+}
+
+Test(link_inspect, fatbin_of_two_architectures)
+{
+    fdl_inspection *ins = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_inspect_file(&ins, fx("mul.fatbin"), FDL_KIND_AUTO, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_inspection_kind(ins), FDL_KIND_FATBIN);
+    cr_assert_eq(fdl_inspection_count(ins), 2);
+    int seen80 = 0, seen90 = 0;
+    for (size_t i = 0; i < 2; i++) {
+        const fdl_image *img = fdl_inspection_image(ins, i);
+        cr_assert_eq(img->kind, FDL_KIND_CUBIN);
+        cr_assert_str_eq(img->compression, "zstd");
+        cr_assert(img->relocatable);
+        cr_assert_str_empty(img->note);
+        seen80 |= img->arch_number == 80 && strcmp(img->arch, "sm_80") == 0;
+        seen90 |= img->arch_number == 90 && strcmp(img->arch, "sm_90") == 0;
+        char name[600];
+        snprintf(name, sizeof name, "%s[%s cubin]", fx("mul.fatbin"), img->arch);
+        cr_assert_str_eq(img->name, name);
+        const fdl_symbol *s = find_symbol(img, "mul_f32_f32");
+        cr_assert_not_null(s);
+        cr_assert(s->defined && !s->weak && s->kind == FDL_SYMBOL_FUNCTION);
+        cr_assert_gt(s->registers, 0);
+        cr_assert_eq(s->local_bytes, 0);
+    }
+    cr_assert(seen80 && seen90);
+    cr_assert_null(fdl_inspection_image(ins, 2));
+    fdl_inspection_destroy(ins);
+}
+
+Test(link_inspect, object_library_ltoir_and_lz4)
+{
+    static const struct {
+        const char *file;
+        fdl_input_kind kind;
+        size_t images;
+        fdl_input_kind first;
+        const char *arch;
+        const char *member;
+        const char *compression;
+    } cases[] = {
+        {"mul.o", FDL_KIND_OBJECT, 2, FDL_KIND_CUBIN, "sm_90", "", "zstd"},
+        {"libmul.a", FDL_KIND_LIBRARY, 2, FDL_KIND_CUBIN, "sm_90", "mul.o", "zstd"},
+        {"mul_lto.o", FDL_KIND_OBJECT, 1, FDL_KIND_LTOIR, "lto_90", "", ""},
+        {"mul.ltoir", FDL_KIND_LTOIR, 1, FDL_KIND_LTOIR, "lto_90", "", ""},
+        {"mul_lz4.fatbin", FDL_KIND_FATBIN, 1, FDL_KIND_CUBIN, "sm_90", "", "lz4"},
+        {"mul_ptx.fatbin", FDL_KIND_FATBIN, 1, FDL_KIND_PTX, "compute_80", "", "zstd"},
+        {"caller.ptx", FDL_KIND_PTX, 1, FDL_KIND_PTX, "compute_80", "", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdl_inspection *ins = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_inspect_file(&ins, fx(cases[i].file), FDL_KIND_AUTO, &err), FDL_OK,
+                     "%s: %s", cases[i].file, err.message);
+        cr_assert_eq(fdl_inspection_kind(ins), cases[i].kind, "%s", cases[i].file);
+        cr_assert_eq(fdl_inspection_count(ins), cases[i].images, "%s", cases[i].file);
+        const fdl_image *img = fdl_inspection_image(ins, 0);
+        cr_assert_eq(img->kind, cases[i].first, "%s", cases[i].file);
+        cr_assert_str_eq(img->arch, cases[i].arch, "%s", cases[i].file);
+        cr_assert_str_eq(img->member, cases[i].member, "%s", cases[i].file);
+        cr_assert_str_eq(img->compression, cases[i].compression, "%s", cases[i].file);
+        if (img->kind == FDL_KIND_CUBIN)
+            cr_assert_not_null(find_symbol(img, "mul_f32_f32"), "%s", cases[i].file);
+        if (img->kind == FDL_KIND_PTX) {
+            cr_assert_not_null(img->ptx);
+            cr_assert_str_eq(img->ptx_version, "9.0");
+            cr_assert_not_null(fdl_ptx_find(img->ptx, strcmp(cases[i].file, "caller.ptx") == 0
+                                                          ? "multiply_vectors"
+                                                          : "mul_f32_f32"));
+        }
+        fdl_inspection_destroy(ins);
+    }
+}
+
+Test(link_inspect, kernel_resources)
+{
+    /* what ptxas -v says of caller.cu for sm_90: 24 registers, 8 bytes stack frame */
+    fdl_inspection *ins = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_inspect_file(&ins, fx("caller.cubin"), FDL_KIND_AUTO, &err), FDL_OK);
+    const fdl_image *img = fdl_inspection_image(ins, 0);
+    const fdl_symbol *k = find_symbol(img, "multiply_vectors");
+    cr_assert_not_null(k);
+    cr_assert_eq(k->kind, FDL_SYMBOL_KERNEL);
+    cr_assert_eq(k->registers, 24);
+    cr_assert_eq(k->local_bytes, 8);
+    cr_assert_eq(k->shared_bytes, 0);
+    cr_assert_gt(k->const_bytes, 0);
+    const fdl_symbol *m = find_symbol(img, "mul_f32_f32");
+    cr_assert_not_null(m);
+    cr_assert_eq(m->defined, 0, "the caller only refers to mul_f32_f32");
+    cr_assert_eq(m->registers, -1);
+    fdl_inspection_destroy(ins);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Refusals                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static void expect_add(const char *file, int code, const char *message)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_file(link, fx(file), FDL_KIND_AUTO, &err), code, "%s: %s %s", file,
+                 fdl_status_name(err.code), err.message);
+    cr_assert_str_eq(err.source, fx(file));
+    cr_assert_str_eq(err.message, message);
+    cr_assert_eq(fdl_link_input_count(link), 0);
+    fdl_link_destroy(link);
+}
+
+Test(link_refuse, host_object_without_device_code)
+{
+    expect_add("host_only.o", FDL_EKIND,
+               "a host object with no device code (no .nv_fatbin or __nv_relfatbin section)");
+}
+
+Test(link_refuse, cubin_for_another_arch)
+{
+    expect_add("mul_sm80.cubin", FDL_EKIND,
+               "a cubin for sm_80 cannot be linked for sm_90 (machine code links only into its "
+               "own architecture): rebuild it for sm_90, or link PTX or LTO-IR");
+}
+
+Test(link_refuse, executable_cubin)
+{
+    expect_add("mul_exec.cubin", FDL_EKIND,
+               "an executable cubin (already linked, or compiled without -rdc=true): only "
+               "relocatable device code can be linked; compile with nvcc -cubin -rdc=true or -dc");
+}
+
+Test(link_refuse, fatbin_without_code_for_the_arch)
+{
+    static const char *const files[] = {"caller.ptx", "mul_sm80.fatbin"};
+    expect_complete(files, 2, NULL, FDL_LTO_AUTO, FDL_ELINK, fx("mul_sm80.fatbin"),
+                    "no code for sm_90: it holds sm_80 cubin; rebuild it for sm_90, or with PTX "
+                    "for compute_90 or older");
+}
+
+Test(link_refuse, duplicate_definitions_name_both_inputs)
+{
+    char expect[1024];
+    static const char *const binary[] = {"caller.ptx", "mul.cubin", "libmul.a"};
+    snprintf(expect, sizeof expect,
+             "mul_f32_f32: multiple definition, first defined in %s (ABI-6)", fx("mul.cubin"));
+    char source[600];
+    snprintf(source, sizeof source, "%s(mul.o)[sm_90 cubin]", fx("libmul.a"));
+    expect_complete(binary, 3, NULL, FDL_LTO_AUTO, FDL_ELINK, source, expect);
+
+    /* a PTX definition is named with its line */
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    add(link, "mul.ptx", 0);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.fatbin", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    snprintf(source, sizeof source, "%s[sm_90 cubin]", fx("mul.fatbin"));
+    cr_assert_str_eq(err.source, source);
+    cr_assert(strstr(err.message, "first defined at ") && strstr(err.message, "mul.ptx:"),
+              "%s", err.message);
+    cr_assert_eq(fdl_link_wall_ms(link), 0.0, "the backend ran");
+    fdl_link_destroy(link);
+}
+
+Test(link_refuse, undefined_symbol_in_a_cubin)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    add(link, "caller.cubin", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK);
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    cr_assert_str_eq(err.source, fx("caller.cubin"));
+    cr_assert_eq(err.line, 0);
+    cr_assert_str_eq(err.message, "mul_f32_f32: undefined reference; defined in no input, and "
+                                  "not declared (no declarations were given)");
+    cr_assert_not_null(err.log);
+    cr_assert(strstr(err.log, "Undefined reference to 'mul_f32_f32'"), "%s", err.log);
+    cr_assert_eq(err.log, fdl_link_error_log(link));
+    cr_assert_neq(err.backend_code, 0);
+    fdl_link_destroy(link);
+}
+
+/* A declaration file of one function, add_i32, and PTX that defines it. */
+static const char add_decl[] = "add_i32: int32(int32, int32)\n";
+static const char add_ptx[] =
+    ".version 8.0\n.target sm_80\n.address_size 64\n"
+    ".visible .func (.param .b32 r) add_i32(.param .b64 p, .param .b32 a, .param .b32 b)\n"
+    "{\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n"
+    " ld.param.u64 %rd1, [p];\n ld.param.u32 %r1, [a];\n ld.param.u32 %r2, [b];\n"
+    " add.s32 %r3, %r1, %r2;\n st.u32 [%rd1], %r3;\n mov.u32 %r3, 0;\n"
+    " st.param.b32 [r], %r3;\n ret;\n}\n";
+
+Test(link_refuse, undefined_symbol_says_whether_it_is_declared)
+{
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_decls_parse(&decls, add_decl, strlen(add_decl), "add.decl", &err), FDL_OK);
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    cr_assert_eq(fdl_link_add_data(link, add_ptx, strlen(add_ptx), "add.ptx", FDL_KIND_AUTO,
+                                   &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert_str_eq(err.source, fx("caller.ptx"));
+    cr_assert_gt(err.line, 0);
+    cr_assert_str_eq(err.message, "mul_f32_f32: undefined reference; not declared in add.decl, "
+                                  "nor defined in any input");
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_refuse, undefined_after_lto_names_the_ltoir_input)
+{
+    /* without NVRTC the post-LTO check cannot tell a missing definition from a dropped one,
+     * so the backend finds the undefined symbol; ptxas alone would not say where */
+    cr_assert_eq(setenv("FDLINK_NVRTC", "/nonexistent/libnvrtc.so", 1), 0);
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ltoir", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s %s", fdl_status_name(err.code),
+                 err.message);
+    char source[600];
+    snprintf(source, sizeof source, "%s[post-LTO ptx]", fx("caller.ltoir"));
+    cr_assert_str_eq(err.source, source);
+    cr_assert_gt(err.line, 0);
+    char expect[600];
+    snprintf(expect, sizeof expect,
+             "mul_f32_f32: undefined reference; declared at %s:2:1 but defined in no input",
+             fx("mul.decl"));
+    cr_assert_str_eq(err.message, expect);
+    cr_assert(strstr(err.log, "Unresolved extern function 'mul_f32_f32'"), "%s", err.log);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Declarations checked against binary inputs and LTO-IR                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+static size_t ndiag;
+
+static void count_diag(void *ctx, const fdl_error *diag)
+{
+    (void)ctx;
+    cr_assert_eq(diag->code, FDL_EABI);
+    ndiag++;
+}
+
+static void expect_decl_error(const char *callee, const char *source, const char *message)
+{
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    ndiag = 0;
+    cr_assert_eq(fdl_link_set_diag(link, count_diag, NULL), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    add(link, callee, 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EABI, "%s: %s %s", callee,
+                 fdl_status_name(err.code), err.message);
+    cr_assert_str_eq(err.source, source);
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    cr_assert_str_eq(err.message, message);
+    cr_assert_geq(ndiag, 1);
+    cr_assert_null(fdl_link_cubin(link, NULL));
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_decls, binary_inputs_that_conform_link)
+{
+    static const char *const callees[] = {"mul.cubin", "mul.fatbin", "mul_lz4.fatbin", "mul.o",
+                                          "libmul.a", "mul_ptx.fatbin", "mul.ltoir",
+                                          "mul_lto.fatbin", "libmul_lto.a"};
+    fdl_decls *decls = load_decls();
+    for (size_t i = 0; i < sizeof callees / sizeof callees[0]; i++) {
+        fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+        fdl_error err = FDL_ERROR_INIT;
+        ndiag = 0;
+        fdl_link_set_diag(link, count_diag, NULL);
+        cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+        add(link, "caller.ptx", 0);
+        add(link, callees[i], 0);
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s: %s", callees[i], err.message);
+        cr_assert_eq(ndiag, 0);
+        check_cubin(link, "multiply_vectors", MUL_DEFINED);
+        fdl_link_destroy(link);
+    }
+    fdl_decls_destroy(decls);
+}
+
+Test(link_decls, mangled_cubin_is_abi_7)
+{
+    char message[600];
+    snprintf(message, sizeof message,
+             "mul_f32_f32: defined only with a C++ mangled name _Z11mul_f32_f32Pfff; declare it "
+             "extern \"C\" (ABI-7; declared at %s:2:1)",
+             fx("mul.decl"));
+    expect_decl_error("mangled.cubin", fx("mangled.cubin"), message);
+}
+
+Test(link_decls, kernel_in_a_cubin_is_abi_11)
+{
+    char message[600];
+    snprintf(message, sizeof message,
+             "mul_f32_f32: defined as a kernel in %s, but a foreign function must be a device "
+             "function (ABI-11; declared at %s:2:1)",
+             fx("kernel_named.cubin"), fx("mul.decl"));
+    expect_decl_error("kernel_named.cubin", fx("kernel_named.cubin"), message);
+}
+
+Test(link_decls, wrong_width_in_ltoir_is_found_after_lto)
+{
+    char source[600], message[600];
+    snprintf(source, sizeof source, "%s[post-LTO ptx]", fx("mul_wide.ltoir"));
+    snprintf(message, sizeof message,
+             "mul_f32_f32: parameter 2 (float32) is .b64 but needs .b32 (ABI-5; declared at "
+             "%s:2:1)",
+             fx("mul.decl"));
+    expect_decl_error("mul_wide.ltoir", source, message);
+}
+
+Test(link_decls, declared_but_defined_nowhere)
+{
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.cubin", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EABI, "%s", err.message);
+    cr_assert_str_eq(err.source, fx("mul.decl"));
+    cr_assert_eq(err.line, 2);
+    char message[600];
+    snprintf(message, sizeof message,
+             "mul_f32_f32: declared but not defined in any input (referenced in %s) (ABI-6; "
+             "declared at %s:2:1)",
+             fx("caller.cubin"), fx("mul.decl"));
+    cr_assert_str_eq(err.message, message);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* CUDA C with NVRTC                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* block_sum.cu with -DBLOCK_SIZE=@p block: its static shared memory is 4 * block bytes. */
+static long block_sum_smem(const char *block_define, fdl_cuda_output output)
+{
+    const char *defines[] = {block_define, NULL};
+    fdl_nvrtc_options o = FDL_NVRTC_OPTIONS_INIT;
+    o.defines = defines;
+    o.std = "c++17";
+    o.output = output;
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    size_t size;
+    char *src = slurp(fx("block_sum.cu"), &size);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "block_sum.cu", &o, &err), FDL_OK, "%s",
+                 err.message);
+    free(src);
+    add(link, "mul.ptx", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    size_t n;
+    const void *cubin = fdl_link_cubin(link, &n);
+    fdl_inspection *ins = NULL;
+    cr_assert_eq(fdl_inspect_data(&ins, cubin, n, "out", FDL_KIND_AUTO, &err), FDL_OK);
+    const fdl_symbol *k = find_symbol(fdl_inspection_image(ins, 0), "block_sum");
+    cr_assert_not_null(k);
+    long smem = k->shared_bytes;
+    fdl_inspection_destroy(ins);
+    fdl_link_destroy(link);
+    return smem;
+}
+
+Test(link_cuda, defines_reach_the_compiler)
+{
+    cr_assert_eq(block_sum_smem("BLOCK_SIZE=64", FDL_CUDA_OUTPUT_AUTO), 64 * 4);
+    cr_assert_eq(block_sum_smem("BLOCK_SIZE=256", FDL_CUDA_OUTPUT_PTX), 256 * 4);
+}
+
+Test(link_cuda, compile_error_points_at_the_line_and_keeps_the_log)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    size_t size;
+    char *src = slurp(fx("block_sum.cu"), &size);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "block_sum.cu", NULL, &err), FDL_EPARSE);
+    free(src);
+    cr_assert_str_eq(err.source, "block_sum.cu");
+    cr_assert_eq(err.line, 5);
+    cr_assert_str_eq(err.message, "catastrophic error: #error directive: \"BLOCK_SIZE must be "
+                                  "defined (-DBLOCK_SIZE=N)\"");
+    cr_assert_not_null(err.log);
+    cr_assert(strstr(err.log, "block_sum.cu(5)"), "%s", err.log);
+    cr_assert_eq(err.log, fdl_link_error_log(link));
+    cr_assert_eq(fdl_link_input_count(link), 0);
+    fdl_link_destroy(link);
+}
+
+Test(link_cuda, include_dirs_std_and_the_toolkit_headers)
+{
+    char dir[] = "/tmp/fdlink-test-nvrtc-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char header[600];
+    snprintf(header, sizeof header, "%s/fdl_scale.h", dir);
+    FILE *f = fopen(header, "w");
+    cr_assert_not_null(f);
+    fputs("#define FDL_SCALE 3\n", f);
+    fclose(f);
+    static const char src[] =
+        "#include <cuda_fp16.h>\n"
+        "#include \"fdl_scale.h\"\n"
+        "template <typename T> __device__ T twice(T x) { if constexpr (sizeof(T) == 4) "
+        "return x + x; else return x; }\n"
+        "extern \"C\" __global__ void scale(float *p) { p[0] = twice(p[0]) * FDL_SCALE + "
+        "__half2float(__float2half(1.0f)); }\n";
+    const char *includes[] = {dir, NULL};
+    fdl_nvrtc_options o = FDL_NVRTC_OPTIONS_INIT;
+    o.include_dirs = includes;
+    o.std = "c++17";
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_cuda(link, src, strlen(src), "scale.cu", &o, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    fdl_link_destroy(link);
+    /* if constexpr is C++17 */
+    o.std = "c++14";
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_cuda(link, src, strlen(src), "scale.cu", &o, &err), FDL_EPARSE);
+    cr_assert_eq(err.line, 3, "%s", err.message);
+    fdl_link_destroy(link);
+    /* without the include directory, the header is not found */
+    o.std = "c++17";
+    o.include_dirs = NULL;
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_cuda(link, src, strlen(src), "scale.cu", &o, &err), FDL_EPARSE);
+    cr_assert(strstr(err.message, "fdl_scale.h"), "%s", err.message);
+    fdl_link_destroy(link);
+    /* nor the toolkit's, when asked not to add them */
+    o.include_dirs = includes;
+    o.no_toolkit_include = 1;
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_cuda(link, src, strlen(src), "scale.cu", &o, &err), FDL_EPARSE);
+    cr_assert(strstr(err.message, "cuda_fp16.h"), "%s", err.message);
+    fdl_link_destroy(link);
+    unlink(header);
+    rmdir(dir);
+}
+
+Test(link_cuda, declarations_header_catches_what_ptx_cannot_show)
+{
+    /* ABI-10: an int where the declaration says float32 is the same .b32 in PTX */
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    size_t size;
+    char *src = slurp(fx("mul_stale.cu"), &size);
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul_stale.cu", NULL, &err), FDL_EPARSE);
+    cr_assert_str_eq(err.source, "mul_stale.cu");
+    cr_assert(strstr(err.message, "mul_f32_f32"), "%s", err.message);
+    fdl_link_destroy(link);
+    /* without the declarations it compiles: the failure above is the header's doing */
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul_stale.cu", NULL, &err), FDL_OK, "%s",
+                 err.message);
+    fdl_link_destroy(link);
+    free(src);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_cuda, ltoir_output_needs_lto)
+{
+    fdl_nvrtc_options o = FDL_NVRTC_OPTIONS_INIT;
+    o.output = FDL_CUDA_OUTPUT_LTOIR;
+    fdl_link *link = make_link(FDL_LTO_OFF, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_cuda(link, "", 0, "empty.cu", &o, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "CUDA C compiled to LTO-IR needs link-time optimisation, and "
+                                  "LTO is off");
+    fdl_link_destroy(link);
+}
+
+Test(link_cuda, missing_nvrtc_is_enolib)
+{
+    cr_assert_eq(setenv("FDLINK_NVRTC", "/nonexistent/libnvrtc.so.13", 1), 0);
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_file(link, fx("mul.cu"), FDL_KIND_AUTO, &err), FDL_ENOLIB);
+    cr_assert(strstr(err.message, "/nonexistent/libnvrtc.so.13"), "%s", err.message);
+    cr_assert(strstr(err.message, "to compile CUDA C inputs"), "%s", err.message);
+    fdl_link_destroy(link);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* libcudadevrt                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+static fdl_link *devrt_link(int cudadevrt)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cudadevrt = cudadevrt;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    return link;
+}
+
+Test(link_devrt, a_kernel_that_launches_a_kernel)
+{
+    for (int source = 0; source < 2; source++) {
+        fdl_link *link = devrt_link(0);
+        add(link, source ? "launch_child.cu" : "launch_child.cubin", 0);
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK);
+        cr_assert(strncmp(err.symbol, "__cudaCDP2", 10) == 0, "%s", err.symbol);
+        cr_assert(strstr(err.message, "(a kernel launches kernels: link libcudadevrt, "
+                                      "-lcudadevrt)"), "%s", err.message);
+        fdl_link_destroy(link);
+
+        link = devrt_link(1);
+        add(link, source ? "launch_child.cu" : "launch_child.cubin", 0);
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_link_input_count(link), 2);
+        fdl_input_kind kind;
+        const char *name = fdl_link_input(link, 1, &kind);
+        cr_assert(strstr(name, "libcudadevrt.a"), "%s", name);
+        cr_assert_eq(kind, FDL_KIND_LIBRARY);
+        check_cubin(link, "launch_child", MUL_EITHER);
+        check_cubin(link, "child", MUL_EITHER);
+        fdl_link_destroy(link);
+    }
+}
+
+Test(link_devrt, found_through_fdlink_cuda_root)
+{
+    /* a toolkit whose libcudadevrt.a is really libmul.a: the lookup took the variable */
+    char dir[] = "/tmp/fdlink-test-root-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char lib64[600], fake[700];
+    snprintf(lib64, sizeof lib64, "%s/lib64", dir);
+    snprintf(fake, sizeof fake, "%s/libcudadevrt.a", lib64);
+    cr_assert_eq(mkdir(lib64, 0700), 0);
+    size_t size;
+    char *data = slurp(fx("libmul.a"), &size);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__write_atomic(fake, data, size, &err), FDL_OK, "%s", err.message);
+    free(data);
+    cr_assert_eq(setenv("FDLINK_CUDA_ROOT", dir, 1), 0);
+    fdl_link *link = devrt_link(1);
+    add(link, "caller.ptx", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_str_eq(fdl_link_input(link, 1, NULL), fake);
+    check_cubin(link, "multiply_vectors", MUL_DEFINED);
+    fdl_link_destroy(link);
+    unlink(fake);
+    rmdir(lib64);
+    rmdir(dir);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Options and backends                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A kernel that uses 32 registers on sm_90 when nothing limits it. */
+static const char heavy_cu[] =
+    "extern \"C\" __global__ void heavy(float *out, const float *in, int n)\n"
+    "{\n"
+    "    __shared__ float tile[256];\n"
+    "    __shared__ double extra[32];\n"
+    "    float local[40];\n"
+    "    int i = threadIdx.x;\n"
+    "    tile[i] = in[i];\n"
+    "    extra[i % 32] = in[i] * 2.0;\n"
+    "    for (int k = 0; k < 40; k++) local[k] = in[(i + k) % n];\n"
+    "    __syncthreads();\n"
+    "    out[i] = tile[255 - i] + (float)extra[(i + 1) % 32] + local[n % 40];\n"
+    "}\n";
+
+static long heavy_registers(int maxrregcount)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.maxrregcount = maxrregcount;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_cuda(link, heavy_cu, strlen(heavy_cu), "heavy.cu", NULL, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    size_t n;
+    const void *cubin = fdl_link_cubin(link, &n);
+    fdl_inspection *ins = NULL;
+    cr_assert_eq(fdl_inspect_data(&ins, cubin, n, "out", FDL_KIND_AUTO, &err), FDL_OK);
+    const fdl_symbol *k = find_symbol(fdl_inspection_image(ins, 0), "heavy");
+    cr_assert_not_null(k);
+    /* static shared memory as ptxas reports it: 256 floats and 32 doubles */
+    cr_assert_eq(k->shared_bytes, 256 * 4 + 32 * 8);
+    long regs = k->registers;
+    fdl_inspection_destroy(ins);
+    fdl_link_destroy(link);
+    return regs;
+}
+
+Test(link_options, maxrregcount_limits_the_registers)
+{
+    cr_assert_gt(heavy_registers(0), 28);
+    long limited = heavy_registers(28);
+    cr_assert_leq(limited, 28);
+    cr_assert_gt(limited, 0);
+}
+
+Test(link_options, culink_combinations_are_refused_first)
+{
+    static const char *const extra[] = {"-lineinfo", NULL};
+    static const char *const kernels[] = {"k", NULL};
+    static const struct {
+        int what;
+        const char *message;
+    } cases[] = {
+        {0, "LTO needs the nvjitlink backend: cuLink cannot link LTO-IR"},
+        {1, "emit_ptx needs the nvjitlink backend"},
+        {2, "extra options are nvJitLink options; the culink backend takes none"},
+        {3, "ftz, prec-div, prec-sqrt, fma, kernels-used and variables-used are nvJitLink "
+            "options; not with culink"},
+        {4, "ftz, prec-div, prec-sqrt, fma, kernels-used and variables-used are nvJitLink "
+            "options; not with culink"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.arch = "sm_90";
+        opts.backend = FDL_BACKEND_CULINK;
+        opts.lto = cases[i].what == 0 ? FDL_LTO_ON : FDL_LTO_AUTO;
+        opts.emit_ptx = cases[i].what == 1;
+        opts.extra = cases[i].what == 2 ? extra : NULL;
+        opts.ftz = cases[i].what == 3 ? 1 : -1;
+        opts.kernels_used = cases[i].what == 4 ? kernels : NULL;
+        fdl_link *link = (fdl_link *)&opts;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL, "case %zu", i);
+        cr_assert_null(link);
+        cr_assert_str_eq(err.message, cases[i].message, "case %zu", i);
+    }
+}
+
+Test(link_options, culink_needs_a_driver_and_a_context)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.backend = FDL_BACKEND_CULINK;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_link_create(&link, &opts, &err);
+    /* here: no driver (ENOLIB), or a driver and no current context (EINVAL); never a link */
+    cr_assert(rc == FDL_ENOLIB || rc == FDL_EINVAL || rc == FDL_ENODEVICE, "%s: %s",
+              fdl_status_name(rc), err.message);
+    cr_assert_null(link);
+    if (rc == FDL_EINVAL)
+        cr_assert_str_eq(err.message, "the culink backend needs a current CUDA context (open a "
+                                      "device first) or use nvjitlink");
+    if (rc == FDL_ENOLIB)
+        cr_assert(strstr(err.message, "libcuda.so.1"), "%s", err.message);
+}
+
+Test(link_options, culink_with_a_library_that_is_not_the_driver)
+{
+    cr_assert_eq(setenv("FDLINK_LIBCUDA", "libc.so.6", 1), 0);
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.backend = FDL_BACKEND_CULINK;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_ENOLIB);
+    cr_assert(strstr(err.message, "the CUDA driver lacks cuCtxGetCurrent"), "%s", err.message);
+    /* native asks the same driver */
+    opts.backend = FDL_BACKEND_NVJITLINK;
+    opts.arch = "native";
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_ENOLIB);
+    opts.arch = NULL;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_ENOLIB);
+}
+
+Test(link_options, native_arch_without_a_context)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT; /* arch NULL: the current device's */
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_link_create(&link, &opts, &err);
+    cr_assert(rc == FDL_ENOLIB || rc == FDL_ENODEVICE, "%s: %s", fdl_status_name(rc),
+              err.message);
+    if (rc == FDL_ENODEVICE && !strstr(err.message, "stub"))
+        cr_assert_str_eq(err.message, "arch \"native\" needs a current CUDA context (open a "
+                                      "device first) or give sm_NN");
+    cr_assert_null(link);
+}
+
+Test(link_options, auto_backend_is_nvjitlink_here)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_get_backend(link), FDL_BACKEND_NVJITLINK);
+    cr_assert_str_eq(fdl_link_arch(link), "sm_90");
+    cr_assert_str_eq(fdl_link_backend_name(FDL_BACKEND_CULINK), "culink");
+    cr_assert_str_eq(fdl_link_backend_name(FDL_BACKEND_NVJITLINK), "nvjitlink");
+    cr_assert_str_eq(fdl_link_backend_name(FDL_BACKEND_AUTO), "auto");
+    fdl_link_destroy(link);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Several declaration files                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(link_decls, every_set_is_checked)
+{
+    fdl_decls *mul = load_decls(), *adds = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_decls_load(&adds, fx("add.decl"), &err), FDL_OK, "%s", err.message);
+    /* both defined: one in a cubin, one in PTX */
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_decls(link, mul, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, adds, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, adds, &err), FDL_OK, "a set added twice counts once");
+    add(link, "caller.ptx", 0);
+    add(link, "mul.cubin", 0);
+    add(link, "add.ptx", 0);
+    ndiag = 0;
+    fdl_link_set_diag(link, count_diag, NULL);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(ndiag, 0);
+    fdl_link_destroy(link);
+    /* the second set's function missing: found, and only once */
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_decls(link, mul, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, adds, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, adds, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.cubin", 0);
+    ndiag = 0;
+    fdl_link_set_diag(link, count_diag, NULL);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EABI);
+    cr_assert_eq(ndiag, 1);
+    cr_assert_str_eq(err.symbol, "add_i32");
+    cr_assert_str_eq(err.source, fx("add.decl"));
+    cr_assert_eq(err.line, 2);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(adds);
+    fdl_decls_destroy(mul);
+}
