@@ -206,8 +206,9 @@ fdlink_link(<name>
 
 Links ahead of time, at build time, with `fdlink link`. A device library target (made earlier by
 fdlink_add_device_library) contributes, for
-the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its cubins, else its PTX
-(that of NN, else of the newest older architecture it was built for);
+the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its static library, else its
+objects, else its fatbins, else its cubins, else its PTX (that of NN, else of the newest older
+architecture it was built for);
 its declarations are checked unless DECLARATIONS overrides them. Undefined symbols or ABI
 mismatches fail the build with the linker's message. Creates the custom target <name> with the
 property FDLINK_CUBIN.
@@ -259,12 +260,28 @@ function(fdlink_link name)
           get_target_property(ptx ${in} FDLINK_PTX_${best})
         endif()
       endif()
-      if(NOT ltoir AND NOT cubin AND NOT ptx)
+      if(NOT ltoir AND NOT cubin AND NOT ptx AND NOT library AND NOT object AND NOT fatbin)
         message(FATAL_ERROR "fdlink_link(${name}): '${in}' has no artifacts for ${arg_ARCH} "
                             "(is it a device library built for ARCHITECTURES ${a}?)")
       endif()
+      # containers holding every architecture of the library: usable when it was built for NN
+      get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
+      set(library)
+      set(object)
+      set(fatbin)
+      if(a IN_LIST in_archs)
+        get_target_property(library ${in} FDLINK_LIBRARY)
+        get_target_property(object ${in} FDLINK_OBJECT)
+        get_target_property(fatbin ${in} FDLINK_FATBIN)
+      endif()
       if(ltoir AND NOT arg_NO_LTO)
         set(chosen ${ltoir})
+      elseif(library)
+        set(chosen ${library})
+      elseif(object)
+        set(chosen ${object})
+      elseif(fatbin)
+        set(chosen ${fatbin})
       elseif(cubin)
         set(chosen ${cubin})
       else()

@@ -4,7 +4,7 @@
  *
  *     fdlink-example: <name> | <what it exercised> | verified <yes|no|skipped> | <key figure>
  *
- * Header-only (static functions) so that each example stays one small C file plus this.
+ * Header-only (static inline functions) so that each example stays one small C file plus this.
  */
 #ifndef FDLINK_EXAMPLE_H
 #define FDLINK_EXAMPLE_H
@@ -28,21 +28,21 @@ typedef struct example {
     fdl_error err;
 } example;
 
-static double example_now_ms(void)
+static inline double example_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void example_summary(const example *ex, const char *verified, const char *figure)
+static inline void example_summary(const example *ex, const char *verified, const char *figure)
 {
     printf("fdlink-example: %s | %s | verified %s | %s\n", ex->name, ex->exercised, verified,
            figure);
 }
 
 /* Print the error of the example (or @err) and return 1. */
-static int example_fail(example *ex, const fdl_error *err)
+static inline int example_fail(example *ex, const fdl_error *err)
 {
     char line[1024];
     fdl_error_format(err ? err : &ex->err, line, sizeof line);
@@ -55,7 +55,7 @@ static int example_fail(example *ex, const fdl_error *err)
  * Find the embedded cubin @cubin_name, check that it is one, and open the GPU and load it.
  * Returns 0 when ready, FDL_EXIT_SKIP (printing the summary) when there is no GPU, 1 on error.
  */
-static int example_open(example *ex, const char *cubin_name)
+static inline int example_open(example *ex, const char *cubin_name)
 {
     const void *image = NULL;
     size_t size = 0;
@@ -82,7 +82,7 @@ static int example_open(example *ex, const char *cubin_name)
     return 0;
 }
 
-static void example_close(example *ex)
+static inline void example_close(example *ex)
 {
     fdl_module_destroy(ex->mod);
     fdl_device_destroy(ex->dev);
@@ -91,7 +91,7 @@ static void example_close(example *ex)
 }
 
 /* Deterministic test data (xorshift32) in [lo, hi). */
-static float example_random(uint32_t *state, float lo, float hi)
+static inline float example_random(uint32_t *state, float lo, float hi)
 {
     uint32_t x = *state;
     x ^= x << 13;
