@@ -221,7 +221,7 @@ int fdl__stream_of(CUstream *out, const fdl_stream *stream, const fdl_device *de
  * Find the module's device status record (cuModuleGetGlobal of FDL__STATUS_SYMBOL) and remember
  * it. @return FDL_OK (also when it has none), FDL_EINVAL (a record of the wrong size), FDL_ECUDA
  */
-int fdl__status_attach(fdl_module *mod, fdl_error *err);
+int fdl__status_attach(fdl_module *mod, const void *image, size_t size, fdl_error *err);
 
 /*
  * Read the module's status record after synchronising the context, and clear it when it holds

@@ -252,7 +252,7 @@ int fdl_module_load_data(fdl_module **out, fdl_device *dev, const void *image, s
     }
     mod->ctx = dev->ctx;
     if ((rc = list_kernels(mod, load, load == text ? size + 1 : size, err)) != FDL_OK ||
-        (rc = fdl__status_attach(mod, err)) != FDL_OK)
+        (rc = fdl__status_attach(mod, load, load == text ? size + 1 : size, err)) != FDL_OK)
         goto cleanup;
     fdl__children_add(&dev->children, &mod->child, FDL__MODULE, module_child_destroy);
     *out = mod;

@@ -25,11 +25,37 @@ _Static_assert(sizeof(status_record) == 112, "fdl_status_record layout 1 is 112 
 _Static_assert(sizeof(((status_record *)0)->function) == FDL_DEVICE_STATUS_NAME_MAX,
                "function name sizes agree");
 
-int fdl__status_attach(fdl_module *mod, fdl_error *err)
+/*
+ * Whether @image may define the record: its name appears in the bytes (a cubin's string table,
+ * PTX text), or it is a fatbin, whose members may be compressed. Asking the driver for a symbol
+ * that is not there is an API error that compute-sanitizer reports, so modules that cannot have
+ * the record are not asked.
+ */
+static int image_may_have_record(const void *image, size_t size)
+{
+    static const unsigned char fatbin_magic[4] = {0x50, 0xed, 0x55, 0xba}; /* 0xBA55ED50 */
+    static const char name[] = STATUS_SYMBOL;
+    const unsigned char *p = image;
+    if (size >= 4 && memcmp(p, fatbin_magic, 4) == 0)
+        return 1;
+    for (size_t i = 0; i + sizeof name - 1 <= size; i++) {
+        const unsigned char *hit = memchr(p + i, name[0], size - i - (sizeof name - 2));
+        if (!hit)
+            return 0;
+        i = (size_t)(hit - p);
+        if (memcmp(hit, name, sizeof name - 1) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int fdl__status_attach(fdl_module *mod, const void *image, size_t size, fdl_error *err)
 {
     CUdeviceptr ptr = 0;
     size_t bytes = 0;
     mod->status = 0;
+    if (!image_may_have_record(image, size))
+        return FDL_OK;
     CUresult r = mod->dev->cu->module_get_global(&ptr, &bytes, mod->mod, STATUS_SYMBOL);
     if (r == CUDA_ERROR_NOT_FOUND)
         return FDL_OK;
