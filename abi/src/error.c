@@ -423,3 +423,32 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
     return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, names[0], "cannot load %s, needed %s: %s",
                       names[0], purpose, why);
 }
+
+int fdl__dlopen_table(void **handle, const char *env, const char *const *names, const char *what,
+                      const char *purpose, const fdl__symbol *symbols, size_t nsymbols,
+                      void *table, fdl_error *err)
+{
+    *handle = NULL;
+    const char *override = env ? getenv(env) : NULL;
+    int rc;
+    if (override && override[0]) {
+        const char *const only[] = {override, NULL};
+        char why[160];
+        snprintf(why, sizeof why, "%s (path from %s)", purpose, env);
+        rc = fdl__dlopen_first(handle, only, why, err);
+    } else {
+        rc = fdl__dlopen_first(handle, names, purpose, err);
+    }
+    if (rc != FDL_OK)
+        return rc;
+    for (size_t i = 0; i < nsymbols; i++) {
+        void *sym = dlsym(*handle, symbols[i].name);
+        if (!sym && !symbols[i].optional)
+            return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
+                              "%s lacks %s (needed %s): the library is too old or not %s", what,
+                              symbols[i].name, purpose, what);
+        /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
+        memcpy((char *)table + symbols[i].offset, &sym, sizeof sym);
+    }
+    return FDL_OK;
+}

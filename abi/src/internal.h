@@ -165,6 +165,25 @@ int fdl__open_file(const char *path, int *fd, size_t *size, fdl_error *err);
 /* Monotonic clock in nanoseconds. */
 uint64_t fdl__now_ns(void);
 
+/* One entry point of a dynamically loaded library: where its pointer goes in a table. */
+typedef struct fdl__symbol {
+    const char *name;
+    size_t offset;  /* offsetof in the table (a struct of function pointers) */
+    int optional;   /* a missing optional symbol leaves its pointer NULL */
+} fdl__symbol;
+
+/*
+ * Open a CUDA library and fill a table of its entry points. When the environment variable @env
+ * is set, its value is the only path tried (falling back would hide the mistake); else the names
+ * in @names (NULL-terminated) in order. @what names the
+ * library in messages ("nvJitLink"), @purpose says what needs it ("to link device code").
+ * A missing required symbol is FDL_ENOLIB naming it; the handle then stays open (a library that
+ * was mapped may have run initialisers). On success *handle is the library and @table is full.
+ */
+int fdl__dlopen_table(void **handle, const char *env, const char *const *names, const char *what,
+                      const char *purpose, const fdl__symbol *symbols, size_t nsymbols,
+                      void *table, fdl_error *err);
+
 /*
  * Open a shared library by the first name in @names (NULL-terminated) that dlopen accepts.
  * On failure: FDL_ENOLIB naming @what (the first name) and @purpose, with dlerror's text.

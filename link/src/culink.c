@@ -47,24 +47,8 @@ static void cu_load(void)
 {
     fdl_error *err = &g_cu.error;
     void *h = NULL;
-    const char *override = getenv("FDLINK_LIBCUDA");
-    int rc;
-    if (override && override[0]) {
-        const char *const names[] = {override, NULL};
-        rc = fdl__dlopen_first(&h, names, PURPOSE " (path from FDLINK_LIBCUDA)", err);
-    } else {
-        const char *const names[] = {"libcuda.so.1", NULL};
-        rc = fdl__dlopen_first(&h, names, PURPOSE, err);
-    }
-    if (rc != FDL_OK) {
-        g_cu.status = rc;
-        return;
-    }
-    static const struct {
-        const char *name;
-        size_t offset;
-        int optional;
-    } symbols[] = {
+    const char *const names[] = {"libcuda.so.1", NULL};
+    static const fdl__symbol symbols[] = {
         {"cuCtxGetCurrent", offsetof(cu_fn, ctx_get_current), 0},
         {"cuCtxGetDevice", offsetof(cu_fn, ctx_get_device), 0},
         {"cuDeviceGetAttribute", offsetof(cu_fn, device_get_attribute), 0},
@@ -76,19 +60,10 @@ static void cu_load(void)
     };
     cu_fn fn;
     memset(&fn, 0, sizeof fn);
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *sym = dlsym(h, symbols[i].name);
-        if (!sym && !symbols[i].optional) {
-            g_cu.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
-                                     "the CUDA driver lacks %s (needed " PURPOSE ")",
-                                     symbols[i].name);
-            return;
-        }
-        /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
-        memcpy((char *)&fn + symbols[i].offset, &sym, sizeof sym);
-    }
-    g_cu.fn = fn;
-    g_cu.status = FDL_OK;
+    g_cu.status = fdl__dlopen_table(&h, "FDLINK_LIBCUDA", names, "the CUDA driver", PURPOSE,
+                                    symbols, sizeof symbols / sizeof symbols[0], &fn, err);
+    if (g_cu.status == FDL_OK)
+        g_cu.fn = fn;
 }
 
 int fdl__cu_load(fdl_error *err)

@@ -26,13 +26,7 @@ static struct {
     fdl__nvjl fn;
 } g_nvjl = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
 
-typedef struct symbol {
-    const char *name;
-    size_t offset; /* of the function pointer in fdl__nvjl */
-    int optional;
-} symbol;
-
-static const symbol symbols[] = {
+static const fdl__symbol symbols[] = {
     {"nvJitLinkCreate", offsetof(fdl__nvjl, create), 0},
     {"nvJitLinkDestroy", offsetof(fdl__nvjl, destroy), 0},
     {"nvJitLinkAddData", offsetof(fdl__nvjl, add_data), 0},
@@ -52,41 +46,17 @@ static void load(void)
 {
     fdl_error *err = &g_nvjl.error;
     void *handle = NULL;
-    const char *override = getenv("FDLINK_NVJITLINK");
-    int rc;
-    if (override && override[0]) {
-        /* An explicit choice is the only candidate: falling back would hide the mistake. */
-        const char *const names[] = {override, NULL};
-        rc = fdl__dlopen_first(&handle, names, PURPOSE " (path from FDLINK_NVJITLINK)", err);
-    } else {
-        /* the toolkit's copy last, when the build knows where the toolkit is */
-        const char *const names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
-                                     FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT
-                                     "/lib64/libnvJitLink.so.13" : NULL,
-                                     NULL};
-        rc = fdl__dlopen_first(&handle, names, PURPOSE, err);
-    }
-    if (rc != FDL_OK) {
-        g_nvjl.status = rc;
-        return;
-    }
+    /* the toolkit's copy last, when the build knows where the toolkit is */
+    const char *const names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
+                                 FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT "/lib64/libnvJitLink.so.13"
+                                                     : NULL,
+                                 NULL};
     fdl__nvjl fn;
     memset(&fn, 0, sizeof fn);
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *sym = dlsym(handle, symbols[i].name);
-        if (!sym && !symbols[i].optional) {
-            /* The handle stays open: a library that was mapped may have run initialisers. */
-            g_nvjl.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
-                                       "nvJitLink lacks %s (needed %s): the library is too old "
-                                       "or not nvJitLink",
-                                       symbols[i].name, PURPOSE);
-            return;
-        }
-        /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
-        memcpy((char *)&fn + symbols[i].offset, &sym, sizeof sym);
-    }
-    g_nvjl.fn = fn;
-    g_nvjl.status = FDL_OK;
+    g_nvjl.status = fdl__dlopen_table(&handle, "FDLINK_NVJITLINK", names, "nvJitLink", PURPOSE,
+                                      symbols, sizeof symbols / sizeof symbols[0], &fn, err);
+    if (g_nvjl.status == FDL_OK)
+        g_nvjl.fn = fn;
 }
 
 int fdl__nvjl_get(const fdl__nvjl **out, fdl_error *err)

@@ -94,27 +94,11 @@ static void nvrtc_load(void)
 {
     fdl_error *err = &g_nvrtc.error;
     void *h = NULL;
-    const char *override = getenv("FDLINK_NVRTC");
-    int rc;
-    if (override && override[0]) {
-        const char *const names[] = {override, NULL};
-        rc = fdl__dlopen_first(&h, names, PURPOSE " (path from FDLINK_NVRTC)", err);
-    } else {
-        const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so",
-                                     FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT
-                                     "/lib64/libnvrtc.so.13" : NULL,
-                                     NULL};
-        rc = fdl__dlopen_first(&h, names, PURPOSE, err);
-    }
-    if (rc != FDL_OK) {
-        g_nvrtc.status = rc;
-        return;
-    }
-    static const struct {
-        const char *name;
-        size_t offset;
-        int optional;
-    } symbols[] = {
+    const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so",
+                                 FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT "/lib64/libnvrtc.so.13"
+                                                     : NULL,
+                                 NULL};
+    static const fdl__symbol symbols[] = {
         {"nvrtcCreateProgram", offsetof(nvrtc_fn, create), 0},
         {"nvrtcDestroyProgram", offsetof(nvrtc_fn, destroy), 0},
         {"nvrtcCompileProgram", offsetof(nvrtc_fn, compile), 0},
@@ -128,20 +112,10 @@ static void nvrtc_load(void)
     };
     nvrtc_fn fn;
     memset(&fn, 0, sizeof fn);
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *sym = dlsym(h, symbols[i].name);
-        if (!sym && !symbols[i].optional) {
-            g_nvrtc.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
-                                        "NVRTC lacks %s (needed %s): the library is too old or "
-                                        "not NVRTC",
-                                        symbols[i].name, PURPOSE);
-            return;
-        }
-        /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
-        memcpy((char *)&fn + symbols[i].offset, &sym, sizeof sym);
-    }
-    g_nvrtc.fn = fn;
-    g_nvrtc.status = FDL_OK;
+    g_nvrtc.status = fdl__dlopen_table(&h, "FDLINK_NVRTC", names, "NVRTC", PURPOSE, symbols,
+                                       sizeof symbols / sizeof symbols[0], &fn, err);
+    if (g_nvrtc.status == FDL_OK)
+        g_nvrtc.fn = fn;
 }
 
 /*
