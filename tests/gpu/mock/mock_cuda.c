@@ -273,6 +273,29 @@ static void k_saxpy(const launch *L)
     }
 }
 
+/* bench/device/mul_v4_callers.cu: four floats per thread */
+static void k_multiply_vectors_v4(const launch *L)
+{
+    uint64_t out = arg_u64(L, 0), a = arg_u64(L, 1), b = arg_u64(L, 2);
+    int32_t n4 = (int32_t)arg_u32(L, 3);
+    FOR_THREADS_1D(L, i)
+    {
+        if ((int64_t)i < n4) {
+            unsigned char *po = dmem(out + 16 * i, 16), *pa = dmem(a + 16 * i, 16),
+                          *pb = dmem(b + 16 * i, 16);
+            if (!po || !pa || !pb)
+                return;
+            for (int k = 0; k < 4; k++) {
+                float fa, fb;
+                memcpy(&fa, pa + 4 * k, 4);
+                memcpy(&fb, pb + 4 * k, 4);
+                float r = fa * fb;
+                memcpy(po + 4 * k, &r, 4);
+            }
+        }
+    }
+}
+
 static void k_multiply_vectors(const launch *L)
 {
     uint64_t out = arg_u64(L, 0), a = arg_u64(L, 1), b = arg_u64(L, 2);
@@ -544,6 +567,7 @@ static const kernel_def g_kernels[] = {
     {"empty", 0, {0}, 1024, 0, k_empty},
     {"empty_args", 4, {8, 8, 8, 4}, 1024, 0, k_empty}, /* bench/kernels.cu */
     {"multiply_vectors", 4, {8, 8, 8, 4}, 1024, 0, k_multiply_vectors},
+    {"multiply_vectors_v4", 4, {8, 8, 8, 4}, 1024, 0, k_multiply_vectors_v4},
     {"sqrt_all", 3, {8, 8, 4}, 1024, 0, k_sqrt_all},
     {"sqrt_whole", 3, {8, 8, 4}, 1024, 0, k_sqrt_all},
     {"sqrt_twice_2d", 4, {8, 8, 4, 4}, 1024, 0, k_sqrt_twice_2d},
