@@ -38,6 +38,16 @@ static int append_bytes(fdl__buf *out, const unsigned char *data, size_t size)
     return 1;
 }
 
+/* Text inside a C comment: a "*" followed by "/" would end the comment early. */
+static void append_comment_text(fdl__buf *out, const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        fdl__buf_append(out, p, 1);
+        if (p[0] == '*' && p[1] == '/')
+            fdl__buf_append(out, " ", 1);
+    }
+}
+
 int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(out_path && (items || n == 0)))
@@ -70,8 +80,11 @@ int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n,
         rc = fdl__read_file(items[i].path, &data, &size, err);
         if (rc != FDL_OK)
             goto cleanup;
-        fdl__buf_printf(&out, "/* %s: %zu bytes from %s */\n", items[i].name, size,
-                        items[i].path);
+        fdl__buf_puts(&out, "/* ");
+        append_comment_text(&out, items[i].name);
+        fdl__buf_printf(&out, ": %zu bytes from ", size);
+        append_comment_text(&out, items[i].path);
+        fdl__buf_puts(&out, " */\n");
         fdl__buf_printf(&out, "static const _Alignas(64) unsigned char fdl_embedded_%zu[] = {\n",
                         i);
         append_bytes(&out, (const unsigned char *)data, size);

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdlink/embed.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"
 
@@ -591,4 +593,56 @@ Test(host_verify, bad_arguments_are_einval)
     cr_assert_str_eq(err.message, "unsupported fdl_verify_options version 99 (expected 1)");
     cr_assert_eq(fdl_verify(&r, (fdl_scalar)77, &x, &x, 1, NULL, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "fdl_verify: cannot compare values of type ?");
+}
+
+/* A name or path holding the comment terminator must not end the generated comment early. */
+Test(host_embed, comment_terminator_in_name_and_path_stays_inside_the_comment)
+{
+    char dir[] = "/tmp/fdl_embed_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char in[256], out[256];
+    snprintf(in, sizeof in, "%s/k*/", dir);
+    cr_assert_eq(mkdir(in, 0700), 0);
+    snprintf(in, sizeof in, "%s/k*/x.ptx", dir);
+    snprintf(out, sizeof out, "%s/embed.c", dir);
+    FILE *f = fopen(in, "wb");
+    cr_assert_not_null(f);
+    fputs(".version 8.0\n", f);
+    fclose(f);
+    fdl_embed_item item = {"a*/b", in};
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_embed_write(out, &item, 1, &err), FDL_OK, "%s", err.message);
+    f = fopen(out, "rb");
+    cr_assert_not_null(f);
+    char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    /* outside string literals, every comment opener has exactly one closer after it */
+    int in_comment = 0, in_string = 0, bad = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (in_comment) {
+            if (text[i] == '*' && text[i + 1] == '/')
+                in_comment = 0, i++;
+        } else if (in_string) {
+            if (text[i] == '"')
+                in_string = 0;
+        } else if (text[i] == '"') {
+            in_string = 1;
+        } else if (text[i] == '/' && text[i + 1] == '*') {
+            in_comment = 1, i++;
+        } else if (text[i] == '*' && text[i + 1] == '/') {
+            bad = 1;
+        } else if (text[i] == '/' && text[i + 1] == '/') {
+            while (i < n && text[i] != '\n')
+                i++;
+        }
+    }
+    cr_assert_not(bad, "a comment ended early in:\n%s", text);
+    cr_assert(strstr(text, "{\"a*/b\", fdl_embedded_0"), "the name itself is kept:\n%s", text);
+    unlink(out);
+    unlink(in);
+    snprintf(in, sizeof in, "%s/k*/", dir);
+    rmdir(in);
+    rmdir(dir);
 }
