@@ -12,6 +12,8 @@
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
+
+#include "guarded.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -133,29 +135,6 @@ static const char fill_ptx[] =
     "}\n";
 
 /* @p len bytes of @p s placed to end right before an unreadable page (no NUL after them). */
-typedef struct guarded {
-    char *map;
-    size_t maplen;
-    char *text;
-} guarded;
-
-static char *guard_copy(guarded *g, const char *s, size_t len)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t pages = (len + page - 1) / page + 1;
-    g->maplen = pages * page;
-    g->map = mmap(NULL, g->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    cr_assert(g->map != MAP_FAILED);
-    cr_assert_eq(mprotect(g->map + (pages - 1) * page, page, PROT_NONE), 0);
-    g->text = g->map + (pages - 1) * page - len;
-    memcpy(g->text, s, len);
-    return g->text;
-}
-
-static void guard_free(guarded *g)
-{
-    munmap(g->map, g->maplen);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Devices                                                                                     */

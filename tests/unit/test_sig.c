@@ -6,6 +6,8 @@
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
+
+#include "guarded.h"
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,31 +22,6 @@
 /* Helpers                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct guarded {
-    char *map;
-    size_t maplen;
-    char *text;
-} guarded;
-
-/* Copy @len bytes of @s (no NUL) so that they end right before an unreadable page. */
-static char *guard_copy(guarded *g, const char *s, size_t len)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t pages = (len + page - 1) / page + 1;
-    g->maplen = pages * page;
-    g->map = mmap(NULL, g->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    cr_assert(g->map != MAP_FAILED);
-    cr_assert_eq(mprotect(g->map + (pages - 1) * page, page, PROT_NONE), 0);
-    g->text = g->map + (pages - 1) * page - len;
-    if (len)
-        memcpy(g->text, s, len);
-    return g->text;
-}
-
-static void guard_free(guarded *g)
-{
-    munmap(g->map, g->maplen);
-}
 
 static int parse_n(fdl_sig *out, const char *s, size_t len, fdl_error *err)
 {
