@@ -66,7 +66,28 @@ typedef struct run_ctx {
 
 #define EXERCISED "Numba FFI: mul_f32_f32, sum_reduce(ptr), add_cabi (abi=c)"
 
-/* Sum of each time a launch + synchronise took, for a bandwidth figure. */
+/*
+ * Look up @kernel, upload its two inputs of @bytes each and allocate a zeroed output of the same
+ * size. On failure prints the error and returns 0; the buffers made so far are the caller's.
+ */
+static int setup_binary(run_ctx *c, const char *kernel, const void *a, const void *b,
+                        size_t bytes, fdl_kernel **k, fdl_buffer **da, fdl_buffer **db,
+                        fdl_buffer **dout)
+{
+    if (fdl_module_get_kernel(k, c->mod, kernel, &c->err) != FDL_OK ||
+        fdl_buffer_create(da, c->dev, bytes, &c->err) != FDL_OK ||
+        fdl_buffer_create(db, c->dev, bytes, &c->err) != FDL_OK ||
+        fdl_buffer_create(dout, c->dev, bytes, &c->err) != FDL_OK ||
+        fdl_buffer_write(*da, 0, a, bytes, &c->err) != FDL_OK ||
+        fdl_buffer_write(*db, 0, b, bytes, &c->err) != FDL_OK ||
+        fdl_buffer_zero(*dout, &c->err) != FDL_OK) {
+        fail(&c->err);
+        return 0;
+    }
+    return 1;
+}
+
+/* Launch, wait, and put the time both took (host clock) in *ms; 0 on failure, error in c->err. */
 static int launch_sync(run_ctx *c, fdl_kernel *k, fdl_dim3 grid, fdl_dim3 block, void **args,
                        size_t nargs, double *ms)
 {
@@ -96,16 +117,8 @@ static int run_multiply(run_ctx *c)
         a[i] = next_float(&seed);
         b[i] = next_float(&seed);
     }
-    if (fdl_module_get_kernel(&k, c->mod, "multiply_vectors", &c->err) != FDL_OK ||
-        fdl_buffer_create(&da, c->dev, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_create(&db, c->dev, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_create(&dout, c->dev, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_write(da, 0, a, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_write(db, 0, b, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_zero(dout, &c->err) != FDL_OK) {
-        fail(&c->err);
+    if (!setup_binary(c, "multiply_vectors", a, b, bytes, &k, &da, &db, &dout))
         goto cleanup;
-    }
     uint64_t pout = fdl_buffer_address(dout), pa = fdl_buffer_address(da),
              pb = fdl_buffer_address(db);
     int nn = n;
@@ -225,16 +238,8 @@ static int run_add_cabi(run_ctx *c)
         seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
         b[i] = seed;
     }
-    if (fdl_module_get_kernel(&k, c->mod, "add_vectors_u32", &c->err) != FDL_OK ||
-        fdl_buffer_create(&da, c->dev, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_create(&db, c->dev, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_create(&dout, c->dev, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_write(da, 0, a, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_write(db, 0, b, bytes, &c->err) != FDL_OK ||
-        fdl_buffer_zero(dout, &c->err) != FDL_OK) {
-        fail(&c->err);
+    if (!setup_binary(c, "add_vectors_u32", a, b, bytes, &k, &da, &db, &dout))
         goto cleanup;
-    }
     uint64_t pout = fdl_buffer_address(dout), pa = fdl_buffer_address(da),
              pb = fdl_buffer_address(db);
     int nn = n;

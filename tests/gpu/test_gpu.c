@@ -13,7 +13,7 @@
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
 
-#include "guarded.h"
+#include "fdl_test.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

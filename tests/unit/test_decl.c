@@ -8,7 +8,7 @@
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
 
-#include "guarded.h"
+#include "fdl_test.h"
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -75,23 +75,6 @@ static void assert_decl(const fdl_decl *d, const char *name, const char *sig, fd
     cr_assert_eq(d->line, line, "%s: line %u", name, d->line);
     cr_assert_eq(d->column, column, "%s: column %u", name, d->column);
     cr_assert_eq(d->sig_column, sig_column, "%s: sig_column %u", name, d->sig_column);
-}
-
-static char *make_temp_dir(void)
-{
-    char tmpl[] = "/tmp/fdl_test_decl.XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    cr_assert_not_null(dir);
-    return strdup(dir);
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    cr_assert_not_null(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
 }
 
 static void write_file(const char *path, const char *text)

@@ -4,6 +4,8 @@
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
+
+#include "fdl_test.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -20,23 +22,6 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
-
-static char *make_temp_dir(void)
-{
-    char tmpl[] = "/tmp/fdl_test_error.XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    cr_assert_not_null(dir);
-    return strdup(dir);
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    cr_assert_not_null(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
 
 static void write_file(const char *path, const void *data, size_t n)
 {

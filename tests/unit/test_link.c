@@ -8,7 +8,7 @@
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
 
-#include "guarded.h"
+#include "fdl_test.h"
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,11 +1,14 @@
 /*
- * Test helper: a copy of some bytes that ends right before an unreadable page, so that a parser
- * reading one byte past its input faults at once instead of passing by luck.
+ * Helpers shared by the Criterion tests: guarded copies (bytes that end right before an
+ * unreadable page, so that a parser reading one byte past its input faults at once instead of
+ * passing by luck) and scratch folders.
  */
-#ifndef FDLINK_TESTS_GUARDED_H
-#define FDLINK_TESTS_GUARDED_H
+#ifndef FDLINK_TESTS_FDL_TEST_H
+#define FDLINK_TESTS_FDL_TEST_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,4 +39,23 @@ static inline void guard_free(guarded *g)
     munmap(g->map, g->maplen);
 }
 
-#endif /* FDLINK_TESTS_GUARDED_H */
+/* A new scratch folder under /tmp; the caller frees the returned path. */
+static inline char *make_temp_dir(void)
+{
+    char tmpl[] = "/tmp/fdl_test.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    cr_assert_not_null(dir);
+    return strdup(dir);
+}
+
+/* "dir/name", malloc'ed. */
+static inline char *path_in(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    cr_assert_not_null(p);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+#endif /* FDLINK_TESTS_FDL_TEST_H */
