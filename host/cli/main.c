@@ -26,6 +26,8 @@ static const command commands[] = {
     {"inspect", "show what a device code file holds", cmd_inspect,
      help_inspect},
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
+    {"resource-spec", "write a ctest resource spec for the GPUs present", fdl__cli_resource_spec,
+     fdl__cli_resource_spec_help},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -39,7 +41,7 @@ static void help_main(FILE *out)
           "commands:\n",
           out);
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
     fputs("\n"
           "options:\n"
           "  -h, --help     show this help; 'fdlink <command> --help' for a command\n"
