@@ -41,7 +41,7 @@ static void help_main(FILE *out)
           "commands:\n",
           out);
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fputs("\n"
           "options:\n"
           "  -h, --help     show this help; 'fdlink <command> --help' for a command\n"
