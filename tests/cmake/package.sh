@@ -2,7 +2,7 @@
 # The Debian package (label cmake): `cpack -G DEB` from the fdlink build tree, its control fields
 # (no dependency on the CUDA libraries opened at run time) and contents, then, as root with dpkg,
 # `dpkg -i`, the consumer project built against the installed package with find_package(fdlink)
-# and a program built with `pkg-config --cflags --libs fdlink`, and `dpkg -r` (also on failure).
+# and a program built with `pkg-config --cflags --libs fdlink`, and `dpkg -P` (also on failure).
 # usage: package.sh FDLINK_BUILD_DIR FDLINK_SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without cpack's tools, or, after building and inspecting the package, when
 # it cannot install it (not root, no dpkg, or a package fdlink already installed).
@@ -49,11 +49,11 @@ if [ "$(id -u)" != 0 ] || ! command -v dpkg >/dev/null 2>&1; then
   echo "package built and inspected; not root (or no dpkg), so dpkg -i was skipped"
   exit 77
 fi
-if dpkg -s fdlink >/dev/null 2>&1 || [ -e /usr/lib/cmake/fdlink ] || [ -e /usr/bin/fdlink ]; then
+if dpkg-query -W -f='${Status}' fdlink 2>/dev/null | grep -q "ok installed" || [ -e /usr/lib/cmake/fdlink ] || [ -e /usr/bin/fdlink ]; then
   echo "package built and inspected; fdlink is already installed in /usr, so it was left alone"
   exit 77
 fi
-trap 'dpkg -r fdlink >/dev/null 2>&1 || true' EXIT
+trap 'dpkg -P fdlink >/dev/null 2>&1 || true' EXIT
 dpkg -i "$deb" >"$log" 2>&1 || { cat "$log"; fail "dpkg -i failed"; }
 [ "$(/usr/bin/fdlink --version)" = "fdlink $(dpkg-deb -f "$deb" Version)" ] ||
   fail "installed fdlink --version says '$(/usr/bin/fdlink --version)'"
@@ -75,7 +75,7 @@ echo "pkg-config --cflags --libs fdlink: $flags"
 cc -std=c11 -o "$work/pc_app" "$here/package/main.c" $flags >"$log" 2>&1 || { cat "$log"; fail "cc with pkg-config flags failed"; }
 "$work/pc_app" || fail "the pkg-config program failed"
 
-dpkg -r fdlink >"$log" 2>&1 || { cat "$log"; fail "dpkg -r failed"; }
+dpkg -P fdlink >"$log" 2>&1 || { cat "$log"; fail "dpkg -P failed"; }
 trap - EXIT
-[ ! -e /usr/bin/fdlink ] || fail "dpkg -r left /usr/bin/fdlink"
+[ ! -e /usr/bin/fdlink ] || fail "dpkg -P left /usr/bin/fdlink"
 echo "installed, used with find_package and pkg-config, and removed"

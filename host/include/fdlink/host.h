@@ -16,11 +16,12 @@
  * (and leaves it current). Distinct device handles, even of the same GPU, may be used from
  * different threads at once. fdl_device_count and fdl_driver_version are safe from any thread.
  *
- * Several GPUs: one link serves them all. Link once (fdlink/link.h; the cubin of a completed link
- * is only read from then on, so any number of threads may read it at once while the link lives),
- * then in one thread per GPU open that GPU (fdl_device_open with its ordinal), load the same
- * image (fdl_module_load_data) and launch: each thread's device handle starts a family of its
- * own, so the threads never share a handle and need no locking. A cubin runs only on GPUs of its
+ * Several GPUs: one link serves them all. Link once (fdlink/link.h) and take the cubin
+ * (fdl_link_cubin: its bytes never change after, so any number of threads may read them at once
+ * while the link lives); give each GPU's thread a device handle of its own (fdl_device_open with
+ * the GPU's ordinal, in that thread or handed to it), and there load the same image
+ * (fdl_module_load_data) and launch: the handles are distinct families, so the threads share
+ * nothing and need no locking. A cubin runs only on GPUs of its
  * architecture: on a host of mixed GPUs link once per architecture (fdl_device_arch), or load a
  * fatbin or PTX. examples/multi_gpu does this on every GPU of a host.
  *
