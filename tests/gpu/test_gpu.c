@@ -784,8 +784,10 @@ Test(gpu_device, info_agrees_with_the_getters_and_the_driver)
     fdl_error err = FDL_ERROR_INIT;
     fdl_device_info info;
     cr_assert_eq(fdl_device_get_info(dev, &info, &err), FDL_OK);
-    cr_assert_eq(info.ordinal, 0);
-    cr_assert_eq(fdl_device_ordinal(dev), 0);
+    int expect_ordinal = -1;
+    cr_assert_eq(fdl_device_default_ordinal(&expect_ordinal, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(info.ordinal, expect_ordinal);
+    cr_assert_eq(fdl_device_ordinal(dev), expect_ordinal);
     cr_assert_str_eq(info.name, fdl_device_name(dev));
     cr_assert_str_eq(info.arch, fdl_device_arch(dev));
     cr_assert_eq(info.cc, fdl_device_cc(dev));
@@ -1183,8 +1185,10 @@ Test(gpu_launch, geometry_and_shared_memory_are_checked_with_exact_messages)
                  bytes, probe_attrs.max_dynamic_shared);
     cr_assert_str_eq(err.message, expect);
     cr_assert_eq(fdl_kernel_set_max_dynamic_shared(probe, most + 1, &err), FDL_EINVAL);
-    cr_assert(strstr(err.message, "that kernel shared_probe can have on device 0"), "%s",
-              err.message);
+    char on_device[64];
+    snprintf(on_device, sizeof on_device, "that kernel shared_probe can have on device %d",
+             fdl_device_ordinal(dev));
+    cr_assert(strstr(err.message, on_device), "%s", err.message);
     if (most >= 64 * 1024) {
         cr_assert_eq(fdl_kernel_set_max_dynamic_shared(probe, 64 * 1024, &err), FDL_OK, "%s",
                      err.message);
