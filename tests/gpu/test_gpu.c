@@ -145,6 +145,10 @@ static const char fill_ptx[] =
 Test(gpu_device, describes_itself)
 {
     fdl_device *dev = open_or_skip();
+    /* which GPU this run got: under ctest --resource-spec-file, the one ctest assigned */
+    const char *assigned = getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+    fprintf(stderr, "test_gpu: fdl_device_open(-1) opened GPU %d, %s (ctest assigned: %s)\n",
+            fdl_device_ordinal(dev), fdl_device_name(dev), assigned ? assigned : "none");
     cr_assert_str_not_empty(fdl_device_name(dev));
     int cc = fdl_device_cc(dev);
     cr_assert_geq(cc, 50);
