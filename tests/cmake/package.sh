@@ -28,16 +28,20 @@ if echo "$depends" | grep -Eiq 'cuda|nvidia|nvjitlink|nvrtc'; then
   fail "the package depends on a CUDA library: $depends"
 fi
 contents=$(dpkg-deb -c "$deb")
+# the library directory of the build (lib, or lib/<multiarch> when configured for /usr)
+libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
+case "$libdir" in /*|"") libdir=lib ;; esac
+lib=./usr/$libdir
 for f in ./usr/bin/fdlink ./usr/include/fdlink/fdlink.h ./usr/include/fdlink/host.h \
-         ./usr/include/fdlink/device.h ./usr/lib/libfdlink.a ./usr/lib/cmake/fdlink/fdlinkConfig.cmake \
-         ./usr/lib/cmake/fdlink/fdlinkFunctions.cmake ./usr/lib/cmake/fdlink/fdlinkTargets.cmake \
-         ./usr/lib/pkgconfig/fdlink.pc; do
+         ./usr/include/fdlink/device.h $lib/libfdlink.a $lib/cmake/fdlink/fdlinkConfig.cmake \
+         $lib/cmake/fdlink/fdlinkFunctions.cmake $lib/cmake/fdlink/fdlinkTargets.cmake \
+         $lib/pkgconfig/fdlink.pc; do
   echo "$contents" | grep -q " $f\$" || fail "the package lacks $f"
 done
-echo "$contents" | grep -Eq ' ./usr/lib/libfdlink\.so\.[0-9]' || fail "the package lacks libfdlink.so.N"
+echo "$contents" | grep -q " $lib/libfdlink\.so\.[0-9]" || fail "the package lacks libfdlink.so.N"
 # nothing in it is linked against a CUDA library
 dpkg-deb -x "$deb" "$work/root"
-for bin in "$work"/root/usr/bin/fdlink "$work"/root/usr/lib/libfdlink.so.*; do
+for bin in "$work"/root/usr/bin/fdlink "$work"/root/usr/$libdir/libfdlink.so.*; do
   [ -L "$bin" ] && continue
   if readelf -d "$bin" | grep NEEDED | grep -Ei 'cuda|nvjitlink|nvrtc'; then
     fail "$(basename "$bin") is linked against a CUDA library"
@@ -49,7 +53,8 @@ if [ "$(id -u)" != 0 ] || ! command -v dpkg >/dev/null 2>&1; then
   echo "package built and inspected; not root (or no dpkg), so dpkg -i was skipped"
   exit 77
 fi
-if dpkg-query -W -f='${Status}' fdlink 2>/dev/null | grep -q "ok installed" || [ -e /usr/lib/cmake/fdlink ] || [ -e /usr/bin/fdlink ]; then
+if dpkg-query -W -f='${Status}' fdlink 2>/dev/null | grep -q "ok installed" ||
+   [ -e "/usr/$libdir/cmake/fdlink" ] || [ -e /usr/bin/fdlink ]; then
   echo "package built and inspected; fdlink is already installed in /usr, so it was left alone"
   exit 77
 fi
@@ -60,8 +65,9 @@ dpkg -i "$deb" >"$log" 2>&1 || { cat "$log"; fail "dpkg -i failed"; }
 
 # find_package(fdlink) from the system prefix, nothing else given
 cmake -S "$here/consumer" -B "$work/b" -DCONSUMER_FORMATS=ptx >"$log" 2>&1 || { cat "$log"; fail "consumer configure failed"; }
-grep -q "fdlink_DIR" "$work/b/CMakeCache.txt" && grep "^fdlink_DIR" "$work/b/CMakeCache.txt"
-grep -q "^fdlink_DIR:PATH=/usr/lib/cmake/fdlink" "$work/b/CMakeCache.txt" || fail "find_package did not find the installed package"
+grep "^fdlink_DIR" "$work/b/CMakeCache.txt" || true
+grep -q "^fdlink_DIR:PATH=/usr/$libdir/cmake/fdlink\$" "$work/b/CMakeCache.txt" ||
+  fail "find_package did not find the installed package"
 cmake --build "$work/b" >"$log" 2>&1 || { cat "$log"; fail "consumer build failed"; }
 [ -f "$work/b/app.cubin" ] || fail "the consumer's app.cubin was not linked"
 rc=0
