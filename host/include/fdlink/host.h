@@ -21,9 +21,9 @@
  * while the link lives); give each GPU's thread a device handle of its own (fdl_device_open with
  * the GPU's ordinal, in that thread or handed to it), and there load the same image
  * (fdl_module_load_data) and launch: the handles are distinct families, so the threads share
- * nothing and need no locking. A cubin runs only on GPUs of its
- * architecture: on a host of mixed GPUs link once per architecture (fdl_device_arch), or load a
- * fatbin or PTX. examples/multi_gpu does this on every GPU of a host.
+ * nothing and need no locking. A cubin runs only on GPUs of its architecture: on a host of mixed
+ * GPUs link once per architecture (fdl_device_arch), or load a fatbin or PTX. examples/multi_gpu
+ * does this on every GPU of a host.
  *
  * ctest: fdl_device_open(-1) opens the GPU that ctest assigned to the test
  * (CTEST_RESOURCE_GROUP_* variables, set when ctest runs with --resource-spec-file and the test
