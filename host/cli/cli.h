@@ -38,5 +38,7 @@ int cmd_inspect(int argc, char **argv);
 void help_inspect(FILE *out);
 int cmd_embed(int argc, char **argv);
 void help_embed(FILE *out);
+int cmd_cache(int argc, char **argv);
+void help_cache(FILE *out);
 
 #endif /* FDLINK_CLI_H */

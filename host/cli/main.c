@@ -26,6 +26,7 @@ static const command commands[] = {
     {"inspect", "show what a device code file holds", cmd_inspect,
      help_inspect},
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
+    {"cache", "show, check and clear the cache of links and compiles", cmd_cache, help_cache},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
