@@ -493,7 +493,7 @@ static void unusable(fdl__cache_use *u, const char *what, int errnum)
     u->dir = NULL;
 }
 
-/* mkdir -p; 0 with errno set on failure. */
+/* mkdir -p: 1 done, 0 cannot be created (errno), -1 exists and is no folder. */
 static int make_dirs(const char *dir)
 {
     struct stat st;
@@ -501,7 +501,7 @@ static int make_dirs(const char *dir)
         if (S_ISDIR(st.st_mode))
             return 1;
         errno = ENOTDIR;
-        return 0;
+        return -1;
     }
     char *p = fdl__strdup(dir);
     if (!p) {
@@ -600,8 +600,9 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
         return FDL_CACHE_HIT_MEMORY;
     if (!u->dir)
         return FDL_CACHE_MISS;
-    if (!make_dirs(u->dir)) {
-        unusable(u, errno == ENOTDIR ? "is not a directory" : "cannot be created", errno);
+    int made = make_dirs(u->dir);
+    if (made != 1) {
+        unusable(u, made < 0 ? "is not a directory" : "cannot be created", errno);
         return FDL_CACHE_MISS;
     }
     char hex[33], name[64];
@@ -803,6 +804,11 @@ static int scan_dir(const char *dir, scan *s)
     return ok;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const scan_item *)a)->name, ((const scan_item *)b)->name);
+}
+
 static int by_age(const void *a, const void *b)
 {
     const scan_item *x = a, *y = b;
@@ -867,8 +873,9 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
         goto cleanup;
     if (n > u->max_size)
         goto cleanup; /* would be evicted at once */
-    if (!make_dirs(u->dir)) {
-        unusable(u, errno == ENOTDIR ? "is not a directory" : "cannot be created", errno);
+    int made = make_dirs(u->dir);
+    if (made != 1) {
+        unusable(u, made < 0 ? "is not a directory" : "cannot be created", errno);
         goto cleanup;
     }
     char hex[33], name[64];
@@ -1067,6 +1074,7 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
     scan s;
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
+    qsort(s.v, s.n, sizeof *s.v, by_name); /* reports in a stable order */
     size_t nbad = remove_stale_temps(d, &s, fn, ctx);
     for (size_t i = 0; i < s.n; i++) {
         if (s.v[i].temp)
