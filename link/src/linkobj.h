@@ -78,6 +78,7 @@ struct fdl_link {
     int cache_warned;       /* the unusable directory was reported */
     size_t nvrtc_hits, nvrtc_compiled;
     char *cache_dir;        /* owned copy of opts.cache_dir */
+    size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
 };
 
 /* The outcome of one nvJitLink run. */

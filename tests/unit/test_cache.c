@@ -738,3 +738,46 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
     free(cache);
     free(dir);
 }
+
+/* ---- the cheaper LTO-IR check ------------------------------------------------------------ */
+#include "linkobj.h"
+
+/* Link two LTO-IR inputs against declarations, uncached; the nvJitLink runs in *runs. */
+static int link_two_ltoir(const char *callee, size_t *runs, fdl_error *err)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    int rc = fdl_link_create(&link, &opts, err);
+    cr_assert_eq(rc, FDL_OK, "%s", err->message);
+    cr_assert_eq(fdl_decls_load(&decls, LINK_DATA "/mul.decl", err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO, err),
+                 FDL_OK, "%s", err->message);
+    cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, err), FDL_OK, "%s",
+                 err->message);
+    rc = fdl_link_complete(link, err);
+    *runs = link->jl_runs;
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+    return rc;
+}
+
+Test(cache_check, two_ltoir_inputs_cost_one_extra_link_and_are_still_checked)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    size_t runs = 0;
+    int rc = link_two_ltoir(FDL_LINK_FIXTURES "/mul.ltoir", &runs, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(runs, 2, "one post-LTO check link for both LTO-IR inputs, then the link (%zu)",
+                 runs);
+    rc = link_two_ltoir(FDL_LINK_FIXTURES "/mul_wide.ltoir", &runs, &err);
+    cr_assert_eq(rc, FDL_EABI, "%s", err.message);
+    cr_assert_not_null(strstr(err.message, "mul_f32_f32: parameter 2"), "%s", err.message);
+    cr_assert_not_null(strstr(err.source, "[post-LTO ptx]"), "%s", err.source);
+    cr_assert_eq(runs, 1, "the check link only");
+}
