@@ -915,3 +915,35 @@ Test(ptx_scan, positions_after_bodies_skipped_by_words)
     fdl_ptx_destroy(ptx);
     fdl__buf_free(&b);
 }
+
+/* A NUL inside a body, after newlines the word skip counted: its line and column are exact. */
+Test(ptx_scan, nul_in_a_body_is_placed_exactly)
+{
+    for (size_t lead = 0; lead < 24; lead++)
+        for (size_t col = 0; col < 12; col++) {
+            fdl__buf b = {0};
+            fdl__buf_puts(&b, ".version 8.0\n.target sm_75\n.address_size 64\n"
+                              ".visible .func f()\n{\n");
+            for (size_t i = 0; i < lead; i++)
+                fdl__buf_puts(&b, i % 3 ? "\tret;\n" : "\n");
+            for (size_t i = 0; i < col; i++)
+                fdl__buf_puts(&b, "x");
+            fdl__buf_append(&b, "\0\n}\n", 4);
+            cr_assert(!b.oom);
+            const char *nul = memchr(b.data, '\0', b.len);
+            unsigned line = 1;
+            const char *bol = b.data;
+            for (const char *p = b.data; p < nul; p++)
+                if (*p == '\n') {
+                    line++;
+                    bol = p + 1;
+                }
+            fdl_ptx *ptx = NULL;
+            fdl_error err = FDL_ERROR_INIT;
+            cr_assert_eq(fdl_ptx_scan(&ptx, b.data, b.len, "nul.ptx", &err), FDL_EPARSE);
+            cr_assert_eq(err.line, line, "lead %zu col %zu: line %u", lead, col, err.line);
+            cr_assert_eq(err.column, (unsigned)(nul - bol) + 1, "lead %zu col %zu: column %u",
+                         lead, col, err.column);
+            fdl__buf_free(&b);
+        }
+}
