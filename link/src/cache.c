@@ -272,7 +272,7 @@ static const char *check_entry(const unsigned char *b, size_t n, const unsigned 
     if (get32(b + 8) != FDL__CACHE_FORMAT)
         return "another format version";
     uint32_t kind = get32(b + 12);
-    if (kind != FDL__CACHE_LINK && kind != FDL__CACHE_NVRTC)
+    if (kind != FDL__CACHE_LINK && kind != FDL__CACHE_NVRTC && kind != FDL__CACHE_CHECK)
         return "unknown kind";
     if (want_key && memcmp(b + 16, want_key, FDL__CACHE_KEY_SIZE) != 0)
         return "key differs from its file name";
@@ -930,7 +930,10 @@ static const char *entry_kind(const char *path)
     if (n != (ssize_t)sizeof h || memcmp(h, MAGIC, 8) != 0)
         return "unknown";
     uint32_t k = get32(h + 12);
-    return k == FDL__CACHE_LINK ? "link" : k == FDL__CACHE_NVRTC ? "nvrtc" : "unknown";
+    return k == FDL__CACHE_LINK    ? "link"
+           : k == FDL__CACHE_NVRTC ? "nvrtc"
+           : k == FDL__CACHE_CHECK ? "check"
+                                   : "unknown";
 }
 
 int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error *err)

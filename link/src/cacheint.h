@@ -17,6 +17,7 @@
 /* Kinds of entries. */
 #define FDL__CACHE_LINK 1u
 #define FDL__CACHE_NVRTC 2u
+#define FDL__CACHE_CHECK 3u /* the post-LTO PTX of the declaration check */
 
 #define FDL__CACHE_KEY_SIZE 16
 #define FDL__CACHE_MAX_SECTIONS 8

@@ -94,6 +94,50 @@ static int link_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
     return fdl__keyb_finish(k, key);
 }
 
+int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
+                        const unsigned char *keep, size_t keep_size,
+                        unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    if (!link->cache.on || link->backend != FDL_BACKEND_NVJITLINK)
+        return 0;
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_CHECK);
+    if (!k)
+        return 0;
+    unsigned jl_major = 0, jl_minor = 0;
+    if (!link->nv->version || link->nv->version(&jl_major, &jl_minor) != NVJITLINK_SUCCESS) {
+        fdl__keyb_free(k);
+        return 0;
+    }
+    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), jl_major);
+    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), jl_minor);
+    fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), link->arch);
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, 1, 1, &o)) {
+        fdl__keyb_free(k);
+        return 0;
+    }
+    fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
+    for (size_t i = 0; i < o.n; i++)
+        fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o.v[i]);
+    fdl__strv_free(&o);
+    fdl__keyb_u64(k, TAG('N', 'I', 'N', 'P'), n);
+    for (size_t i = 0; i < n; i++) {
+        fdl__keyb_u64(k, TAG('K', 'I', 'N', 'D'), (uint64_t)ins[i]->kind);
+        fdl__keyb_bytes(k, TAG('D', 'A', 'T', 'A'), ins[i]->data, ins[i]->size);
+    }
+    fdl__keyb_u64(k, TAG('K', 'E', 'E', 'P'), keep != NULL);
+    if (keep)
+        fdl__keyb_bytes(k, TAG('K', 'B', 'I', 'N'), keep, keep_size);
+    char *header = NULL;
+    if (link->ndecls && fdl__link_decls_header(link, &header, NULL) != FDL_OK) {
+        fdl__keyb_free(k);
+        return 0;
+    }
+    fdl__keyb_str(k, TAG('D', 'E', 'C', 'L'), header);
+    free(header);
+    return fdl__keyb_finish(k, key);
+}
+
 /* Flags section: byte 0 LTO, byte 1 PTX present. */
 enum { SEC_CUBIN, SEC_PTX, SEC_INFO, SEC_ERROR, SEC_FLAGS, NSECS };
 

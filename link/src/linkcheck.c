@@ -191,9 +191,30 @@ static int post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, int w
     if (ins[0]->post_lto)
         return FDL_OK;
     fdl__jl_run run;
+    memset(&run, 0, sizeof run);
     const unsigned char *keep = with_keeper ? link->keeper : NULL;
-    int rc = fdl__jl_link(link, 1, 1, ins, n, keep, link->keeper_size, &run, err);
-    link->jl_runs++;
+    /* the post-LTO PTX depends only on the inputs, the keeper and the options: cached */
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    int keyed = fdl__link_check_key(link, ins, n, keep, link->keeper_size, key);
+    int rc = FDL_OK;
+    fdl__cache_sections cached;
+    memset(&cached, 0, sizeof cached);
+    if (keyed && fdl__cache_get(&link->cache, FDL__CACHE_CHECK, key, &cached) != FDL_CACHE_MISS &&
+        cached.n == 1 && cached.len[0] && (run.out = malloc(cached.len[0] + 1))) {
+        memcpy(run.out, cached.p[0], cached.len[0]);
+        run.out[cached.len[0]] = '\0';
+        run.out_size = cached.len[0];
+    } else {
+        rc = fdl__jl_link(link, 1, 1, ins, n, keep, link->keeper_size, &run, err);
+        link->jl_runs++;
+        if (rc == FDL_OK && keyed) {
+            const unsigned char *secs[1] = {run.out};
+            size_t lens[1] = {run.out_size};
+            fdl__cache_put(&link->cache, FDL__CACHE_CHECK, key, secs, lens, 1);
+        }
+    }
+    fdl__cache_sections_free(&cached);
+    fdl__link_cache_warn(link);
     if (rc == FDL_ELINK && err) {
         char symbol[FDL_ERROR_SYMBOL_MAX];
         char *log = run.error;

@@ -119,6 +119,13 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
                            const char *source, size_t size, const char *name,
                            const char *const *options, const fdl__nvrtc_header *headers,
                            size_t nheaders, int ltoir, fdl_error *err);
+/*
+ * The key of a declaration check's post-LTO link of @p ins with @p keep (the keeper LTO-IR, may
+ * be NULL); 0 when the cache is off or no key can be made.
+ */
+int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
+                        const unsigned char *keep, size_t keep_size,
+                        unsigned char key[FDL__CACHE_KEY_SIZE]);
 /* Report the cache warning, once, through the diagnostic callback. */
 void fdl__link_cache_warn(fdl_link *link);
 

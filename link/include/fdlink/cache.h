@@ -67,7 +67,7 @@ typedef struct fdl_cache_stats {
 /** One entry or temporary file, as fdl_cache_list and fdl_cache_verify report it. */
 typedef struct fdl_cache_entry {
     const char *name;    /**< file name in the directory */
-    const char *kind;    /**< "link", "nvrtc", "temporary", or "unknown" */
+    const char *kind;    /**< "link", "nvrtc", "check", "temporary", or "unknown" */
     uint64_t size;       /**< bytes of the file */
     int64_t mtime;       /**< last use, seconds since the epoch */
     const char *problem; /**< fdl_cache_verify: why it is bad (then removed), else NULL */

@@ -231,7 +231,11 @@ FDL_API int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, c
  * Run the checks and the link. In order: every input is given the image the backend will use
  * (the cubin for the link's arch, else PTX or LTO-IR); the declaration check (if declarations were
  * added); duplicate definitions across all inputs (ABI-6; nvJitLink would only warn); the link,
- * with -lto when LTO is on; with emit_ptx, the post-LTO PTX.
+ * with -lto when LTO is on; with emit_ptx, the post-LTO PTX. LTO-IR inputs are checked through one
+ * extra post-LTO link of all of them together. With the cache on (fdlink/cache.h), a link made
+ * before (same key: the inputs, options, arch, backend version and declarations) comes back from
+ * memory or disk with its cubin, PTX and logs, and none of the above runs; a successful link is
+ * stored. A cache that cannot be used is never an error (see fdl_link_cache_warning).
  * @return FDL_OK, FDL_EABI (an input disagrees with a declaration), FDL_ELINK (an input has no
  *         code for the arch; a symbol defined twice, naming both inputs; an undefined symbol,
  *         naming it, the input that references it and where it is declared; the backend refused
