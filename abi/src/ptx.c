@@ -331,13 +331,19 @@ static int skip_line(scanner *sc)
 
 /*
  * Bodies are most of a PTX module and hold nothing the scan needs but their end, so they are
- * skipped eight bytes at a time: a word with none of the bytes that matter ({ } " / NUL) is
- * passed over at once, its newlines counted (SWAR, as memchr does). Little-endian hosts only;
- * elsewhere one byte at a time.
+ * skipped sixteen bytes at a time with SSE2 (every x86-64), else eight (SWAR): a block with none
+ * of the bytes that matter ({ } " / NUL) is passed over at once, its newlines counted, as memchr
+ * does. Little-endian GCC/Clang hosts only; elsewhere one byte at a time.
  */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
     (defined(__GNUC__) || defined(__clang__))
 #define FAST_SKIP 1
+#ifdef __SSE2__
+#include <emmintrin.h>
+#define SKIP_STEP 16
+#else
+#define SKIP_STEP 8
+#endif
 #define ONES 0x0101010101010101ull
 #define LOW7 0x7f7f7f7f7f7f7f7full
 
@@ -349,10 +355,41 @@ static inline uint64_t bytes_equal(uint64_t w, unsigned char c)
     return ~(t | LOW7);
 }
 
+/* Bits set in a 16-bit mask (no popcnt instruction needed). */
+static inline unsigned count16(unsigned m)
+{
+    m = m - ((m >> 1) & 0x5555u);
+    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+    m = (m + (m >> 4)) & 0x0f0fu;
+    return (m + (m >> 8)) & 0x1fu;
+}
+
 /* Pass over whole words with none of { } " / NUL from @p p; newlines are counted. */
 static size_t skip_plain_words(scanner *sc, size_t p)
 {
     const char *s = sc->s;
+#ifdef __SSE2__
+    /* sixteen bytes at a time where SSE2 is there (every x86-64) */
+    const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
+                  quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('/'),
+                  nul = _mm_setzero_si128(), newline = _mm_set1_epi8('\n');
+    while (p + 16 <= sc->len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + p));
+        __m128i stop = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                         _mm_cmpeq_epi8(v, nul)));
+        if (_mm_movemask_epi8(stop))
+            return p;
+        unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline));
+        if (nl) {
+            unsigned count = count16(nl);
+            sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
+            sc->bol = p + (size_t)(31 - __builtin_clz(nl)) + 1;
+        }
+        p += 16;
+    }
+#endif
     while (p + 8 <= sc->len) {
         uint64_t w;
         memcpy(&w, s + p, 8);
@@ -389,7 +426,7 @@ static int skip_block(scanner *sc, const token *open, const char *symbol)
 #ifdef FAST_SKIP
         if (p >= plain_until) {
             p = skip_plain_words(sc, p);
-            plain_until = p + 8; /* the word at p holds a byte that matters: bytes from here */
+            plain_until = p + SKIP_STEP; /* a byte that matters is in these: one at a time */
             if (p >= len)
                 break;
         }
