@@ -11,7 +11,7 @@
  *   64 payload: per section a length (u64) and its bytes
  *
  * Global state: the memory tier, a list under one mutex (statically initialised, so nothing runs
- * at load time). It is the in-process counterpart of the directory and holds nothing a caller
+ * at load time; fork handlers, registered once on first use, keep a child's copy unlocked). It is the in-process counterpart of the directory and holds nothing a caller
  * can observe except speed; fdl_cache_clear empties it. (STYLE.md allows global state only for
  * the dlopen tables; the issue asks that a process repeating a link not touch nvJitLink, which
  * needs memory that outlives a link.)
@@ -303,15 +303,38 @@ typedef struct mem_entry {
 
 static struct {
     pthread_mutex_t lock;
+    pthread_once_t fork_once;
     mem_entry *head;
     uint64_t bytes;
     uint64_t tick;
-} g_mem = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+} g_mem = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_ONCE_INIT, NULL, 0, 0};
+
+/* A fork while another thread holds the lock must not leave the child's copy locked. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_mem.lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&g_mem.lock);
+}
+
+static void register_fork(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+static void mem_lock(void)
+{
+    pthread_once(&g_mem.fork_once, register_fork);
+    pthread_mutex_lock(&g_mem.lock);
+}
 
 static int mem_get(uint32_t kind, const unsigned char *key, fdl__cache_sections *out)
 {
     int found = 0;
-    pthread_mutex_lock(&g_mem.lock);
+    mem_lock();
     for (mem_entry *e = g_mem.head; e; e = e->next) {
         if (e->kind != kind || memcmp(e->key, key, FDL__CACHE_KEY_SIZE) != 0)
             continue;
@@ -343,7 +366,7 @@ static void mem_put(uint32_t kind, const unsigned char *key, const unsigned char
     memcpy(e->key, key, FDL__CACHE_KEY_SIZE);
     e->size = size;
     e->nsecs = nsecs;
-    pthread_mutex_lock(&g_mem.lock);
+    mem_lock();
     for (mem_entry **pp = &g_mem.head; *pp; pp = &(*pp)->next)
         if ((*pp)->kind == kind && memcmp((*pp)->key, key, FDL__CACHE_KEY_SIZE) == 0) {
             mem_entry *old = *pp; /* an identical result: keep one */
@@ -373,7 +396,7 @@ static void mem_put(uint32_t kind, const unsigned char *key, const unsigned char
 
 static void mem_clear(void)
 {
-    pthread_mutex_lock(&g_mem.lock);
+    mem_lock();
     while (g_mem.head) {
         mem_entry *e = g_mem.head;
         g_mem.head = e->next;

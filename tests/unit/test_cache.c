@@ -816,3 +816,63 @@ Test(cache_check, two_ltoir_inputs_cost_one_extra_link_and_are_still_checked)
     cr_assert_not_null(strstr(err.source, "[post-LTO ptx]"), "%s", err.source);
     cr_assert_eq(runs, 1, "the check link only");
 }
+
+/* ---- threads ----------------------------------------------------------------------------- */
+#include <pthread.h>
+
+typedef struct thread_job {
+    const char *dir;
+    int memory_hits;
+    int failures;
+    unsigned char *first;
+    size_t first_size;
+} thread_job;
+
+static void *link_repeatedly(void *arg)
+{
+    thread_job *tj = arg;
+    for (int i = 0; i < 4; i++) {
+        job j = base_job(tj->dir);
+        unsigned char *c = NULL;
+        size_t n = 0;
+        outcome o = run_job(&j, &c, &n);
+        if (o.rc != FDL_OK) {
+            tj->failures++;
+            continue;
+        }
+        tj->memory_hits += o.result == FDL_CACHE_HIT_MEMORY;
+        if (!tj->first) {
+            tj->first = c;
+            tj->first_size = n;
+        } else {
+            tj->failures += n != tj->first_size || memcmp(c, tj->first, n) != 0;
+            free(c);
+        }
+    }
+    return NULL;
+}
+
+Test(cache_threads, links_in_four_threads_share_the_memory_tier, .timeout = 300)
+{
+    char *dir = make_temp_dir();
+    thread_job tj[4];
+    pthread_t th[4];
+    memset(tj, 0, sizeof tj);
+    for (int i = 0; i < 4; i++) {
+        tj[i].dir = dir;
+        cr_assert_eq(pthread_create(&th[i], NULL, link_repeatedly, &tj[i]), 0);
+    }
+    int hits = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(tj[i].failures, 0, "thread %d", i);
+        hits += tj[i].memory_hits;
+    }
+    for (int i = 1; i < 4; i++)
+        cr_assert(tj[i].first_size == tj[0].first_size &&
+                  memcmp(tj[i].first, tj[0].first, tj[0].first_size) == 0);
+    cr_assert_geq(hits, 12, "every thread's later links come from memory (%d)", hits);
+    for (int i = 0; i < 4; i++)
+        free(tj[i].first);
+    free(dir);
+}
