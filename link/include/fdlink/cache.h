@@ -86,7 +86,10 @@ typedef void (*fdl_cache_entry_fn)(void *ctx, const fdl_cache_entry *entry);
  */
 FDL_API int fdl_cache_dir(char *buf, size_t size, fdl_error *err);
 
-/** Non-zero unless the environment turns the cache off (FDLINK_CACHE=0, "off", "no", "false"). */
+/**
+ * Non-zero unless the environment turns the cache off (FDLINK_CACHE=0, "off", "no", "false").
+ * Ownership: nothing is allocated.
+ */
 FDL_API int fdl_cache_enabled(void);
 
 /**
@@ -98,7 +101,8 @@ FDL_API int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error
 
 /**
  * Call @p fn for every entry and temporary file of @p dir, in no particular order.
- * @return FDL_OK, FDL_EIO, FDL_ENOTFOUND, FDL_EINVAL
+ * @return FDL_OK, FDL_EIO, FDL_ENOTFOUND, FDL_EINVAL (NULL fn)
+ * Ownership: each fdl_cache_entry is borrowed for the duration of its call.
  */
 FDL_API int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fdl_error *err);
 
@@ -107,6 +111,7 @@ FDL_API int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fd
  * this process's memory cache.
  * @param removed receives how many files were removed (may be NULL)
  * @return FDL_OK, FDL_EIO (a file could not be removed), FDL_ENOTFOUND, FDL_EINVAL
+ * Ownership: nothing is allocated for the caller.
  */
 FDL_API int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err);
 
@@ -116,6 +121,7 @@ FDL_API int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err);
  * process no longer runs on this host, or the file is older than an hour).
  * @param removed receives how many files were removed (may be NULL)
  * @return FDL_OK, FDL_EIO, FDL_ENOTFOUND, FDL_EINVAL
+ * Ownership: nothing is allocated for the caller.
  */
 FDL_API int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_error *err);
 
@@ -126,6 +132,7 @@ FDL_API int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed,
  * @param bad receives how many bad files were found (may be NULL)
  * @return FDL_OK (also when bad entries were found and removed), FDL_EIO, FDL_ENOTFOUND,
  *         FDL_EINVAL
+ * Ownership: each fdl_cache_entry given to @p fn is borrowed for the duration of its call.
  */
 FDL_API int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
                              fdl_error *err);
