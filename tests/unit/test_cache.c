@@ -876,3 +876,31 @@ Test(cache_threads, links_in_four_threads_share_the_memory_tier, .timeout = 300)
         free(tj[i].first);
     free(dir);
 }
+
+/* A version-2 options struct (before `cache`) is read only that far: the cache is the default. */
+Test(cache_key, version_2_options_take_the_default_cache)
+{
+    char *dir = make_temp_dir();
+    setenv("FDLINK_CACHE_DIR", dir, 1);
+    unsetenv("FDLINK_CACHE");
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.version = 2;
+    opts.arch = "sm_90";
+    opts.cache = (fdl_cache_mode)99; /* beyond a version-2 struct: never read */
+    opts.cache_dir = "/nonexistent/never/read";
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, LINK_DATA "/caller.ptx", FDL_KIND_AUTO, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, LINK_DATA "/mul.ptx", FDL_KIND_AUTO, &err), FDL_OK);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_cache_result(link, NULL), FDL_CACHE_MISS);
+    cr_assert_str_eq(fdl_link_cache_warning(link), "");
+    cr_assert_eq(count_files(dir, ".fdlc"), 1, "stored in the default directory");
+    fdl_link_destroy(link);
+    /* version 3 refuses a bad mode */
+    opts.version = FDL_LINK_OPTIONS_VERSION;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
+    cr_assert_null(link);
+    free(dir);
+}
