@@ -673,10 +673,18 @@ Test(cache_contention, sixteen_processes_twenty_rounds, .timeout = 600)
     cr_assert_eq(run_child(&off, same).rc, FDL_OK);
     char *refs_same[1] = {same};
     int rounds = getenv("FDLINK_TEST_QUICK") ? 3 : 20;
+    uint64_t hits = 0;
     for (int r = 0; r < rounds; r++) {
+        fdl_cache_stats s;
+        if (fdl_cache_stats_get(&s, cache, NULL) == FDL_OK)
+            hits += s.hits;
         cr_assert_eq(fdl_cache_clear(cache, NULL, NULL), FDL_OK);
         cr_assert_eq(link_at_once(cache, 16, 0, refs_same, dir), 0, "round %d, same inputs", r);
         cr_assert_eq(count_files(cache, ".tmp."), 0, "round %d: a temporary file left", r);
+        /* writers rename whole entries into place: no reader ever sees a torn one */
+        cr_assert_eq(fdl_cache_stats_get(&s, cache, NULL), FDL_OK);
+        cr_assert_eq(s.corrupt, 0, "round %d: a reader saw a torn entry", r);
+        cr_assert_eq(s.entries, 1);
     }
     char **refs = references(dir, 16);
     cr_assert_eq(link_at_once(cache, 16, 1, refs, dir), 0, "different inputs");
