@@ -28,6 +28,7 @@ static const command commands[] = {
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
     {"resource-spec", "write a ctest resource spec for the GPUs present", fdl__cli_resource_spec,
      fdl__cli_resource_spec_help},
+    {"cache", "show, check and clear the cache of links and compiles", cmd_cache, help_cache},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
