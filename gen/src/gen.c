@@ -35,6 +35,7 @@ struct fdl_gen {
     size_t ninputs, inputs_cap;
     compiled *done;
     size_t ndone, done_cap;
+    char *log; /* the compiler's or linker's log of the last failed compile (err->log) */
 };
 
 /* What a map and a reduction share: a kernel, its arguments, its failure record. */
@@ -163,6 +164,7 @@ void fdl_gen_destroy(fdl_gen *gen)
     }
     free(gen->done);
     free(gen->inputs);
+    free(gen->log);
     free(gen);
 }
 
@@ -226,6 +228,12 @@ static int compile(compiled **out, fdl_gen *g, const char *source, const char *k
     *out = &g->done[g->ndone++];
     memset(&c, 0, sizeof c);
 cleanup:
+    if (rc != FDL_OK && err && err->log) {
+        /* the log belongs to the link, which goes now: keep a copy for err->log */
+        free(g->log);
+        g->log = fdl__strdup(err->log);
+        err->log = g->log;
+    }
     fdl_module_destroy(c.mod);
     free(c.cubin);
     free(c.source);

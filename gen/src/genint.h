@@ -32,6 +32,7 @@ typedef struct fdl__gen_kernel {
     fdl__gen_param params[FDL_SIG_MAX_PARAMS + 1];
     unsigned vec;      /* elements per vector access (maps), 1 otherwise */
     fdl_type result;   /* reductions: the result's type */
+    size_t body;       /* offset of the generated part's line 1 (after device.h) */
 } fdl__gen_kernel;
 
 void fdl__gen_kernel_free(fdl__gen_kernel *k);

@@ -265,12 +265,15 @@ int fdl__gen_parse_arguments(fdl__gen_kernel *k, const char *arguments, fdl_erro
 static void put_decl(fdl__buf *b, fdl_type t, int array, int is_const, int restrict_,
                      const char *name)
 {
-    if (is_const)
+    /* const applies to the elements: `const float *x`, `unsigned short **const *x` */
+    if (is_const && !t.depth)
         fdl__buf_puts(b, "const ");
     fdl__buf_puts(b, c_types[t.base]);
     fdl__buf_puts(b, " ");
     for (unsigned i = 0; i < t.depth; i++)
         fdl__buf_puts(b, "*");
+    if (is_const && t.depth)
+        fdl__buf_puts(b, "const ");
     if (array)
         fdl__buf_puts(b, restrict_ ? "*__restrict__ " : "*");
     fdl__buf_puts(b, name);
@@ -351,10 +354,13 @@ static const char common_text[] =
     "    T e[K];\n"
     "};\n";
 
-static void put_prelude(fdl__buf *b, int half)
+static void put_prelude(fdl__buf *b, fdl__gen_kernel *k, int half)
 {
     fdl__buf_puts(b, fdl__gen_device_h);
     fdl__buf_puts(b, "\n" FDL__GEN_MARK);
+    /* NVRTC's messages count the generated part's lines, whatever device.h holds */
+    fdl__buf_printf(b, "#line 1 \"%s.cu\"\n", k->kernel);
+    k->body = b->len;
     if (half)
         fdl__buf_puts(b, "#include <cuda_fp16.h>\n");
     fdl__buf_puts(b, common_text);
@@ -383,7 +389,7 @@ static void put_user(fdl__buf *b, const fdl__gen_kernel *k, const char *tag, con
     fdl__buf_printf(b, "#line 1 \"%s\"\n", tag);
     fdl__buf_puts(b, text);
     size_t lines = 1;
-    for (size_t i = 0; b->data && i < b->len; i++)
+    for (size_t i = k->body; b->data && i < b->len; i++)
         lines += b->data[i] == '\n';
     /* `lines` is the user text's last line; then the directive's line; then the next one */
     fdl__buf_printf(b, "\n#line %zu \"%s.cu\"\n", lines + 2, k->kernel);
@@ -437,7 +443,7 @@ int fdl__gen_map_source(fdl__gen_kernel *k, const fdl_decl *d, const char *modes
     fdl__buf *b = &k->source;
     char sigtext[FDL_SIG_MAX_LENGTH];
     fdl_sig_format(sig, sigtext, sizeof sigtext);
-    put_prelude(b, uses_half(k, sig->ret));
+    put_prelude(b, k, uses_half(k, sig->ret));
     fdl__buf_printf(b, "\n/* map: out[i] = %s(", d->name);
     for (size_t j = 0; j < sig->nparams; j++)
         fdl__buf_printf(b, "%s%s%s", j ? ", " : "", k->params[j + 1].name,
@@ -469,9 +475,9 @@ int fdl__gen_map_source(fdl__gen_kernel *k, const fdl_decl *d, const char *modes
     fdl__buf_puts(b, ");\n\n");
 
     /* the call at one index */
-    fdl__buf_puts(b, "__device__ __forceinline__ ");
+    fdl__buf_puts(b, "typedef ");
     put_type(b, sig->ret);
-    fdl__buf_puts(b, " fdl_map_at(unsigned long long i");
+    fdl__buf_puts(b, " fdl_result;\n\n__device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i");
     for (size_t j = 0; j < sig->nparams; j++) {
         fdl__buf_puts(b, ", ");
         put_decl(b, sig->params[j], 0, 0, 0, k->params[j + 1].name);
@@ -484,16 +490,12 @@ int fdl__gen_map_source(fdl__gen_kernel *k, const fdl_decl *d, const char *modes
             fdl__buf_printf(b, "%s%s", j ? ", " : "", k->params[j + 1].name);
         fdl__buf_puts(b, ");\n}\n\n");
     } else {
-        fdl__buf_puts(b, "    ");
-        put_type(b, sig->ret);
-        fdl__buf_puts(b, " r = ");
-        put_type(b, sig->ret);
-        fdl__buf_printf(b, "();\n    if (FDL_MAP_CALL(%s, &r", d->name);
+        fdl__buf_printf(b, "    fdl_result r = fdl_result();\n    if (FDL_MAP_CALL(%s, &r",
+                        d->name);
         for (size_t j = 0; j < sig->nparams; j++)
             fdl__buf_printf(b, ", %s", k->params[j + 1].name);
-        fdl__buf_puts(b, ") != 0)\n        r = ");
-        put_type(b, sig->ret);
-        fdl__buf_puts(b, "(); /* a failed call leaves zero */\n    return r;\n}\n\n");
+        fdl__buf_puts(b, ") != 0)\n        r = fdl_result(); /* a failed call leaves zero */\n"
+                         "    return r;\n}\n\n");
     }
 
     /* the kernel */
@@ -578,7 +580,7 @@ int fdl__gen_elementwise_source(fdl__gen_kernel *k, const char *arguments,
     k->vec = 1;
     fdl__strlcpy(k->kernel, "fdl_elementwise", sizeof k->kernel);
     fdl__buf *b = &k->source;
-    put_prelude(b, uses_half(k, none));
+    put_prelude(b, k, uses_half(k, none));
     put_comment(b, "\n/* elementwise over: ", arguments);
     fdl__buf_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) %s(\n    ",
                     FDL_GEN_BLOCK, k->kernel);
@@ -749,7 +751,7 @@ int fdl__gen_reduction_source(fdl__gen_kernel *k, const fdl_reduction_spec *spec
     k->vec = 1;
     fdl__strlcpy(k->kernel, "fdl_reduction", sizeof k->kernel);
     fdl__buf *b = &k->source;
-    put_prelude(b, uses_half(k, k->result));
+    put_prelude(b, k, uses_half(k, k->result));
     fdl__buf_puts(b, load_cg_text);
     fdl__buf_puts(b, "\n");
     put_comment(b, "/* reduction over i < n of:", "");

@@ -15,6 +15,9 @@
  * - A **reduction** folds a map expression over `i` with sum, min, max, product or a binary
  *   expression in `a` and `b`, from a neutral value (PyCUDA's `ReductionKernel`).
  *
+ * When a generated source does not compile or link, err->log holds the whole log of NVRTC or
+ * nvJitLink, borrowed from the generator until its next failed compile.
+ *
  * Everything is made from a generator (fdl_gen), which holds the device, the declarations, the
  * device code of the foreign functions and the link options, and compiles each distinct
  * generated source once: two maps, expressions or reductions with the same source, options and
