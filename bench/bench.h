@@ -7,6 +7,8 @@
  *   4 link     link cost: fdlink against direct nvJitLink calls, first link and later links
  *   5 scaling  link and signature-check time for 1 .. 4096 generated foreign functions
  *   6 ttfr     time to first result: embedded cubin against PTX linked at run time
+ *   7 generated  generated kernels (fdlink/gen.h): a map and a float32 sum against the copy,
+ *              and against CuPy's sum (issue 14)
  *
  * Every section warms up, repeats, measures its baseline in the same process, verifies what it
  * ran, and records figures (with every sample) and ratios (with their goals) in a
@@ -181,6 +183,7 @@ void bench_launch(bench_ctx *ctx, bench_section *s);
 void bench_link(bench_ctx *ctx, bench_section *s);
 void bench_scaling(bench_ctx *ctx, bench_section *s);
 void bench_ttfr(bench_ctx *ctx, bench_section *s);
+void bench_generated(bench_ctx *ctx, bench_section *s);
 
 /* The file nvJitLink is loaded from (as the raw baseline opens it); 0 found, -1 not. */
 int bench_nvjitlink_path(char *out, size_t size);
