@@ -321,6 +321,8 @@ static const char common_text[] =
     "                                            const char *function, int status)\n"
     "{\n"
     "    atomicAdd(&f->failures, 1ull);\n"
+    "    if (i >= ((volatile fdl_gen_fail *)f)->index)\n"
+    "        return; /* a lower index failed already: no need to wait for the lock */\n"
     "    while (atomicCAS(&f->lock, 0u, 1u) != 0u) {\n"
     "    }\n"
     "    __threadfence();\n"

@@ -18,6 +18,8 @@ __device__ __noinline__ void fdl_gen_failed(fdl_gen_fail *f, unsigned long long 
                                             const char *function, int status)
 {
     atomicAdd(&f->failures, 1ull);
+    if (i >= ((volatile fdl_gen_fail *)f)->index)
+        return; /* a lower index failed already: no need to wait for the lock */
     while (atomicCAS(&f->lock, 0u, 1u) != 0u) {
     }
     __threadfence();
@@ -62,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(256) fdl_elementwise(
         (void)fdl_fail;
 #line 1 "operation"
 a[i] *= 2
-#line 64 "fdl_elementwise.cu"
+#line 66 "fdl_elementwise.cu"
 ;
     }
 }

@@ -19,6 +19,8 @@ __device__ __noinline__ void fdl_gen_failed(fdl_gen_fail *f, unsigned long long 
                                             const char *function, int status)
 {
     atomicAdd(&f->failures, 1ull);
+    if (i >= ((volatile fdl_gen_fail *)f)->index)
+        return; /* a lower index failed already: no need to wait for the lock */
     while (atomicCAS(&f->lock, 0u, 1u) != 0u) {
     }
     __threadfence();
@@ -71,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(256) fdl_elementwise(
         (void)fdl_fail;
 #line 1 "operation"
 u[i] = (unsigned)ll[i] + (unsigned)s + a8[i] + w + (pp[i] != 0) + (float)h + (unsigned)d[i] + b[i]
-#line 73 "fdl_elementwise.cu"
+#line 75 "fdl_elementwise.cu"
 ;
     }
 }

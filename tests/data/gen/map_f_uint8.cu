@@ -18,6 +18,8 @@ __device__ __noinline__ void fdl_gen_failed(fdl_gen_fail *f, unsigned long long 
                                             const char *function, int status)
 {
     atomicAdd(&f->failures, 1ull);
+    if (i >= ((volatile fdl_gen_fail *)f)->index)
+        return; /* a lower index failed already: no need to wait for the lock */
     while (atomicCAS(&f->lock, 0u, 1u) != 0u) {
     }
     __threadfence();

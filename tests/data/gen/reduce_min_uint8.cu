@@ -18,6 +18,8 @@ __device__ __noinline__ void fdl_gen_failed(fdl_gen_fail *f, unsigned long long 
                                             const char *function, int status)
 {
     atomicAdd(&f->failures, 1ull);
+    if (i >= ((volatile fdl_gen_fail *)f)->index)
+        return; /* a lower index failed already: no need to wait for the lock */
     while (atomicCAS(&f->lock, 0u, 1u) != 0u) {
     }
     __threadfence();
@@ -85,7 +87,7 @@ __device__ __forceinline__ fdl_t fdl_neutral(void)
     return (
 #line 1 "neutral"
 fdl_t(255)
-#line 87 "fdl_reduction.cu"
+#line 89 "fdl_reduction.cu"
     );
 }
 
@@ -94,7 +96,7 @@ __device__ __forceinline__ fdl_t fdl_reduce(fdl_t a, fdl_t b)
     return (
 #line 1 "reduce"
 b < a ? b : a
-#line 96 "fdl_reduction.cu"
+#line 98 "fdl_reduction.cu"
     );
 }
 
@@ -104,7 +106,7 @@ __device__ __forceinline__ fdl_t fdl_value(unsigned long long i, const unsigned 
     return (fdl_t)(
 #line 1 "map"
 x[i]
-#line 106 "fdl_reduction.cu"
+#line 108 "fdl_reduction.cu"
     );
 }
 

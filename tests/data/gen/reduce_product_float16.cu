@@ -19,6 +19,8 @@ __device__ __noinline__ void fdl_gen_failed(fdl_gen_fail *f, unsigned long long 
                                             const char *function, int status)
 {
     atomicAdd(&f->failures, 1ull);
+    if (i >= ((volatile fdl_gen_fail *)f)->index)
+        return; /* a lower index failed already: no need to wait for the lock */
     while (atomicCAS(&f->lock, 0u, 1u) != 0u) {
     }
     __threadfence();
@@ -86,7 +88,7 @@ __device__ __forceinline__ fdl_t fdl_neutral(void)
     return (
 #line 1 "neutral"
 fdl_t(1)
-#line 88 "fdl_reduction.cu"
+#line 90 "fdl_reduction.cu"
     );
 }
 
@@ -95,7 +97,7 @@ __device__ __forceinline__ fdl_t fdl_reduce(fdl_t a, fdl_t b)
     return (
 #line 1 "reduce"
 a * b
-#line 97 "fdl_reduction.cu"
+#line 99 "fdl_reduction.cu"
     );
 }
 
@@ -105,7 +107,7 @@ __device__ __forceinline__ fdl_t fdl_value(unsigned long long i, const __half *x
     return (fdl_t)(
 #line 1 "map"
 x[i]
-#line 107 "fdl_reduction.cu"
+#line 109 "fdl_reduction.cu"
     );
 }
 
