@@ -456,6 +456,9 @@ static int check_args(const launchable *l, size_t n, const fdl_gen_arg *args, si
     return FDL_OK;
 }
 
+/* Most blocks of a map or elementwise launch. */
+#define MAP_MAX_BLOCKS ((size_t)1 << 20)
+
 static unsigned blocks_for(const launchable *l, size_t work, unsigned per_sm)
 {
     size_t most = (size_t)(l->gen->sm_count > 0 ? l->gen->sm_count : 1) * per_sm;
@@ -489,9 +492,18 @@ int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs
     if (map->is_map)
         kargs[na++] = FDL_ARG(vec);
     kargs[na++] = FDL_ARG(fail);
+    /*
+     * One vector (or element) a thread, in as many blocks as that takes, up to 2^20 blocks
+     * (past 2^28 accesses the grid-stride loop takes over): each thread's loads are in flight at
+     * once, as in a hand-written kernel, with no loop-carried order between its store and the
+     * next loads (the output may alias an input, so nothing may be reordered across them).
+     */
     size_t work = vec ? n / l->k.vec + n % l->k.vec : n;
+    size_t blocks = work / FDL_GEN_BLOCK + (work % FDL_GEN_BLOCK != 0);
+    if (blocks > MAP_MAX_BLOCKS)
+        blocks = MAP_MAX_BLOCKS;
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
-    cfg.grid.x = blocks_for(l, work, 8);
+    cfg.grid.x = blocks ? (unsigned)blocks : 1u;
     cfg.block.x = FDL_GEN_BLOCK;
     return fdl_kernel_launch_ex(l->kernel, &cfg, kargs, na, err);
 }

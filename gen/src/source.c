@@ -505,7 +505,8 @@ int fdl__gen_map_source(fdl__gen_kernel *k, const fdl_decl *d, const char *modes
                     FDL_GEN_BLOCK, k->kernel);
     for (size_t j = 0; j < k->nparams; j++) {
         const fdl__gen_param *p = &k->params[j];
-        put_decl(b, p->type, p->array, p->is_const, p->array, p->name);
+        /* no __restrict__: the output may be one of the inputs (a map in place) */
+        put_decl(b, p->type, p->array, p->is_const, 0, p->name);
         fdl__buf_puts(b, ",\n    ");
     }
     fdl__buf_puts(b, "unsigned long long n, int vec, fdl_gen_fail *fdl_fail)\n{\n");

@@ -514,3 +514,65 @@ Test(gen_gen, options_are_checked)
                  "declarations)");
     fdl_gen_destroy(g);
 }
+
+/* Widest global access, in bits, of the PTX lines that start with @op ("ld.global"). */
+static unsigned widest(const char *ptx, const char *op)
+{
+    unsigned best = 0;
+    for (const char *p = strstr(ptx, op); p; p = strstr(p + 1, op)) {
+        const char *q = p + strlen(op);
+        unsigned lanes = 1, bits = 0;
+        if (strncmp(q, ".nc", 3) == 0)
+            q += 3;
+        if (q[0] == '.' && q[1] == 'v') {
+            lanes = (unsigned)(q[2] - '0');
+            q += 3;
+        }
+        if (q[0] == '.' && strchr("fubs", q[1]))
+            bits = (unsigned)strtoul(q + 2, NULL, 10);
+        if (lanes * bits > best)
+            best = lanes * bits;
+    }
+    return best;
+}
+
+Test(gen_map, every_type_moves_sixteen_bytes_an_access_after_lto, .timeout = 600)
+{
+    fixture f = make_gen();
+    char *code = every_type_code();
+    for (size_t i = 0; i < NSCALARS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "f_%s", scalars[i].name);
+        fdl_map *m = map_or_fail(&f, name, "as");
+        /* the same source, linked with LTO, keeping the post-LTO PTX */
+        fdl_link_options lo = FDL_LINK_OPTIONS_INIT;
+        lo.arch = "sm_90";
+        lo.lto = FDL_LTO_ON;
+        lo.emit_ptx = 1;
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        const char *src = fdl_map_source(m);
+        if (fdl_link_create(&link, &lo, &err) != FDL_OK ||
+            fdl_link_add_decls(link, f.decls, &err) != FDL_OK ||
+            fdl_link_add_cuda(link, code, strlen(code), "types.cu", NULL, &err) != FDL_OK ||
+            fdl_link_add_cuda(link, src, strlen(src), "map.cu", NULL, &err) != FDL_OK ||
+            fdl_link_complete(link, &err) != FDL_OK)
+            fail_with(name, &err);
+        const char *ptx = fdl_link_ptx(link, NULL);
+        cr_assert_not_null(ptx);
+        cr_assert_eq(widest(ptx, "ld.global"), 128, "%s: widest load %u bits", name,
+                     widest(ptx, "ld.global"));
+        cr_assert_eq(widest(ptx, "st.global"), 128, "%s: widest store %u bits", name,
+                     widest(ptx, "st.global"));
+        /* LTO inlined the call: no call of the function is left */
+        for (const char *p = strstr(ptx, "call"); p; p = strstr(p + 1, "call")) {
+            const char *eol = strchr(p, '\n');
+            const char *hit = strstr(p, name);
+            cr_assert(!hit || (eol && hit > eol), "%s: still called after LTO", name);
+        }
+        fdl_link_destroy(link);
+        fdl_map_destroy(m);
+    }
+    free(code);
+    free_gen(&f);
+}

@@ -27,8 +27,8 @@
  * machine without a GPU; only launches need one.
  *
  * Memory speed: a map moves 16 bytes per array per access where every array is aligned for it
- * (vector loads and stores of 16 / (largest element size) elements), in a grid-stride loop over
- * enough blocks to fill the device. A reduction is one launch: each thread folds its indices
+ * (vector loads and stores of 16 / (largest element size) elements), one access a thread (a
+ * grid-stride loop past 2^28 accesses). The output may be one of the inputs (a map in place). A reduction is one launch: each thread folds its indices
  * i = t, t + T, t + 2T, ... (T threads in all) into four interleaved accumulators, each block
  * folds its threads in a fixed tree, and the last block to finish folds the per-block partials
  * in block order. The order of a float sum therefore depends only on n and the grid (fixed per

@@ -67,9 +67,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, short p1,
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_c_int16(
-    short *__restrict__ out,
-    const short *__restrict__ p1,
-    const short *__restrict__ p2,
+    short *out,
+    const short *p1,
+    const short *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -67,9 +67,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, int p1, i
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_c_int32(
-    int *__restrict__ out,
-    const int *__restrict__ p1,
-    const int *__restrict__ p2,
+    int *out,
+    const int *p1,
+    const int *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

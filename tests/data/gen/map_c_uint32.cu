@@ -67,9 +67,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, unsigned 
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_c_uint32(
-    unsigned int *__restrict__ out,
-    const unsigned int *__restrict__ p1,
-    const unsigned int *__restrict__ p2,
+    unsigned int *out,
+    const unsigned int *p1,
+    const unsigned int *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, bool p1, 
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_boolean(
-    bool *__restrict__ out,
-    const bool *__restrict__ p1,
+    bool *out,
+    const bool *p1,
     bool p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

@@ -69,8 +69,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, __half p1
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_float16(
-    __half *__restrict__ out,
-    const __half *__restrict__ p1,
+    __half *out,
+    const __half *p1,
     __half p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

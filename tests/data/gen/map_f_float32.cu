@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, float p1,
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_float32(
-    float *__restrict__ out,
-    const float *__restrict__ p1,
+    float *out,
+    const float *p1,
     float p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, double p1
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_float64(
-    double *__restrict__ out,
-    const double *__restrict__ p1,
+    double *out,
+    const double *p1,
     double p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

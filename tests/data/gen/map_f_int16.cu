@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, short p1,
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_int16(
-    short *__restrict__ out,
-    const short *__restrict__ p1,
+    short *out,
+    const short *p1,
     short p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

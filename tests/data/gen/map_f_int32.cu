@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, int p1, i
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_int32(
-    int *__restrict__ out,
-    const int *__restrict__ p1,
+    int *out,
+    const int *p1,
     int p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

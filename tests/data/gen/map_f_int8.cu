@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, signed ch
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_int8(
-    signed char *__restrict__ out,
-    const signed char *__restrict__ p1,
+    signed char *out,
+    const signed char *p1,
     signed char p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

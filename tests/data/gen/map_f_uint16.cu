@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, unsigned 
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_uint16(
-    unsigned short *__restrict__ out,
-    const unsigned short *__restrict__ p1,
+    unsigned short *out,
+    const unsigned short *p1,
     unsigned short p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, unsigned 
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_uint32(
-    unsigned int *__restrict__ out,
-    const unsigned int *__restrict__ p1,
+    unsigned int *out,
+    const unsigned int *p1,
     unsigned int p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

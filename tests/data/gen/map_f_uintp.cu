@@ -68,8 +68,8 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, unsigned 
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_f_uintp(
-    unsigned long long *__restrict__ out,
-    const unsigned long long *__restrict__ p1,
+    unsigned long long *out,
+    const unsigned long long *p1,
     unsigned long long p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {

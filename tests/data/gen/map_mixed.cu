@@ -68,10 +68,10 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, double p1
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_mixed(
-    float *__restrict__ out,
-    const double *__restrict__ p1,
-    const signed char *__restrict__ p2,
-    unsigned short **const *__restrict__ p3,
+    float *out,
+    const double *p1,
+    const signed char *p2,
+    unsigned short **const *p3,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -68,9 +68,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, bool *p1,
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_p_boolean(
-    bool *__restrict__ out,
+    bool *out,
     bool *p1,
-    const bool *__restrict__ p2,
+    const bool *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

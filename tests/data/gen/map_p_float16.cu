@@ -69,9 +69,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, __half *p
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_p_float16(
-    __half *__restrict__ out,
+    __half *out,
     __half *p1,
-    const __half *__restrict__ p2,
+    const __half *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -68,9 +68,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, signed ch
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_p_int8(
-    signed char *__restrict__ out,
+    signed char *out,
     signed char *p1,
-    const signed char *__restrict__ p2,
+    const signed char *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -68,9 +68,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, long long
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_p_intp(
-    long long *__restrict__ out,
+    long long *out,
     long long *p1,
-    const long long *__restrict__ p2,
+    const long long *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;

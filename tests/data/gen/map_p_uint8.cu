@@ -68,9 +68,9 @@ __device__ __forceinline__ fdl_result fdl_map_at(unsigned long long i, unsigned 
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_map_p_uint8(
-    unsigned char *__restrict__ out,
+    unsigned char *out,
     unsigned char *p1,
-    const unsigned char *__restrict__ p2,
+    const unsigned char *p2,
     unsigned long long n, int vec, fdl_gen_fail *fdl_fail)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
