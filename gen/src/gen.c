@@ -13,6 +13,7 @@
 /* One compiled source: what it was made from and what it became. */
 typedef struct compiled {
     char *source;
+    size_t ninputs; /* the generator's inputs when it was linked (more may be added later) */
     void *cubin;
     size_t cubin_size;
     fdl_module *mod; /* NULL without a device */
@@ -184,7 +185,7 @@ static int compile(compiled **out, fdl_gen *g, const char *source, const char *k
 {
     *out = NULL;
     for (size_t i = 0; i < g->ndone; i++)
-        if (strcmp(g->done[i].source, source) == 0) {
+        if (g->done[i].ninputs == g->ninputs && strcmp(g->done[i].source, source) == 0) {
             *out = &g->done[i];
             return FDL_OK;
         }
@@ -215,6 +216,7 @@ static int compile(compiled **out, fdl_gen *g, const char *source, const char *k
     }
     memcpy(c.cubin, cubin, size);
     c.cubin_size = size;
+    c.ninputs = g->ninputs;
     if (g->dev && (rc = fdl_module_load_data(&c.mod, g->dev, c.cubin, size, name, err)) != FDL_OK)
         goto cleanup;
     compiled *grown = fdl__grow(g->done, &g->done_cap, g->ndone + 1, sizeof *g->done);

@@ -316,6 +316,15 @@ Test(gen_map, each_distinct_source_is_compiled_once)
     cr_assert_eq(fdl_map_cubin(a, NULL), fdl_map_cubin(b, NULL), "one cubin for both");
     fdl_map *c = map_or_fail(&f, "f_float32", "as");
     cr_assert_eq(fdl_gen_compiled_count(f.gen), 2);
+    /* more device code: the same source is linked again, with it */
+    static const char more[] = "extern \"C\" __device__ int unused_here(int *r) "
+                               "{ *r = 1; return 0; }\n";
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_gen_add_data(f.gen, more, strlen(more), "more.cu", FDL_KIND_CUDA, &err),
+                 FDL_OK, "%s", err.message);
+    fdl_map *d = map_or_fail(&f, "f_float32", "aa");
+    cr_assert_eq(fdl_gen_compiled_count(f.gen), 3);
+    fdl_map_destroy(d);
     fdl_map_destroy(a);
     fdl_map_destroy(b);
     fdl_map_destroy(c);

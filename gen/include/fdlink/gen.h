@@ -85,15 +85,17 @@ typedef struct fdl_gen_options {
  * @param dev  the device kernels are loaded on, or NULL to generate, compile and link only
  * @return FDL_OK, FDL_EINVAL (bad options; no arch without a device; an arch other than the
  *         device's), FDL_EIO (an input cannot be read), FDL_ENOMEM
- * Ownership: *out is the caller's (fdl_gen_destroy); @p opts->decls is borrowed and must
- * outlive the generator; everything else is copied.
+ * Ownership: *out is the caller's (fdl_gen_destroy); @p opts->decls, and the arrays and
+ * strings that @p opts->link points to, are borrowed and must outlive the generator; the rest
+ * (the options, the inputs' bytes) is copied.
  */
 FDL_API int fdl_gen_create(fdl_gen **out, fdl_device *dev, const fdl_gen_options *opts,
                            fdl_error *err);
 
 /**
  * Add device code of the foreign functions from memory (an embedded image, CUDA C text).
- * The bytes are copied.
+ * The bytes are copied. Kernels made afterwards are linked with it too (a source compiled
+ * before is compiled again, not reused).
  * @return FDL_OK, FDL_EINVAL (NULL argument, empty data), FDL_ENOMEM
  */
 FDL_API int fdl_gen_add_data(fdl_gen *gen, const void *data, size_t size, const char *name,
