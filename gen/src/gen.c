@@ -627,9 +627,11 @@ int fdl_reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg *args, 
                           "%s was made without a device (compiled and linked for %s only)",
                           l->label, l->gen->arch);
     unsigned long long count = n;
+    int vec = vec_ok && l->k.vec > 1;
     uint64_t scratch = fdl_buffer_address(l->scratch);
     size_t na = nargs;
     kargs[na++] = FDL_ARG(count);
+    kargs[na++] = FDL_ARG(vec);
     kargs[na++] = FDL_ARG(scratch);
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
     /* four elements a thread at least before another block is worth it */

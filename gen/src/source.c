@@ -659,6 +659,34 @@ static const char reduction_text[] =
     "    /* this thread's indices t, t + T, t + 2T, ..., into four interleaved accumulators */\n"
     "    fdl_t a0 = fdl_neutral(), a1 = fdl_neutral(), a2 = fdl_neutral(), a3 = fdl_neutral();\n"
     "    unsigned long long i = t;\n"
+    "#if FDL_K > 1\n"
+    "    if (fdl_vec) {\n"
+    "        /*\n"
+    "         * every array aligned for FDL_K elements: this thread's vectors t, t + T, ...,\n"
+    "         * element e of each into accumulator e, FDL_K consecutive indices an access\n"
+    "         */\n"
+    "        FDL_ASSUME_ALIGNED\n"
+    "        const unsigned long long nv = n / FDL_K;\n"
+    "        fdl_t acc[FDL_K];\n"
+    "#pragma unroll\n"
+    "        for (int e = 0; e < FDL_K; e++)\n"
+    "            acc[e] = fdl_neutral();\n"
+    "#pragma unroll 4\n"
+    "        for (unsigned long long v = t; v < nv; v += stride) {\n"
+    "            const unsigned long long base = v * FDL_K;\n"
+    "#pragma unroll\n"
+    "            for (int e = 0; e < FDL_K; e++)\n"
+    "                acc[e] = fdl_reduce(acc[e], fdl_value(base + e, FDL_ARGS));\n"
+    "        }\n"
+    "#pragma unroll\n"
+    "        for (int e = 1; e < FDL_K; e++)\n"
+    "            acc[0] = fdl_reduce(acc[0], acc[e]);\n"
+    "        a0 = acc[0];\n"
+    "        i = nv * FDL_K + t; /* the tail, fewer than FDL_K indices */\n"
+    "    }\n"
+    "#else\n"
+    "    (void)fdl_vec;\n"
+    "#endif\n"
     "    if (n > 3 * stride)\n"
     "        for (; i < n - 3 * stride; i += 4 * stride) {\n"
     "            a0 = fdl_reduce(a0, fdl_value(i, FDL_ARGS));\n"
@@ -751,7 +779,6 @@ int fdl__gen_reduction_source(fdl__gen_kernel *k, const fdl_reduction_spec *spec
     if (!neutral)
         return fdl__fail(err, FDL_EINVAL, "reduction '%s' needs a neutral value (the value "
                          "that leaves any x unchanged: reduce(neutral, x) == x)", spec->reduce);
-    k->vec = 1;
     fdl__strlcpy(k->kernel, "fdl_reduction", sizeof k->kernel);
     fdl__buf *b = &k->source;
     put_prelude(b, k, uses_half(k, k->result));
@@ -767,7 +794,20 @@ int fdl__gen_reduction_source(fdl__gen_kernel *k, const fdl_reduction_spec *spec
                     FDL_GEN_BLOCK, FDL__GEN_RED_DONE, FDL__GEN_RED_RESULT, FDL__GEN_RED_PARTIALS);
     for (size_t j = 0; j < k->nparams; j++)
         fdl__buf_printf(b, "%s, ", k->params[j].name);
-    fdl__buf_puts(b, "fdl_fail\n\n");
+    fdl__buf_puts(b, "fdl_fail\n");
+    /* vector accesses: 16 bytes of the largest array element */
+    size_t largest = 0;
+    for (size_t j = 0; j < k->nparams; j++)
+        if (k->params[j].array && fdl_type_size(k->params[j].type) > largest)
+            largest = fdl_type_size(k->params[j].type);
+    k->vec = largest ? (unsigned)(16 / largest) : 1;
+    fdl__buf_printf(b, "#define FDL_K %u\n#define FDL_ASSUME_ALIGNED", k->vec);
+    for (size_t j = 0; j < k->nparams; j++)
+        if (k->params[j].array && fdl_type_size(k->params[j].type))
+            fdl__buf_printf(b, " \\\n    %s = (decltype(%s))__builtin_assume_aligned(%s, %zu);",
+                            k->params[j].name, k->params[j].name, k->params[j].name,
+                            k->vec * fdl_type_size(k->params[j].type));
+    fdl__buf_puts(b, "\n\n");
     fdl__buf_puts(b, "__device__ __forceinline__ fdl_t fdl_neutral(void)\n{\n    return (\n");
     put_user(b, k, "neutral", neutral);
     fdl__buf_puts(b, "    );\n}\n\n__device__ __forceinline__ fdl_t fdl_reduce(fdl_t a, "
@@ -782,7 +822,7 @@ int fdl__gen_reduction_source(fdl__gen_kernel *k, const fdl_reduction_spec *spec
                        "    ",
                     FDL_GEN_BLOCK, k->kernel);
     put_params(b, k, ",\n    ");
-    fdl__buf_puts(b, "unsigned long long n, unsigned char *fdl_scratch)\n{\n"
+    fdl__buf_puts(b, "unsigned long long n, int fdl_vec, unsigned char *fdl_scratch)\n{\n"
                      "    fdl_gen_fail *fdl_fail = reinterpret_cast<fdl_gen_fail *>(fdl_scratch);\n");
     fdl__buf_puts(b, reduction_text);
     if (b->oom)

@@ -571,6 +571,14 @@ Test(gpu_gen_reduction, edge_sizes_sum_min_max_product_and_custom, .timeout = 60
         cr_assert_eq(chi, want_max, "custom max, n = %zu", n);
         cr_assert_eq(fs, want_fsum, "float sum, n = %zu: %g, want %g", n, fs, want_fsum);
         cr_assert_eq(p64, want_prod, "product, n = %zu: %lld, want %lld", n, p64, want_prod);
+        /* from element 1: not aligned for vector accesses, the element-by-element path */
+        if (n + 1 <= most) {
+            long long want_shift = want_sum - (n ? x[0] : 0) + (long long)x[n];
+            fdl_gen_arg shifted[] = {fdl_gen_array(fdl_buffer_address(dx) + 4, n * 4)};
+            OK(fdl_reduction_run(sum, &s64, 8, n, shifted, 1, err_), "sum from element 1");
+            cr_assert_eq(s64, want_shift, "sum from element 1, n = %zu: %lld, want %lld", n, s64,
+                         want_shift);
+        }
     }
     fdl_reduction_destroy(sum);
     fdl_reduction_destroy(mn);

@@ -585,3 +585,37 @@ Test(gen_map, every_type_moves_sixteen_bytes_an_access_after_lto, .timeout = 600
     free(code);
     free_gen(&f);
 }
+
+Test(gen_reduction, aligned_reductions_read_sixteen_bytes_an_access)
+{
+    fixture f = make_gen();
+    static const char *const types[][2] = {{"float32", "const float *x"},
+                                           {"uint64", "const unsigned char *x"},
+                                           {"float64", "const double *x"}};
+    for (size_t i = 0; i < 3; i++) {
+        fdl_reduction_spec s = FDL_REDUCTION_SPEC_INIT;
+        s.type = types[i][0];
+        s.arguments = types[i][1];
+        s.map = "x[i]";
+        s.reduce = "sum";
+        fdl_reduction *r = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        if (fdl_reduction_create(&r, f.gen, &s, &err) != FDL_OK)
+            fail_with(types[i][1], &err);
+        fdl_link_options lo = FDL_LINK_OPTIONS_INIT;
+        lo.arch = "sm_90";
+        lo.lto = FDL_LTO_ON;
+        lo.emit_ptx = 1;
+        fdl_link *link = NULL;
+        const char *src = fdl_reduction_source(r);
+        if (fdl_link_create(&link, &lo, &err) != FDL_OK ||
+            fdl_link_add_cuda(link, src, strlen(src), "red.cu", NULL, &err) != FDL_OK ||
+            fdl_link_complete(link, &err) != FDL_OK)
+            fail_with(types[i][1], &err);
+        cr_assert_eq(widest(fdl_link_ptx(link, NULL), "ld.global"), 128, "%s: widest load %u",
+                     types[i][1], widest(fdl_link_ptx(link, NULL), "ld.global"));
+        fdl_link_destroy(link);
+        fdl_reduction_destroy(r);
+    }
+    free_gen(&f);
+}

@@ -28,11 +28,15 @@
  *
  * Memory speed: a map moves 16 bytes per array per access where every array is aligned for it
  * (vector loads and stores of 16 / (largest element size) elements), one access a thread (a
- * grid-stride loop past 2^28 accesses). The output may be one of the inputs (a map in place). A reduction is one launch: each thread folds its indices
- * i = t, t + T, t + 2T, ... (T threads in all) into four interleaved accumulators, each block
- * folds its threads in a fixed tree, and the last block to finish folds the per-block partials
- * in block order. The order of a float sum therefore depends only on n and the grid (fixed per
- * device), not on timing: the same inputs give the same bits on every run.
+ * grid-stride loop past 2^28 accesses). The output may be one of the inputs (a map in place).
+ * A reduction is one launch of 8 blocks per SM (T threads in all). Where every array is aligned
+ * for 16-byte accesses, thread t reads the vectors of K = 16 / (largest element size)
+ * consecutive indices at vector positions t, t + T, t + 2T, ..., folding element e of each into
+ * accumulator e, then accumulators 0..K-1 in order, then at most K - 1 tail indices; otherwise it
+ * folds indices t, t + T, ... into four interleaved accumulators. Each block then folds its
+ * threads in a fixed tree, and the last block to finish folds the per-block partials in block
+ * order. The order of a float sum therefore depends only on n, the grid (fixed per device) and
+ * the arrays' alignment, not on timing: the same inputs give the same bits on every run.
  *
  * Thread-safety: a generator, and the maps and reductions made from it, belong to the family of
  * its device (fdlink/host.h): one thread at a time; may move between threads. Without a device,

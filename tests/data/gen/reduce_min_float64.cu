@@ -81,13 +81,16 @@ typedef double fdl_t;
 #define FDL_RESULT 144
 #define FDL_PARTIALS 256
 #define FDL_ARGS x, fdl_fail
+#define FDL_K 2
+#define FDL_ASSUME_ALIGNED \
+    x = (decltype(x))__builtin_assume_aligned(x, 16);
 
 __device__ __forceinline__ fdl_t fdl_neutral(void)
 {
     return (
 #line 1 "neutral"
 __longlong_as_double(0x7ff0000000000000ll)
-#line 89 "fdl_reduction.cu"
+#line 92 "fdl_reduction.cu"
     );
 }
 
@@ -96,7 +99,7 @@ __device__ __forceinline__ fdl_t fdl_reduce(fdl_t a, fdl_t b)
     return (
 #line 1 "reduce"
 b < a ? b : a
-#line 98 "fdl_reduction.cu"
+#line 101 "fdl_reduction.cu"
     );
 }
 
@@ -106,13 +109,13 @@ __device__ __forceinline__ fdl_t fdl_value(unsigned long long i, const double *x
     return (fdl_t)(
 #line 1 "map"
 x[i]
-#line 108 "fdl_reduction.cu"
+#line 111 "fdl_reduction.cu"
     );
 }
 
 extern "C" __global__ void __launch_bounds__(256) fdl_reduction(
     const double *x,
-    unsigned long long n, unsigned char *fdl_scratch)
+    unsigned long long n, int fdl_vec, unsigned char *fdl_scratch)
 {
     fdl_gen_fail *fdl_fail = reinterpret_cast<fdl_gen_fail *>(fdl_scratch);
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -120,6 +123,34 @@ extern "C" __global__ void __launch_bounds__(256) fdl_reduction(
     /* this thread's indices t, t + T, t + 2T, ..., into four interleaved accumulators */
     fdl_t a0 = fdl_neutral(), a1 = fdl_neutral(), a2 = fdl_neutral(), a3 = fdl_neutral();
     unsigned long long i = t;
+#if FDL_K > 1
+    if (fdl_vec) {
+        /*
+         * every array aligned for FDL_K elements: this thread's vectors t, t + T, ...,
+         * element e of each into accumulator e, FDL_K consecutive indices an access
+         */
+        FDL_ASSUME_ALIGNED
+        const unsigned long long nv = n / FDL_K;
+        fdl_t acc[FDL_K];
+#pragma unroll
+        for (int e = 0; e < FDL_K; e++)
+            acc[e] = fdl_neutral();
+#pragma unroll 4
+        for (unsigned long long v = t; v < nv; v += stride) {
+            const unsigned long long base = v * FDL_K;
+#pragma unroll
+            for (int e = 0; e < FDL_K; e++)
+                acc[e] = fdl_reduce(acc[e], fdl_value(base + e, FDL_ARGS));
+        }
+#pragma unroll
+        for (int e = 1; e < FDL_K; e++)
+            acc[0] = fdl_reduce(acc[0], acc[e]);
+        a0 = acc[0];
+        i = nv * FDL_K + t; /* the tail, fewer than FDL_K indices */
+    }
+#else
+    (void)fdl_vec;
+#endif
     if (n > 3 * stride)
         for (; i < n - 3 * stride; i += 4 * stride) {
             a0 = fdl_reduce(a0, fdl_value(i, FDL_ARGS));
