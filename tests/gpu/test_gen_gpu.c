@@ -42,7 +42,8 @@ static fdl_device *open_or_skip(void)
     }
     cr_assert_eq(rc, FDL_OK, "fdl_device_count: %s", err.message);
     fdl_device *dev = NULL;
-    cr_assert_eq(fdl_device_open(&dev, 0, &err), FDL_OK, "%s", err.message);
+    /* -1: the GPU ctest assigned (ctest --resource-spec-file), else FDLINK_DEVICE, else 0 */
+    cr_assert_eq(fdl_device_open(&dev, -1, &err), FDL_OK, "%s", err.message);
     return dev;
 }
 
