@@ -574,7 +574,8 @@ Test(gpu_gen_reduction, edge_sizes_sum_min_max_product_and_custom, .timeout = 60
         cr_assert_eq(p64, want_prod, "product, n = %zu: %lld, want %lld", n, p64, want_prod);
         /* from element 1: not aligned for vector accesses, the element-by-element path */
         if (n + 1 <= most) {
-            long long want_shift = want_sum - (n ? x[0] : 0) + (long long)x[n];
+            /* x[1] .. x[n]: the sum of 0 elements is 0 */
+            long long want_shift = n ? want_sum - x[0] + (long long)x[n] : 0;
             fdl_gen_arg shifted[] = {fdl_gen_array(fdl_buffer_address(dx) + 4, n * 4)};
             OK(fdl_reduction_run(sum, &s64, 8, n, shifted, 1, err_), "sum from element 1");
             cr_assert_eq(s64, want_shift, "sum from element 1, n = %zu: %lld, want %lld", n, s64,
