@@ -8,6 +8,8 @@
  *   5 scaling  link and signature-check time for 1 .. 4096 generated foreign functions
  *   6 ttfr     time to first result: embedded cubin against PTX linked at run time
  *   7 cache    the link cache: first link against disk and memory hits, warm ttfr, NVRTC
+ *   8 generated  generated kernels (fdlink/gen.h): a map and a float32 sum against the copy,
+ *              and against CuPy's sum (issue 14)
  *
  * Every section warms up, repeats, measures its baseline in the same process, verifies what it
  * ran, and records figures (with every sample) and ratios (with their goals) in a
@@ -186,6 +188,7 @@ void bench_cache(bench_ctx *ctx, bench_section *s);
 
 /* `fdlink-bench --child-cache link|nvrtc DIR`: one cached link or compile (linkcache.c). */
 int bench_cache_child(int argc, char **argv);
+void bench_generated(bench_ctx *ctx, bench_section *s);
 
 /* The file nvJitLink is loaded from (as the raw baseline opens it); 0 found, -1 not. */
 int bench_nvjitlink_path(char *out, size_t size);

@@ -15,5 +15,6 @@
 #include "fdlink/link.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"
+#include "fdlink/gen.h"
 
 #endif /* FDLINK_FDLINK_H */
