@@ -26,6 +26,8 @@ static const command commands[] = {
     {"inspect", "show what a device code file holds", cmd_inspect,
      help_inspect},
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
+    {"run", "launch a kernel from the command line and check its results", cmd_run, help_run},
+    {"doctor", "show what works on this machine, and why not", cmd_doctor, help_doctor},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
