@@ -62,6 +62,9 @@ int cli_link_add_input(cli_link_args *a, const char *path);
  */
 int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, int *i, int *rc);
 
+/* The link options' own checks (no device needed); 1 after printing what is wrong, else 0. */
+int cli_link_check_options(cli_link_args *a);
+
 /* Non-zero when the link needs an open device: the culink backend, or -arch=native. */
 int cli_link_needs_device(const cli_link_args *a);
 

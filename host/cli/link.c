@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "probe.h"
 
 void help_link(FILE *out)
 {
@@ -260,6 +261,22 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
     return 1;
 }
 
+int cli_link_check_options(cli_link_args *a)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    a->opts.extra = a->extra.v;
+    a->opts.kernels_used = a->kernels.v;
+    a->opts.variables_used = a->variables.v;
+    a->cuda.defines = a->defines.v;
+    a->cuda.include_dirs = a->includes.v;
+    a->opts.cuda = &a->cuda;
+    if (fdl__link_options_check(&a->opts, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    return 0;
+}
+
 int cli_link_needs_device(const cli_link_args *a)
 {
     return a->opts.backend == FDL_BACKEND_CULINK ||
@@ -389,7 +406,10 @@ int cmd_link(int argc, char **argv)
     }
 
     fdl_error err = FDL_ERROR_INIT;
-    /* cuLink and "native" need a current context: open the device, which makes it current. */
+    /* cuLink and "native" need a current context: open the device, which makes it current
+     * (after the options are known to be right: what is wrong with them needs no GPU to say). */
+    if (cli_link_check_options(&a) != 0)
+        goto cleanup;
     if (cli_link_needs_device(&a) && fdl_device_open(&dev, a.device, &err) != FDL_OK) {
         cli_print_device_error(&a, &err);
         goto cleanup;

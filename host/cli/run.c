@@ -216,7 +216,8 @@ static const elem_type *parse_scalar(size_t index, const char *text, const char 
     memcpy(value, colon + 1, vn);
     value[vn] = '\0';
     if (!parse_value(t, value, out)) {
-        snprintf(msg, sizeof msg, "'%s' is not a %s value", value, t->name);
+        snprintf(msg, sizeof msg, "'%s' is not a%s %s value", value, t->kind == 'u' ? "" : "n",
+                 t->name);
         arg_error(index, text, msg);
         return NULL;
     }
@@ -309,7 +310,8 @@ static int parse_buffer(karg *a, size_t index, const char *bracket)
         a->fill = FILL_CONST;
     } else {
         snprintf(msg, sizeof msg,
-                 "'%s' is not a %s value, zeros, iota, rand or rand:SEED", f, a->type->name);
+                 "'%s' is not a%s %s value, zeros, iota, rand or rand:SEED", f,
+                 a->type->kind == 'u' ? "" : "n", a->type->name);
         return arg_error(index, a->text, msg);
     }
     return 0;
@@ -677,6 +679,8 @@ int cmd_run(int argc, char **argv)
 
     /* ---- the code, and the device ---- */
     int lrc = 0;
+    if (cli_link_check_options(&la) != 0)
+        goto cleanup;
     int must_link = needs_link(&la, &lrc);
     if (lrc)
         goto cleanup;

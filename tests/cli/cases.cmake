@@ -53,3 +53,4 @@ fdlink_cli_test(header_no_file ARGS header)
 
 include(${CMAKE_CURRENT_LIST_DIR}/cases_link.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/cases_embed.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/cases_run.cmake)

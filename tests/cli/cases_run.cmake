@@ -1,0 +1,118 @@
+# Golden cases of `fdlink run` and `fdlink doctor` (no GPU needed). The environment decides what
+# "the driver" is, so that every case gives the same output everywhere, GPU hosts included:
+#   _nogpu  FDLINK_LIBCUDA names a library that does not exist: no driver
+#   _mock   the mock driver of tests/gpu/mock, which runs multiply_vectors on the host
+# Data in tests/data/run: mv_expected.f32 (8 floats: 2.5 i), mv_wrong.f32 (element 5 is 12.25
+# instead of 12.5), short.f32 (3 floats).
+set(_nogpu ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1)
+set(_mock ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda>)
+# multiply_vectors (out = a * b through mul_f32_f32), linked for sm_90 with nvJitLink
+set(_mv -arch=sm_90 --decl link/mul.decl link/mul.ptx link/caller.ptx -k multiply_vectors
+        --grid 1 --block 8)
+set(_mv_args f32[8] f32[8]=iota f32[8]=2.5 i32:8)
+
+fdlink_cli_test(run_help ARGS run --help)
+fdlink_cli_test(doctor_help ARGS doctor --help)
+
+# run: no GPU here is a skip (exit 77), after the link has been checked
+fdlink_cli_test(run_no_gpu ${_nogpu} ARGS run ${_mv} ${_mv_args})
+# run: the command line
+fdlink_cli_test(run_no_code ARGS run -k multiply_vectors)
+fdlink_cli_test(run_no_kernel ARGS run link/mul.ptx)
+fdlink_cli_test(run_unknown_buffer_type ARGS run ${_mv} f32[8] float[8]=iota f32[8]=2.5 i32:8)
+fdlink_cli_test(run_unknown_scalar_type ARGS run ${_mv} f32[8] f32[8] f32[8] int:8)
+fdlink_cli_test(run_scalar_out_of_range ARGS run ${_mv} f32[8] f32[8] f32[8] i8:300)
+fdlink_cli_test(run_buffer_length_zero ARGS run ${_mv} f32[0] f32[8] f32[8] i32:8)
+fdlink_cli_test(run_unknown_fill ARGS run ${_mv} f32[8] f32[8]=sequence f32[8] i32:8)
+fdlink_cli_test(run_bad_struct ARGS run ${_mv} f32[8] f32[8] f32[8] {i32:1,})
+fdlink_cli_test(run_bad_grid ARGS run ${_mv} --grid 4x4 ${_mv_args})
+fdlink_cli_test(run_ulp_and_tolerance ARGS run ${_mv} ${_mv_args} --ulp 1 --rtol 1e-6)
+fdlink_cli_test(run_expect_scalar ARGS run ${_mv} ${_mv_args} --expect 3=run/mv_expected.f32)
+fdlink_cli_test(run_expect_missing_arg ARGS run ${_mv} ${_mv_args} --out 7=@OUT@/x.f32)
+# run: files that disagree with their buffers, found before any GPU is needed
+fdlink_cli_test(run_file_shorter ${_nogpu} ARGS run ${_mv} f32[8] f32[8]@run/short.f32 f32[8]=2.5 i32:8)
+fdlink_cli_test(run_expect_file_shorter ${_nogpu}
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/short.f32)
+fdlink_cli_test(run_file_missing ${_nogpu} ARGS run ${_mv} f32[8] f32[8]@run/none.f32 f32[8] i32:8)
+
+# run on the mock driver: results, mismatches and the kernel's parameters
+fdlink_cli_test(run_mock_expect ${_mock} PRESENT out.f32
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_expected.f32 --out 0=@OUT@/out.f32)
+fdlink_cli_test(run_mock_mismatch ${_mock} ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32)
+fdlink_cli_test(run_mock_within_tolerance ${_mock}
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32 --atol 0.25)
+fdlink_cli_test(run_mock_ulp ${_mock}
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32 --ulp 1)
+fdlink_cli_test(run_mock_too_few_args ${_mock} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5)
+fdlink_cli_test(run_mock_wrong_size ${_mock} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5 i64:8)
+fdlink_cli_test(run_mock_struct_size ${_mock}
+  ARGS run ${_mv} f32[8] f32[8] {i32:1,f64:2} i32:8)
+fdlink_cli_test(run_mock_unknown_kernel ${_mock}
+  ARGS run -arch=sm_90 --decl link/mul.decl link/mul.ptx link/caller.ptx -k multiply ${_mv_args})
+fdlink_cli_test(run_mock_bad_launch ${_mock} ARGS run ${_mv} --block 2048 ${_mv_args})
+
+# link --backend=culink opens a device itself; without one it says why in one line
+fdlink_cli_test(link_culink_no_gpu ${_nogpu} ABSENT a.cubin
+  ARGS link --backend=culink -arch=sm_90 -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
+fdlink_cli_test(link_native_no_gpu ${_nogpu} ABSENT a.cubin
+  ARGS link -arch=native -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
+
+# doctor: the exit status and fields of --json (paths and versions vary by machine, so no golden)
+# fdlink_doctor_test(<name> RC <status> [ENV NAME=VALUE...] [STDERR regex] [STDOUT regex] [TEXT]
+#                    [EXPECT PATH=VALUE...] ARGS args...)
+function(fdlink_doctor_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TEXT" "RC;STDERR;STDOUT" "ARGS;ENV;EXPECT")
+  # lists travel joined by '|': a list in this one would split into several arguments
+  string(REPLACE ";" "|" _args "${arg_ARGS}")
+  string(REPLACE ";" "|" _expect "${arg_EXPECT}")
+  set(_defs "-DEXE=$<TARGET_FILE:fdlink>" "-DARGS=${_args}" "-DRC=${arg_RC}"
+            "-DEXPECT=${_expect}" "-DTEXT=${arg_TEXT}")
+  if(DEFINED arg_STDERR)
+    list(APPEND _defs "-DSTDERR=${arg_STDERR}")
+  endif()
+  if(DEFINED arg_STDOUT)
+    list(APPEND _defs "-DSTDOUT=${arg_STDOUT}")
+  endif()
+  add_test(NAME cli_${name} COMMAND ${CMAKE_COMMAND} ${_defs}
+           -P ${PROJECT_SOURCE_DIR}/tests/cli/check_doctor.cmake)
+  set_tests_properties(cli_${name} PROPERTIES LABELS cli ENVIRONMENT "${arg_ENV}")
+endfunction()
+
+# No driver: the GPU verdict is skipped, which is not usable (exit 1, one line saying why) ...
+fdlink_doctor_test(doctor_no_driver RC 1 ${_nogpu} ARGS doctor --json
+  STDERR "^fdlink: error: load and launch: skipped: no GPU: cannot load /nonexistent/libcuda.so.1[^\n]*\n$"
+  EXPECT usable=OFF driver/usable=OFF driver/path:type=NULL driver/version:type=NULL gpus:type=ARRAY
+         environment/FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+         "verdicts/-1/capability=load and launch" verdicts/-1/state=skipped
+         "verdicts/0/capability=link for sm_90" verdicts/0/state=ok
+         "checks/0/name=ptx isa" checks/0/state=skipped
+         libraries/nvjitlink/usable=ON)
+# ... unless --no-gpu says that none is expected here
+fdlink_doctor_test(doctor_no_driver_no_gpu RC 0 ${_nogpu} ARGS doctor --json --no-gpu STDERR ""
+  EXPECT usable=ON verdicts/-1/state=skipped)
+fdlink_doctor_test(doctor_no_driver_text RC 1 ${_nogpu} ARGS doctor TEXT
+  STDOUT "\ndriver +not usable: cannot load /nonexistent/libcuda.so.1[^\n]*\ngpu +none: .*\nverdicts:\n  ok +link for sm_90: nvJitLink [0-9.]+\n.*  skipped +load and launch: no GPU: "
+  STDERR "^fdlink: error: load and launch: skipped: [^\n]*\n$")
+fdlink_doctor_test(doctor_extra_arch RC 0 ${_nogpu} ARGS doctor --json --no-gpu --arch sm_80
+  EXPECT "verdicts/0/capability=link for sm_80" verdicts/0/state=ok)
+fdlink_doctor_test(doctor_bad_arch RC 2 ARGS doctor --arch compute_80 TEXT
+  STDERR "^fdlink: error: option --arch needs an architecture \\(sm_NN\\)")
+fdlink_doctor_test(doctor_unknown_option RC 2 ARGS doctor --verbose TEXT
+  STDERR "^fdlink: error: unknown option '--verbose'")
+# The mock driver: one GPU, everything usable
+fdlink_doctor_test(doctor_mock RC 0 ${_mock} ARGS doctor --json STDERR ""
+  EXPECT usable=ON driver/usable=ON driver/version=13.0 gpus/0/arch=sm_90 gpus/0/selected=ON
+         "gpus/0/name=Mock H100 (fdlink tests)" checks/0/state=ok
+         "verdicts/-1/capability=load and launch on GPU 0" verdicts/-1/state=ok)
+# A driver older than the toolkit's PTX: the trap, with its fix, and exit 1
+fdlink_doctor_test(doctor_mock_old_driver RC 1
+  ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda> MOCK_CUDA_DRIVER_VERSION=12040
+  ARGS doctor --json
+  STDERR "^fdlink: error: ptx isa: nvcc of CUDA [0-9.]+ writes PTX ISA [0-9.]+, but the driver \\(CUDA 12.4\\) JITs PTX only up to ISA 8.4, [^\n]*fix: update the NVIDIA driver[^\n]*\n$"
+  EXPECT usable=OFF driver/version=12.4 "checks/0/name=ptx isa" checks/0/state=problem)
+# FDLINK_DEVICE naming a GPU that is not there
+fdlink_doctor_test(doctor_mock_bad_device RC 1
+  ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda> FDLINK_DEVICE=3
+  ARGS doctor --json
+  STDERR "^fdlink: error: FDLINK_DEVICE: [^\n]*\n$"
+  EXPECT usable=OFF gpus/0/selected=OFF verdicts/-1/capability=FDLINK_DEVICE)
