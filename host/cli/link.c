@@ -414,6 +414,8 @@ int cmd_link(int argc, char **argv)
         cli_print_device_error(&a, &err);
         goto cleanup;
     }
+    if (dev && strcmp(a.opts.arch, "native") == 0)
+        a.opts.arch = fdl_device_arch(dev); /* the device --device or FDLINK_DEVICE names */
     if (cli_link_build(&a, &link) != 0)
         goto cleanup;
     if (fdl_link_write(link, out_path, &err) != FDL_OK) {

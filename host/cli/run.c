@@ -684,9 +684,9 @@ int cmd_run(int argc, char **argv)
     int must_link = needs_link(&la, &lrc);
     if (lrc)
         goto cleanup;
-    if (must_link && !la.opts.arch)
-        la.opts.arch = "native";
-    if (must_link && !cli_link_needs_device(&la)) {
+    /* without -arch, the link is for the device's own architecture, read once it is open */
+    int arch_of_device = must_link && (!la.opts.arch || strcmp(la.opts.arch, "native") == 0);
+    if (must_link && !arch_of_device && !cli_link_needs_device(&la)) {
         if (cli_link_build(&la, &link) != 0)
             goto cleanup;
         linked = 1;
@@ -702,6 +702,8 @@ int cmd_run(int argc, char **argv)
         }
         goto cleanup;
     }
+    if (arch_of_device)
+        la.opts.arch = fdl_device_arch(dev);
     if (must_link && !linked && cli_link_build(&la, &link) != 0)
         goto cleanup;
     if (link) {
