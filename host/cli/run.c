@@ -27,8 +27,8 @@ void help_run(FILE *out)
         "first when there are several, when one needs linking, or with -arch or --decl. Without\n"
         "-arch the link is for the GPU's own architecture.\n"
         "\n"
-        "Kernel arguments, in the kernel's parameter order (checked against its parameter sizes\n"
-        "where the driver reports them, CUDA 12.4 and later):\n"
+        "Kernel arguments, in the kernel's parameter order (checked against its parameters as the\n"
+        "PTX of the inputs declares them, and as the driver reports them, CUDA 12.4 and later):\n"
         "  TYPE:VALUE           a scalar; TYPE is i8 i16 i32 i64 u8 u16 u32 u64 f32 f64\n"
         "                       (integers in decimal or 0x hex; a pointer value is a u64)\n"
         "  {TYPE:VALUE,...}     a struct of scalars, laid out as C lays it out\n"
@@ -471,6 +471,55 @@ static int cmp_float(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/*
+ * The arguments against the kernel's parameters as the PTX of the inputs declares them (a PTX
+ * file, or the PTX in a fatbin or object), before any GPU is needed. Returns 0 when they agree or
+ * no input declares the kernel, else EXIT_USAGE after printing where the kernel is declared.
+ */
+static int check_params_in_images(const cli_link_args *la, const char *kernel, const karg *args,
+                                  size_t nargs)
+{
+    int rc = 0, found = 0;
+    for (size_t i = 0; i < la->ninputs && !found; i++) {
+        fdl_inspection *ins = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        if (la->kinds[i] == FDL_KIND_CUDA ||
+            fdl_inspect_file(&ins, la->inputs[i], la->kinds[i], &err) != FDL_OK)
+            continue; /* the load or the link says what is wrong with it */
+        size_t n = fdl_inspection_count(ins);
+        for (size_t k = 0; k < n && !found; k++) {
+            const fdl_image *img = fdl_inspection_image(ins, k);
+            const fdl_ptx_func *f = img->ptx ? fdl_ptx_find(img->ptx, kernel) : NULL;
+            if (!f || !f->is_entry || !f->is_definition)
+                continue;
+            found = 1;
+            if (f->nparams != nargs) {
+                fprintf(stderr,
+                        "fdlink: %s:%u:%u: error: kernel %s takes %zu parameter%s, but %zu "
+                        "argument%s given (see 'fdlink run --help')\n",
+                        img->name, f->line, f->column, kernel, f->nparams,
+                        f->nparams == 1 ? "" : "s", nargs, nargs == 1 ? " was" : "s were");
+                rc = EXIT_USAGE;
+                break;
+            }
+            for (size_t p = 0; p < nargs; p++) {
+                const fdl_ptx_param *q = &f->params[p];
+                if (q->bytes == args[p].size)
+                    continue;
+                fprintf(stderr,
+                        "fdlink: %s:%u:%u: error: argument %zu '%s' has %zu byte%s, but "
+                        "parameter %zu of kernel %s takes %zu (see 'fdlink run --help')\n",
+                        img->name, q->line, q->column, p, args[p].text, args[p].size,
+                        args[p].size == 1 ? "" : "s", p, kernel, q->bytes);
+                rc = EXIT_USAGE;
+                break;
+            }
+        }
+        fdl_inspection_destroy(ins);
+    }
+    return rc;
+}
+
 /* A link is needed for several inputs, declarations, an -arch, or one input of a linkable kind. */
 static int needs_link(const cli_link_args *la, int *rc)
 {
@@ -676,6 +725,11 @@ int cmd_run(int argc, char **argv)
             goto cleanup;
         }
     }
+
+    /* ---- the kernel's parameters, where the PTX shows them ---- */
+    if ((rc = check_params_in_images(&la, kernel_name, args, nargs)) != 0)
+        goto cleanup;
+    rc = 1;
 
     /* ---- the code, and the device ---- */
     int lrc = 0;

@@ -43,10 +43,16 @@ fdlink_cli_test(run_mock_within_tolerance ${_mock}
   ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32 --atol 0.25)
 fdlink_cli_test(run_mock_ulp ${_mock}
   ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32 --ulp 1)
-fdlink_cli_test(run_mock_too_few_args ${_mock} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5)
-fdlink_cli_test(run_mock_wrong_size ${_mock} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5 i64:8)
-fdlink_cli_test(run_mock_struct_size ${_mock}
-  ARGS run ${_mv} f32[8] f32[8] {i32:1,f64:2} i32:8)
+# the kernel's parameters as the PTX declares them: checked with no driver at all
+fdlink_cli_test(run_too_few_args ${_nogpu} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5)
+fdlink_cli_test(run_wrong_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5 i64:8)
+fdlink_cli_test(run_struct_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8] {i32:1,f64:2} i32:8)
+# ... and as the driver reports them, for code whose PTX fdlink does not see (CUDA C here)
+set(_mv_cuda -arch=sm_90 link/src/mul.cu link/src/caller.cu -k multiply_vectors --block 8)
+fdlink_cli_test(run_mock_too_few_args ${_mock} ARGS run ${_mv_cuda} f32[8] f32[8]=iota f32[8]=2.5)
+fdlink_cli_test(run_mock_wrong_size ${_mock} ARGS run ${_mv_cuda} f32[8] f32[8] f32[8] i64:8)
+fdlink_cli_test(run_mock_cuda_expect ${_mock}
+  ARGS run ${_mv_cuda} ${_mv_args} --expect 0=run/mv_expected.f32)
 fdlink_cli_test(run_mock_unknown_kernel ${_mock}
   ARGS run -arch=sm_90 --decl link/mul.decl link/mul.ptx link/caller.ptx -k multiply ${_mv_args})
 fdlink_cli_test(run_mock_bad_launch ${_mock} ARGS run ${_mv} --block 2048 ${_mv_args})
