@@ -68,6 +68,9 @@ int cli_link_check_options(cli_link_args *a);
 /* Non-zero when the link needs an open device: the culink backend, or -arch=native. */
 int cli_link_needs_device(const cli_link_args *a);
 
+/* Non-zero when @err, from opening a device, means that there is no driver or no GPU here. */
+int cli_no_gpu_here(const fdl_error *err);
+
 /* Print why a device could not be opened, in the culink backend's words when that needed it. */
 void cli_print_device_error(const cli_link_args *a, const fdl_error *err);
 

@@ -495,7 +495,8 @@ static void print_text(const report *r, char **env, size_t nenv)
         printf("%-12s %s, CUDA %d.%d (JITs PTX up to ISA %d.%d)\n", "driver", r->driver.path,
                r->driver.major, r->driver.minor, isa_major(driver_isa(r)), driver_isa(r) % 10);
     else
-        printf("%-12s not usable: %s\n", "driver", r->driver.error.message);
+        printf("%-12s %s%snot usable: %s\n", "driver", r->driver.path,
+               r->driver.path[0] ? ": " : "", r->driver.error.message);
     if (r->ngpus == 0)
         printf("%-12s none: %s\n", "gpu", r->gpu_error);
     for (int i = 0; i < r->ngpus; i++) {

@@ -283,10 +283,18 @@ int cli_link_needs_device(const cli_link_args *a)
            (a->opts.arch && strcmp(a->opts.arch, "native") == 0);
 }
 
+int cli_no_gpu_here(const fdl_error *err)
+{
+    int count = 0;
+    if (err->code != FDL_ENOLIB && err->code != FDL_ENODEVICE)
+        return 0;
+    /* a device number that is not there is a mistake, not a machine without a GPU */
+    return fdl_device_count(&count, NULL) != FDL_OK || count == 0;
+}
+
 void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
 {
-    if (a->opts.backend == FDL_BACKEND_CULINK &&
-        (err->code == FDL_ENOLIB || err->code == FDL_ENODEVICE))
+    if (a->opts.backend == FDL_BACKEND_CULINK && cli_no_gpu_here(err))
         fprintf(stderr,
                 "fdlink: error: the culink backend needs the CUDA driver and a GPU (%s); the "
                 "default backend, nvjitlink, needs neither\n",

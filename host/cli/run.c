@@ -746,7 +746,7 @@ int cmd_run(int argc, char **argv)
         linked = 1;
     }
     if (fdl_device_open(&dev, la.device, &err) != FDL_OK) {
-        if (err.code == FDL_ENOLIB || err.code == FDL_ENODEVICE) {
+        if (cli_no_gpu_here(&err)) {
             /* one line, and the exit status ctest reads as a skip */
             fprintf(stderr, "fdlink: skipped: kernel '%s' not run: no GPU here (%s)\n",
                     kernel_name, err.message);

@@ -122,3 +122,8 @@ fdlink_doctor_test(doctor_mock_bad_device RC 1
   ARGS doctor --json
   STDERR "^fdlink: error: FDLINK_DEVICE: [^\n]*\n$"
   EXPECT usable=OFF gpus/0/selected=OFF verdicts/-1/capability=FDLINK_DEVICE)
+
+# a GPU number that is not there is an error (exit 1), not a skip
+fdlink_cli_test(run_mock_no_such_device ${_mock} ARGS run ${_mv} --device 3 ${_mv_args})
+fdlink_cli_test(link_culink_no_such_device ${_mock} ABSENT a.cubin
+  ARGS link --backend=culink --device 3 -arch=sm_90 -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
