@@ -52,6 +52,8 @@ void help_run(FILE *out)
         "  --ulp N                at most N units in the last place apart\n"
         "  --repeat N             launch N times (each run sees the last one's results)\n"
         "  --time                 report the runs' times from events: median, min, max\n"
+        "  -v, --verbose          say what was linked, the device, the kernel's resources and\n"
+        "                         the launch geometry\n"
         "  -h, --help             show this help\n"
         "and the link options of 'fdlink link' (-arch, --decl, --backend, --lto, -O, -D, -I, ...).\n"
         "\n"
@@ -549,7 +551,7 @@ int cmd_run(int argc, char **argv)
     const char *kernel_name = NULL;
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
     fdl_verify_options vopts = FDL_VERIFY_OPTIONS_INIT;
-    int have_tol = 0, have_ulp = 0, timed = 0, after_dashes = 0;
+    int have_tol = 0, have_ulp = 0, timed = 0, after_dashes = 0, verbose = 0;
     unsigned long long repeat = 1;
     karg *args = calloc((size_t)argc + 1, sizeof *args);
     io_spec *outs = calloc((size_t)argc + 1, sizeof *outs);
@@ -658,6 +660,8 @@ int cmd_run(int argc, char **argv)
             have_ulp = 1;
         } else if (strcmp(a, "--time") == 0) {
             timed = 1;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            verbose = 1;
         } else if (cli_link_option(&la, "run", argc, argv, &i, &urc)) {
             if (urc) {
                 rc = urc;
@@ -782,6 +786,21 @@ int cmd_run(int argc, char **argv)
     if (fdl_kernel_get_attrs(kernel, &attrs, &err) != FDL_OK) {
         cli_print_error(&err);
         goto cleanup;
+    }
+    if (verbose) {
+        if (link)
+            fprintf(stderr, "fdlink: linked %zu input%s for %s with %s (LTO %s)\n",
+                    fdl_link_input_count(link), fdl_link_input_count(link) == 1 ? "" : "s",
+                    fdl_link_arch(link), fdl_link_backend_name(fdl_link_get_backend(link)),
+                    fdl_link_lto(link) ? "on" : "off");
+        fprintf(stderr,
+                "fdlink: device %d: %s (%s); kernel %s: %d registers, %zu bytes static shared, "
+                "%zu bytes local, at most %u threads per block; grid (%u,%u,%u), block "
+                "(%u,%u,%u), %zu bytes dynamic shared\n",
+                fdl_device_ordinal(dev), fdl_device_name(dev), fdl_device_arch(dev), kernel_name,
+                attrs.registers, attrs.static_shared, attrs.local, attrs.max_threads_per_block,
+                cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x, cfg.block.y, cfg.block.z,
+                cfg.shared_bytes);
     }
     if (attrs.params_known) {
         if (attrs.nparams != nargs) {

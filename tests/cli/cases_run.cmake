@@ -127,3 +127,4 @@ fdlink_doctor_test(doctor_mock_bad_device RC 1
 fdlink_cli_test(run_mock_no_such_device ${_mock} ARGS run ${_mv} --device 3 ${_mv_args})
 fdlink_cli_test(link_culink_no_such_device ${_mock} ABSENT a.cubin
   ARGS link --backend=culink --device 3 -arch=sm_90 -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
+fdlink_cli_test(run_mock_verbose ${_mock} ARGS run ${_mv} -v ${_mv_args})
