@@ -3,6 +3,9 @@
  * fdlink opens at run time was found and its version, where the toolkit is, and what fdlink was
  * built with. Each probe loads its library if needed (as a first use would) and never fails: the
  * outcome, and why a library is unusable, are in the result.
+ *
+ * Ownership: results are plain values in caller-owned structs; nothing is allocated.
+ * Thread-safety: every probe is safe from any thread (the loads happen once, under pthread_once).
  */
 #ifndef FDLINK_PROBE_H
 #define FDLINK_PROBE_H
@@ -14,7 +17,7 @@
 
 #define FDL__PROBE_PATH_MAX 1024
 
-/** A library opened at run time, as found. */
+/** A library opened at run time, as found. A plain value; Thread-safety: share freely. */
 typedef struct fdl__lib_probe {
     int status;                     /**< FDL_OK when usable, else why not (error) */
     fdl_error error;                /**< the reason when status is not FDL_OK */
@@ -22,7 +25,10 @@ typedef struct fdl__lib_probe {
     int major, minor;               /**< its version; -1 when it does not say */
 } fdl__lib_probe;
 
-/** The CUDA toolkit found (FDLINK_CUDA_ROOT, CUDA_PATH, the build's, /usr/local/cuda). */
+/**
+ * The CUDA toolkit found (FDLINK_CUDA_ROOT, CUDA_PATH, the build's, /usr/local/cuda): the first
+ * of those folders with include/cuda.h. A plain value; Thread-safety: share freely.
+ */
 typedef struct fdl__toolkit_probe {
     char root[FDL__PROBE_PATH_MAX]; /**< "" when no toolkit was found */
     char nvcc[FDL__PROBE_PATH_MAX]; /**< <root>/bin/nvcc, "" when absent */
