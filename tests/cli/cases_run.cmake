@@ -128,3 +128,14 @@ fdlink_cli_test(run_mock_no_such_device ${_mock} ARGS run ${_mv} --device 3 ${_m
 fdlink_cli_test(link_culink_no_such_device ${_mock} ABSENT a.cubin
   ARGS link --backend=culink --device 3 -arch=sm_90 -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
 fdlink_cli_test(run_mock_verbose ${_mock} ARGS run ${_mv} -v ${_mv_args})
+# A toolkit of another major than nvJitLink (a fake CUDA 12.4 toolkit: just its cuda.h): both
+# nvJitLink traps are found, each with its fix
+set(_fake_cuda ${CMAKE_CURRENT_BINARY_DIR}/fake_cuda_12.4)
+file(WRITE ${_fake_cuda}/include/cuda.h "#define CUDA_VERSION 12040\n")
+fdlink_doctor_test(doctor_toolkit_of_another_major RC 1
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 FDLINK_CUDA_ROOT=${_fake_cuda}
+  ARGS doctor --json --no-gpu
+  STDERR "^fdlink: error: nvjitlink version: nvJitLink [0-9.]+ is of a newer major than the toolkit's headers \\(CUDA 12.4\\); fix: [^\n]*\nfdlink: error: lto-ir major: LTO-IR that nvcc of CUDA 12 writes \\(nvcc -dlto\\) cannot be linked by nvJitLink [0-9]+: [^\n]*\n$"
+  EXPECT usable=OFF toolkit/version=12.4 toolkit/root=${_fake_cuda} toolkit/nvcc:type=NULL
+         "checks/1/name=nvjitlink version" checks/1/state=problem
+         "checks/2/name=lto-ir major" checks/2/state=problem)
