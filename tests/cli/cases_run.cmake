@@ -139,3 +139,6 @@ fdlink_doctor_test(doctor_toolkit_of_another_major RC 1
   EXPECT usable=OFF toolkit/version=12.4 toolkit/root=${_fake_cuda} toolkit/nvcc:type=NULL
          "checks/1/name=nvjitlink version" checks/1/state=problem
          "checks/2/name=lto-ir major" checks/2/state=problem)
+# an asynchronous fault (reads far past the buffers) is reported by the run that caused it
+fdlink_cli_test(run_mock_fault ${_mock}
+  ARGS run ${_mv} --grid 262144 --block 256 f32[8] f32[8] f32[8] i32:67108864)

@@ -264,6 +264,22 @@ Test(cli_run, device_status_failure_repeated)
     device_status("3");
 }
 
+Test(cli_run, asynchronous_fault)
+{
+    skip_without_gpu();
+    char *dir = make_temp_dir();
+    /* n = 2^26 over buffers of 8 floats: reads 256 MiB past them */
+    cli_result r = fdlink(dir, "run", LINK "/mul.ptx", LINK "/caller.ptx", "-k",
+                          "multiply_vectors", "--grid", "262144", "--block", "256", "f32[8]",
+                          "f32[8]", "f32[8]", "i32:67108864", NULL);
+    cr_assert_eq(r.status, 1, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect(strstr(r.err, "an earlier launch failed: CUDA_ERROR_") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "the last kernel launched was 'multiply_vectors'") != NULL, "%s",
+              r.err);
+    cli_free(&r);
+    free(dir);
+}
+
 Test(cli_run, struct_pointer_scalar_mix)
 {
     skip_without_gpu();
