@@ -423,6 +423,15 @@ static const char *build_type(void)
 #endif
 }
 
+static const char *compiler(void)
+{
+#ifdef __VERSION__
+    return __VERSION__;
+#else
+    return "unknown";
+#endif
+}
+
 static void print_json(const report *r, char **env, size_t nenv, int usable)
 {
     char v[32];
@@ -432,7 +441,8 @@ static void print_json(const report *r, char **env, size_t nenv, int usable)
     snprintf(v, sizeof v, "%d.%d", bv / 1000, bv % 1000 / 10);
     json_field("cuda_headers", v, 0);
     json_field("toolkit_root", fdl__build_cuda_root(), 0);
-    json_field("build", build_type(), 1);
+    json_field("build", build_type(), 0);
+    json_field("compiler", compiler(), 1);
     printf("},\n  \"driver\": {");
     printf("\"usable\": %s, ", r->driver.status == FDL_OK ? "true" : "false");
     json_field("path", r->driver.path, 0);
@@ -489,8 +499,9 @@ static void text_lib(const char *name, const fdl__lib_probe *p)
 static void print_text(const report *r, char **env, size_t nenv)
 {
     int bv = fdl__build_cuda_version();
-    printf("%-12s %s (%s; CUDA %d.%d headers; toolkit %s)\n", "fdlink", fdl_version(),
-           build_type(), bv / 1000, bv % 1000 / 10, fdl__build_cuda_root());
+    printf("%-12s %s (%s; CUDA %d.%d headers; toolkit %s; compiler %s)\n", "fdlink",
+           fdl_version(), build_type(), bv / 1000, bv % 1000 / 10, fdl__build_cuda_root(),
+           compiler());
     if (r->driver.status == FDL_OK)
         printf("%-12s %s, CUDA %d.%d (JITs PTX up to ISA %d.%d)\n", "driver", r->driver.path,
                r->driver.major, r->driver.minor, isa_major(driver_isa(r)), driver_isa(r) % 10);
