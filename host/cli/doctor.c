@@ -425,8 +425,10 @@ static const char *build_type(void)
 
 static const char *compiler(void)
 {
-#ifdef __VERSION__
-    return __VERSION__;
+#if defined(__GNUC__) && !defined(__clang__) && defined(__VERSION__)
+    return "gcc " __VERSION__;
+#elif defined(__VERSION__)
+    return __VERSION__; /* clang's says "Clang ..." */
 #else
     return "unknown";
 #endif
