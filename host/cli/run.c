@@ -359,8 +359,8 @@ static int parse_dim3(const char *s, fdl_dim3 *d)
         if (*p < '0' || *p > '9')
             return 0;
         unsigned long x = strtoul(p, &end, 10);
-        if (errno == ERANGE || x > 0xffffffffUL)
-            return 0;
+        if (errno == ERANGE || x == 0 || x > 0xffffffffUL)
+            return 0; /* every dimension is at least 1 */
         v[k] = (unsigned)x;
         if (*end == '\0') {
             d->x = v[0];
@@ -604,12 +604,15 @@ int cmd_run(int argc, char **argv)
             kernel_name = v;
         } else if ((v = cli_option_value(a, "--grid", argc, argv, &i, &missing)) || missing) {
             if (!v || !parse_dim3(v, &cfg.grid)) {
-                rc = cli_usage_error("run", "option --grid needs X[,Y,Z], e.g. --grid 64,2%s", "");
+                rc = cli_usage_error("run",
+                                     "option --grid needs X[,Y,Z] of at least 1, e.g. --grid 64,2%s",
+                                     "");
                 goto cleanup;
             }
         } else if ((v = cli_option_value(a, "--block", argc, argv, &i, &missing)) || missing) {
             if (!v || !parse_dim3(v, &cfg.block)) {
-                rc = cli_usage_error("run", "option --block needs X[,Y,Z], e.g. --block 256%s",
+                rc = cli_usage_error("run",
+                                     "option --block needs X[,Y,Z] of at least 1, e.g. --block 256%s",
                                      "");
                 goto cleanup;
             }

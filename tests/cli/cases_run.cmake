@@ -142,3 +142,4 @@ fdlink_doctor_test(doctor_toolkit_of_another_major RC 1
 # an asynchronous fault (reads far past the buffers) is reported by the run that caused it
 fdlink_cli_test(run_mock_fault ${_mock}
   ARGS run ${_mv} --grid 262144 --block 256 f32[8] f32[8] f32[8] i32:67108864)
+fdlink_cli_test(run_zero_block ARGS run ${_mv} --block 32,0 ${_mv_args})
