@@ -35,7 +35,8 @@ void help_doctor(FILE *out)
           "\n"
           "options:\n"
           "  --json          one JSON object on stdout instead of text\n"
-          "  --no-gpu        no GPU is expected: skipped GPU verdicts do not make the exit status 1\n"
+          "  --no-gpu        no GPU is expected: skipped GPU verdicts do not make the exit\n"
+          "                  status 1\n"
           "  --arch sm_NN    also try a link for this architecture (repeatable)\n"
           "  -h, --help      show this help\n",
           out);

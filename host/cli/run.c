@@ -57,11 +57,12 @@ void help_run(FILE *out)
         "  -v, --verbose          say what was linked, the device, the kernel's resources and\n"
         "                         the launch geometry\n"
         "  -h, --help             show this help\n"
-        "and the link options of 'fdlink link' (-arch, --decl, --backend, --lto, -O, -D, -I, ...).\n"
+        "and the link options of 'fdlink link' (-arch, --decl, --backend, --lto, -O, -D, -I,\n"
+        "...).\n"
         "\n"
-        "A device function's failure recorded by FDL_CALL, and a fault in the kernel, are reported\n"
-        "as errors. Exit status: 0 success (every --expect matched), 1 failure or mismatch,\n"
-        "2 usage, 77 no GPU (ctest reports a skip).\n"
+        "A device function's failure recorded by FDL_CALL, and a fault in the kernel, are\n"
+        "reported as errors. Exit status: 0 success (every --expect matched), 1 failure or\n"
+        "mismatch, 2 usage, 77 no GPU (ctest reports a skip).\n"
         "\n"
         "examples:\n"
         "  # the seed's multiply_vectors, calling mul_f32_f32 through the FFI ABI, checked\n"
@@ -604,16 +605,14 @@ int cmd_run(int argc, char **argv)
             kernel_name = v;
         } else if ((v = cli_option_value(a, "--grid", argc, argv, &i, &missing)) || missing) {
             if (!v || !parse_dim3(v, &cfg.grid)) {
-                rc = cli_usage_error("run",
-                                     "option --grid needs X[,Y,Z] of at least 1, e.g. --grid 64,2%s",
-                                     "");
+                rc = cli_usage_error(
+                    "run", "option --grid needs X[,Y,Z] of at least 1, e.g. --grid 64,2%s", "");
                 goto cleanup;
             }
         } else if ((v = cli_option_value(a, "--block", argc, argv, &i, &missing)) || missing) {
             if (!v || !parse_dim3(v, &cfg.block)) {
-                rc = cli_usage_error("run",
-                                     "option --block needs X[,Y,Z] of at least 1, e.g. --block 256%s",
-                                     "");
+                rc = cli_usage_error(
+                    "run", "option --block needs X[,Y,Z] of at least 1, e.g. --block 256%s", "");
                 goto cleanup;
             }
         } else if ((v = cli_option_value(a, "--shared", argc, argv, &i, &missing)) || missing) {

@@ -247,7 +247,8 @@ static void device_status(const char *repeat)
     cr_expect(strstr(r.err, "device function safe_sqrt returned status 1 at block (0,0,0) "
                             "thread (9,0,0)") != NULL,
               "%s", r.err);
-    cr_expect(strncmp(r.err, "fdlink: ", 8) == 0 && strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+    cr_expect(strncmp(r.err, "fdlink: ", 8) == 0 &&
+                  strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
               "one line: %s", r.err);
     cli_free(&r);
     free(pin);
@@ -358,7 +359,7 @@ Test(cli_doctor, everything_usable_on_a_gpu)
     free(dir);
 }
 
-/* ---- link --backend=culink -------------------------------------------------------------------- */
+/* ---- link --backend=culink ------------------------------------------------------------------ */
 
 /* Link caller.ptx with @callee through cuLink, then run and verify the cubin. */
 static void culink_kind(const char *callee, int needs_sm90)
