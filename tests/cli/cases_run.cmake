@@ -143,3 +143,11 @@ fdlink_doctor_test(doctor_toolkit_of_another_major RC 1
 fdlink_cli_test(run_mock_fault ${_mock}
   ARGS run ${_mv} --grid 262144 --block 256 f32[8] f32[8] f32[8] i32:67108864)
 fdlink_cli_test(run_zero_block ARGS run ${_mv} --block 32,0 ${_mv_args})
+# No nvJitLink: linking, CUDA C and LTO are not usable, each said once on stderr
+fdlink_doctor_test(doctor_no_nvjitlink RC 1
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 FDLINK_NVJITLINK=/nonexistent/libnvJitLink.so
+  ARGS doctor --json --no-gpu
+  STDERR "^fdlink: error: link for sm_90: cannot load /nonexistent/libnvJitLink.so[^\n]*\nfdlink: error: CUDA C at run time: [^\n]*\nfdlink: error: LTO: [^\n]*\n$"
+  EXPECT usable=OFF libraries/nvjitlink/usable=OFF libraries/nvjitlink/path:type=NULL
+         verdicts/0/state=no verdicts/1/state=no verdicts/2/state=no
+         "checks/1/name=nvjitlink version" checks/1/state=skipped)
