@@ -29,7 +29,7 @@ void help_run(FILE *out)
         "\n"
         "Kernel arguments, in the kernel's parameter order (checked against its parameters as the\n"
         "PTX of the inputs declares them, and as the driver reports them, CUDA 12.4 and later):\n"
-        "  TYPE:VALUE           a scalar; TYPE is i8 i16 i32 i64 u8 u16 u32 u64 f32 f64\n"
+        "  TYPE:VALUE           a scalar; TYPE is i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64\n"
         "                       (integers in decimal or 0x hex; a pointer value is a u64)\n"
         "  {TYPE:VALUE,...}     a struct of scalars, laid out as C lays it out\n"
         "  TYPE[N]              a device buffer of N elements, zeroed; its address is passed\n"
@@ -94,10 +94,10 @@ static const elem_type types[] = {
     {"i8", FDL_INT8, 1, 'i'},     {"i16", FDL_INT16, 2, 'i'},   {"i32", FDL_INT32, 4, 'i'},
     {"i64", FDL_INT64, 8, 'i'},   {"u8", FDL_UINT8, 1, 'u'},    {"u16", FDL_UINT16, 2, 'u'},
     {"u32", FDL_UINT32, 4, 'u'},  {"u64", FDL_UINT64, 8, 'u'},  {"f32", FDL_FLOAT32, 4, 'f'},
-    {"f64", FDL_FLOAT64, 8, 'f'},
+    {"f64", FDL_FLOAT64, 8, 'f'},  {"f16", FDL_FLOAT16, 2, 'f'},
 };
 #define NTYPES (sizeof types / sizeof types[0])
-#define TYPE_NAMES "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64"
+#define TYPE_NAMES "i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64"
 
 typedef enum fill_kind { FILL_ZEROS, FILL_CONST, FILL_IOTA, FILL_RAND, FILL_FILE } fill_kind;
 
@@ -133,6 +133,45 @@ static const elem_type *find_type(const char *s, size_t n)
     return NULL;
 }
 
+/* IEEE binary16 bits of @d, rounded to nearest even (as a conversion on the device rounds). */
+static uint16_t half_of(double d)
+{
+    uint16_t sign = signbit(d) ? 0x8000u : 0u;
+    double a = fabs(d);
+    if (isnan(d))
+        return (uint16_t)(sign | 0x7e00u);
+    if (a >= 65520.0) /* halfway past the largest half, 65504: rounds to infinity */
+        return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x1p-14) /* subnormal: a multiple of 2^-24; 1024 of them is the smallest normal */
+        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24));
+    int e = 0;
+    double m = frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
+    double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
+    int biased = e + 14;
+    if (frac >= 1024.0) {
+        frac = 0.0;
+        biased++;
+    }
+    return (uint16_t)(sign | (unsigned)biased << 10 | (unsigned)frac);
+}
+
+/* @d as an element of float type @t into @out; 0 when it overflows to infinity. */
+static int store_float(const elem_type *t, double d, unsigned char *out)
+{
+    if (t->size == 2) {
+        uint16_t h = half_of(d);
+        memcpy(out, &h, 2);
+        return (h & 0x7fffu) != 0x7c00u || isinf(d);
+    }
+    if (t->size == 4) {
+        float f = (float)d;
+        memcpy(out, &f, 4);
+        return !isinf(f) || isinf(d);
+    }
+    memcpy(out, &d, 8);
+    return 1;
+}
+
 /* One value of @t from @s into @out (t->size bytes); 0 when @s is not one. */
 static int parse_value(const elem_type *t, const char *s, unsigned char *out)
 {
@@ -144,15 +183,7 @@ static int parse_value(const elem_type *t, const char *s, unsigned char *out)
         double d = strtod(s, &end);
         if (*end || errno == ERANGE)
             return 0;
-        if (t->size == 4) {
-            float f = (float)d;
-            if (isinf(f) && !isinf(d))
-                return 0;
-            memcpy(out, &f, 4);
-        } else {
-            memcpy(out, &d, 8);
-        }
-        return 1;
+        return store_float(t, d, out);
     }
     unsigned bits = (unsigned)t->size * 8;
     if (t->kind == 'i') {
@@ -433,12 +464,7 @@ static void generated(const karg *a, size_t i, uint64_t *state, unsigned char *o
     uint64_t r = a->fill == FILL_RAND ? next_random(state) : 0;
     if (t->kind == 'f') {
         double d = a->fill == FILL_IOTA ? (double)i : (double)(r >> 11) / 9007199254740992.0;
-        if (t->size == 4) {
-            float f = (float)d;
-            memcpy(out, &f, 4);
-        } else {
-            memcpy(out, &d, 8);
-        }
+        store_float(t, d, out); /* a large iota in f16 becomes infinity, as a conversion would */
         return;
     }
     uint64_t v = a->fill == FILL_IOTA ? (uint64_t)i : r % 100;

@@ -151,3 +151,15 @@ fdlink_doctor_test(doctor_no_nvjitlink RC 1
   EXPECT usable=OFF libraries/nvjitlink/usable=OFF libraries/nvjitlink/path:type=NULL
          verdicts/0/state=no verdicts/1/state=no verdicts/2/state=no
          "checks/1/name=nvjitlink version" checks/1/state=skipped)
+
+# float16 buffers and scalars, rounded to nearest even as a device conversion would. The
+# kernel's pointers take buffers of any type; n = 0 leaves them as they were filled.
+# run/iota8.f16: 0..7; run/h_X.f16: X as one float16 (2049 -> 2048 and 2051 -> 2052: ties to even)
+fdlink_cli_test(run_mock_f16 ${_mock}
+  ARGS run ${_mv} f16[8]=iota f16[1]=0.1 f16[1]=1e-7 i32:0 --expect 0=run/iota8.f16
+       --expect 1=run/h_0.1.f16 --expect 2=run/h_1e-7.f16)
+fdlink_cli_test(run_mock_f16_ties_to_even ${_mock}
+  ARGS run ${_mv} f16[1]=2049 f16[1]=2051 f16[1]=-65504 i32:0 --expect 0=run/h_2049.f16
+       --expect 1=run/h_2051.f16 --expect 2=run/h_-65504.f16)
+fdlink_cli_test(run_f16_overflow ARGS run ${_mv} f32[8] f32[8] f32[8] f16:65520)
+fdlink_cli_test(run_f16_scalar_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8] f32[8] f16:1.5)
