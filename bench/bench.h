@@ -7,6 +7,7 @@
  *   4 link     link cost: fdlink against direct nvJitLink calls, first link and later links
  *   5 scaling  link and signature-check time for 1 .. 4096 generated foreign functions
  *   6 ttfr     time to first result: embedded cubin against PTX linked at run time
+ *   7 cache    the link cache: first link against disk and memory hits, warm ttfr, NVRTC
  *
  * Every section warms up, repeats, measures its baseline in the same process, verifies what it
  * ran, and records figures (with every sample) and ratios (with their goals) in a
@@ -181,6 +182,10 @@ void bench_launch(bench_ctx *ctx, bench_section *s);
 void bench_link(bench_ctx *ctx, bench_section *s);
 void bench_scaling(bench_ctx *ctx, bench_section *s);
 void bench_ttfr(bench_ctx *ctx, bench_section *s);
+void bench_cache(bench_ctx *ctx, bench_section *s);
+
+/* `fdlink-bench --child-cache link|nvrtc DIR`: one cached link or compile (linkcache.c). */
+int bench_cache_child(int argc, char **argv);
 
 /* The file nvJitLink is loaded from (as the raw baseline opens it); 0 found, -1 not. */
 int bench_nvjitlink_path(char *out, size_t size);

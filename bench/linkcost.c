@@ -164,6 +164,7 @@ static int fdlink_link(const inputs *ins, const fdl_decls *decls, fdl_link **out
 {
     fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
     opts.arch = FDL_BENCH_LINK_ARCH;
+    opts.cache = FDL_CACHE_OFF; /* the link's own cost; benchmark 7 measures the cache */
     int rc = fdl_link_create(out, &opts, err);
     if (rc == FDL_OK && decls)
         rc = fdl_link_add_decls(*out, decls, err);
@@ -372,7 +373,7 @@ static int bench_kind(bench_ctx *ctx, bench_section *s, int lto, const raw_jl *j
         goto cleanup;
 
     /* first links: one fresh process per sample, raw and fdlink taking turns */
-    static const char *const env[] = {"CUDA_CACHE_DISABLE=1", NULL};
+    static const char *const env[] = {"CUDA_CACHE_DISABLE=1", "FDLINK_CACHE=0", NULL};
     char order[256] = "";
     size_t order_len = 0;
     for (size_t r = 0; r < firsts; r++)

@@ -4,7 +4,7 @@
  * usage: fdlink-bench [--quick] [--only LIST] [--skip LIST] [--reps N] [--launches N]
  *                     [--json FILE] [--markdown FILE] [--png FILE] [--no-files] [--check]
  *   LIST: benchmark ids or numbers, comma-separated: foreign (1), memory (2), launch (3),
- *         link (4), scaling (5), ttfr (6)
+ *         link (4), scaling (5), ttfr (6), cache (7)
  *   --quick      short runs (the ctest entry): fewer samples, smaller problems
  *   --reps N     samples per figure for every benchmark (default: each benchmark's own)
  *   --launches N launches per sample of benchmark 3 (default 100000; quick 2000)
@@ -14,7 +14,8 @@
  *   --check      exit 1 when a goal is missed
  * Exit status: 0 every selected benchmark ran and verified its results (or was skipped),
  * 1 a benchmark failed (or, with --check, a goal was missed), 2 usage, 77 all were skipped.
- * Without a GPU the GPU benchmarks (1, 2, 3, 6) are skipped; 4 and 5 need only nvJitLink.
+ * Without a GPU the GPU benchmarks (1, 2, 3, 6) are skipped; 4 and 5 need only nvJitLink; 7
+ * runs without a GPU but for its time-to-first-result part.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -43,6 +44,7 @@ static const section_def defs[] = {
     {"link", "Link cost", 0, bench_link},
     {"scaling", "Scaling with the number of functions", 0, bench_scaling},
     {"ttfr", "Time to first result", 1, bench_ttfr},
+    {"cache", "Link cache", 0, bench_cache},
 };
 #define NSECTIONS (sizeof defs / sizeof defs[0])
 
@@ -54,7 +56,7 @@ static int usage(void)
             "                    [--json FILE] [--markdown FILE] [--png FILE] [--no-files] "
             "[--check]\n"
             "  LIST: comma-separated ids or numbers: foreign (1), memory (2), launch (3), "
-            "link (4), scaling (5), ttfr (6)\n");
+            "link (4), scaling (5), ttfr (6), cache (7)\n");
     return 2;
 }
 
@@ -175,6 +177,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--child-link") == 0)
         return bench_link_child(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "--child-cache") == 0)
+        return bench_cache_child(argc, argv);
 
     static bench_ctx ctx;
     static bench_section sections[NSECTIONS];

@@ -128,14 +128,37 @@ static void tok_text(const scanner *sc, const token *t, char *buf, size_t size)
 /* ---- lexer -------------------------------------------------------------------------------- */
 
 /* PTX identifiers: C identifiers that may also hold '$', and start with '%' (registers). */
-static int is_ident_start(unsigned char c)
+/* Character classes, one table lookup per byte: bit 1 starts an identifier, bit 2 continues one. */
+#define ID_START 1
+#define ID_CHAR 2
+#define ID_BOTH (ID_START | ID_CHAR)
+#define ID_DIGIT ID_CHAR
+static const unsigned char char_class[256] = {
+    ['$'] = ID_BOTH, ['%'] = ID_START, ['_'] = ID_BOTH,
+    ['0'] = ID_DIGIT, ['1'] = ID_DIGIT, ['2'] = ID_DIGIT, ['3'] = ID_DIGIT, ['4'] = ID_DIGIT,
+    ['5'] = ID_DIGIT, ['6'] = ID_DIGIT, ['7'] = ID_DIGIT, ['8'] = ID_DIGIT, ['9'] = ID_DIGIT,
+    ['a'] = ID_BOTH, ['b'] = ID_BOTH, ['c'] = ID_BOTH, ['d'] = ID_BOTH, ['e'] = ID_BOTH,
+    ['f'] = ID_BOTH, ['g'] = ID_BOTH, ['h'] = ID_BOTH, ['i'] = ID_BOTH, ['j'] = ID_BOTH,
+    ['k'] = ID_BOTH, ['l'] = ID_BOTH, ['m'] = ID_BOTH, ['n'] = ID_BOTH, ['o'] = ID_BOTH,
+    ['p'] = ID_BOTH, ['q'] = ID_BOTH, ['r'] = ID_BOTH, ['s'] = ID_BOTH, ['t'] = ID_BOTH,
+    ['u'] = ID_BOTH, ['v'] = ID_BOTH, ['w'] = ID_BOTH, ['x'] = ID_BOTH, ['y'] = ID_BOTH,
+    ['z'] = ID_BOTH,
+    ['A'] = ID_BOTH, ['B'] = ID_BOTH, ['C'] = ID_BOTH, ['D'] = ID_BOTH, ['E'] = ID_BOTH,
+    ['F'] = ID_BOTH, ['G'] = ID_BOTH, ['H'] = ID_BOTH, ['I'] = ID_BOTH, ['J'] = ID_BOTH,
+    ['K'] = ID_BOTH, ['L'] = ID_BOTH, ['M'] = ID_BOTH, ['N'] = ID_BOTH, ['O'] = ID_BOTH,
+    ['P'] = ID_BOTH, ['Q'] = ID_BOTH, ['R'] = ID_BOTH, ['S'] = ID_BOTH, ['T'] = ID_BOTH,
+    ['U'] = ID_BOTH, ['V'] = ID_BOTH, ['W'] = ID_BOTH, ['X'] = ID_BOTH, ['Y'] = ID_BOTH,
+    ['Z'] = ID_BOTH,
+};
+
+static inline int is_ident_start(unsigned char c)
 {
-    return fdl__is_ident_start(c) || c == '$' || c == '%';
+    return char_class[c] & ID_START;
 }
 
-static int is_ident_char(unsigned char c)
+static inline int is_ident_char(unsigned char c)
 {
-    return fdl__is_ident_char(c) || c == '$';
+    return char_class[c] & ID_CHAR;
 }
 
 /* Skip a comment that starts at pos ("//" or "/" "*"). */
@@ -307,6 +330,86 @@ static int skip_line(scanner *sc)
 }
 
 /*
+ * Bodies are most of a PTX module and hold nothing the scan needs but their end, so they are
+ * skipped sixteen bytes at a time with SSE2 (every x86-64), else eight (SWAR): a block with none
+ * of the bytes that matter ({ } " / NUL) is passed over at once, its newlines counted, as memchr
+ * does. Little-endian GCC/Clang hosts only; elsewhere one byte at a time.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    (defined(__GNUC__) || defined(__clang__))
+#define FAST_SKIP 1
+#ifdef __SSE2__
+#include <emmintrin.h>
+#define SKIP_STEP 16
+#else
+#define SKIP_STEP 8
+#endif
+#define ONES 0x0101010101010101ull
+#define LOW7 0x7f7f7f7f7f7f7f7full
+
+/* 0x80 in each byte of @p w that equals @p c, exactly (no borrow between bytes). */
+static inline uint64_t bytes_equal(uint64_t w, unsigned char c)
+{
+    uint64_t x = w ^ (ONES * c);
+    uint64_t t = ((x & LOW7) + LOW7) | x;
+    return ~(t | LOW7);
+}
+
+/* Bits set in a 16-bit mask (no popcnt instruction needed). */
+static inline unsigned count16(unsigned m)
+{
+    m = m - ((m >> 1) & 0x5555u);
+    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+    m = (m + (m >> 4)) & 0x0f0fu;
+    return (m + (m >> 8)) & 0x1fu;
+}
+
+/* Pass over whole words with none of { } " / NUL from @p p; newlines are counted. */
+static size_t skip_plain_words(scanner *sc, size_t p)
+{
+    const char *s = sc->s;
+#ifdef __SSE2__
+    /* sixteen bytes at a time where SSE2 is there (every x86-64) */
+    const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
+                  quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('/'),
+                  nul = _mm_setzero_si128(), newline = _mm_set1_epi8('\n');
+    while (p + 16 <= sc->len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + p));
+        __m128i stop = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                         _mm_cmpeq_epi8(v, nul)));
+        if (_mm_movemask_epi8(stop))
+            return p;
+        unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline));
+        if (nl) {
+            unsigned count = count16(nl);
+            sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
+            sc->bol = p + (size_t)(31 - __builtin_clz(nl)) + 1;
+        }
+        p += 16;
+    }
+#endif
+    while (p + 8 <= sc->len) {
+        uint64_t w;
+        memcpy(&w, s + p, 8);
+        uint64_t stop = bytes_equal(w, '{') | bytes_equal(w, '}') | bytes_equal(w, '"') |
+                        bytes_equal(w, '/') | bytes_equal(w, 0);
+        if (stop)
+            return p;
+        uint64_t nl = bytes_equal(w, '\n');
+        if (nl) {
+            unsigned count = (unsigned)(((nl >> 7) * ONES) >> 56); /* bytes flagged */
+            sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
+            sc->bol = p + (size_t)((63 - __builtin_clzll(nl)) >> 3) + 1;
+        }
+        p += 8;
+    }
+    return p;
+}
+#endif
+
+/*
  * Skip a brace block whose `{` (token @p open) was just read: to the matching `}`, counting nested
  * braces and ignoring those in comments and string literals. One pass, nothing copied.
  */
@@ -316,7 +419,18 @@ static int skip_block(scanner *sc, const token *open, const char *symbol)
     size_t len = sc->len;
     size_t p = sc->pos;
     size_t depth = 1;
+#ifdef FAST_SKIP
+    size_t plain_until = p; /* bytes before this were checked by the word loop: go on from it */
+#endif
     while (p < len) {
+#ifdef FAST_SKIP
+        if (p >= plain_until) {
+            p = skip_plain_words(sc, p);
+            plain_until = p + SKIP_STEP; /* a byte that matters is in these: one at a time */
+            if (p >= len)
+                break;
+        }
+#endif
         char c = s[p];
         switch (c) {
         case '\n':

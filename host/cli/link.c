@@ -44,8 +44,10 @@ void help_link(FILE *out)
           "  -Xnvjitlink OPT             a raw nvJitLink option (repeatable)\n"
           "  -D NAME[=VALUE], -I DIR, --std=STD\n"
           "                              for CUDA C inputs (repeatable)\n"
-          "  -v, --verbose               print the linker's info log, the inputs, wall time and\n"
-          "                              output size\n"
+          "  --no-cache                  neither look up nor store the result in the cache\n"
+          "                              (see 'fdlink cache --help')\n"
+          "  -v, --verbose               print the linker's info log, the inputs, wall time,\n"
+          "                              output size, and whether the cache had the result\n"
           "  -h, --help                  show this help\n",
           out);
 }
@@ -74,6 +76,16 @@ static void print_log(const char *log)
 {
     if (log && log[0])
         fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+}
+
+/* Diagnostics of the link: the cache's (FDL_EIO, never fatal) are warnings. */
+static void on_link_diag(void *ctx, const fdl_error *diag)
+{
+    if (diag->code == FDL_EIO) {
+        fprintf(stderr, "fdlink: warning: %s\n", diag->message);
+        return;
+    }
+    cli_on_diag(ctx, diag);
 }
 
 int cli_list_add(cli_list *l, const char *s)
@@ -254,6 +266,8 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
         a->opts.lto = FDL_LTO_OFF;
     } else if (strcmp(arg, "-lcudadevrt") == 0) {
         a->opts.cudadevrt = 1;
+    } else if (strcmp(arg, "--no-cache") == 0) {
+        a->opts.cache = FDL_CACHE_OFF;
     } else {
         return 0;
     }
@@ -331,7 +345,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
         cli_print_error(&err);
         goto fail;
     }
-    if (fdl_link_set_diag(link, cli_on_diag, &ndiags) != FDL_OK) {
+    if (fdl_link_set_diag(link, on_link_diag, &ndiags) != FDL_OK) {
         fprintf(stderr, "fdlink: error: cannot set the diagnostic callback\n");
         goto fail;
     }
@@ -454,6 +468,21 @@ int cmd_link(int argc, char **argv)
                 count, count == 1 ? "" : "s", fdl_link_arch(link),
                 fdl_link_backend_name(fdl_link_get_backend(link)),
                 fdl_link_lto(link) ? "on" : "off", out_path, size, fdl_link_wall_ms(link));
+        const char *key = "";
+        fdl_cache_result cached = fdl_link_cache_result(link, &key);
+        size_t nv_hits = 0, nv_compiled = 0;
+        fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
+        if (cached == FDL_CACHE_UNUSED)
+            fprintf(stderr, "fdlink: cache: not used\n");
+        else
+            fprintf(stderr, "fdlink: cache: %s key %s\n",
+                    cached == FDL_CACHE_MISS ? "miss, linked" : cached == FDL_CACHE_HIT_MEMORY
+                                                                   ? "hit (memory)"
+                                                                   : "hit (disk)",
+                    key);
+        if (nv_hits || nv_compiled)
+            fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
+                    nv_hits, nv_compiled);
     }
     rc = 0;
 cleanup:

@@ -30,6 +30,7 @@ static const command commands[] = {
     {"doctor", "show what works on this machine, and why not", cmd_doctor, help_doctor},
     {"resource-spec", "write a ctest resource spec for the GPUs present", fdl__cli_resource_spec,
      fdl__cli_resource_spec_help},
+    {"cache", "show, check and clear the cache of links and compiles", cmd_cache, help_cache},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,14 @@ static int normalise_options(fdl_link_options *o, const fdl_link_options *in, fd
         o->extra = in->extra;
         return FDL_OK;
     }
+    if (in->version == 2) {
+        /* a version-2 struct ends before `cache`: copy only what it has */
+        memcpy(o, in, offsetof(fdl_link_options, cache));
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        o->cache = defaults.cache;
+        o->cache_dir = defaults.cache_dir;
+        return FDL_OK;
+    }
     if (in->version != FDL_LINK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
                          in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
@@ -194,6 +203,8 @@ static int validate_options(const fdl_link_options *o, fdl_error *err)
         return fdl__fail(err, FDL_EINVAL,
                          "emit_ptx needs link-time optimisation (the PTX is what LTO makes of "
                          "LTO-IR), but lto is off");
+    if ((unsigned)o->cache > FDL_CACHE_OFF)
+        return fdl__fail(err, FDL_EINVAL, "invalid cache mode %d", (int)o->cache);
     if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
                          "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
@@ -286,6 +297,10 @@ static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *er
     link->cuda.std = link->cuda_std;
     link->opts.cuda = &link->cuda;
     link->opts.arch = NULL; /* see link->arch */
+    if (o->cache_dir && !(link->cache_dir = fdl__strdup(o->cache_dir)))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
+    link->opts.cache_dir = link->cache_dir;
+    fdl__cache_use_init(&link->cache, o->cache, link->cache_dir);
     return FDL_OK;
 }
 
@@ -426,6 +441,8 @@ void fdl_link_destroy(fdl_link *link)
     fdl__strv_free(&link->cuda_includes);
     fdl__strv_free(&link->cuda_extra);
     free(link->cuda_std);
+    free(link->cache_dir);
+    fdl__cache_use_free(&link->cache);
     free(link->devrt);
     free(link->decls);
     for (size_t i = 0; i < link->ninputs; i++)
@@ -670,8 +687,8 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory building options");
         goto cleanup;
     }
-    rc = fdl__nvrtc_compile(&out, &out_size, &log, source, size, name,
-                            (const char *const *)args.v, &hdr, nheaders, ltoir, err);
+    rc = fdl__link_nvrtc_cached(link, &out, &out_size, &log, source, size, name,
+                                (const char *const *)args.v, &hdr, nheaders, ltoir, err);
     if (rc != FDL_OK) {
         /* the whole compiler log stays with the link, where err->log can borrow it */
         if (log && fdl__link_set_log(link, 0, log)) {
@@ -930,6 +947,14 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     link->state = LINK_FAILED;
     if (link->devrt && (rc = add_devrt(link, err)) != FDL_OK)
         return rc;
+    uint64_t lookup_start = fdl__now_ns();
+    if (fdl__link_cache_lookup(link)) {
+        link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
+        if (link->wall_ms <= 0.0)
+            link->wall_ms = 1e-6;
+        link->state = LINK_DONE;
+        return FDL_OK;
+    }
     if ((rc = prepare(link, err)) != FDL_OK)
         return rc;
     if (link->ndecls && (rc = fdl__link_check_decls(link, err)) != FDL_OK)
@@ -945,6 +970,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     if (rc != FDL_OK)
         return rc;
     link->state = LINK_DONE;
+    fdl__link_cache_store(link);
     return FDL_OK;
 }
 
@@ -994,6 +1020,26 @@ const char *fdl_link_error_log(const fdl_link *link)
 double fdl_link_wall_ms(const fdl_link *link)
 {
     return link ? link->wall_ms : 0.0;
+}
+
+fdl_cache_result fdl_link_cache_result(const fdl_link *link, const char **key)
+{
+    if (key)
+        *key = link ? link->cache_key : "";
+    return link && link->state == LINK_DONE ? link->cache_result : FDL_CACHE_UNUSED;
+}
+
+const char *fdl_link_cache_warning(const fdl_link *link)
+{
+    return link ? link->cache.warning : "";
+}
+
+void fdl_link_nvrtc_cache(const fdl_link *link, size_t *hits, size_t *compiled)
+{
+    if (hits)
+        *hits = link ? link->nvrtc_hits : 0;
+    if (compiled)
+        *compiled = link ? link->nvrtc_compiled : 0;
 }
 
 fdl_link_backend fdl_link_get_backend(const fdl_link *link)

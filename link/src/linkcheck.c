@@ -85,8 +85,12 @@ static int make_keeper(fdl_link *link, fdl_error *err)
         goto cleanup;
     }
     fdl_error e = FDL_ERROR_INIT;
-    rc = fdl__nvrtc_compile(&link->keeper, &link->keeper_size, &log, src.data, src.len,
-                            "fdlink-keep.cu", (const char *const *)args.v, NULL, 0, 1, &e);
+    /* through the cache: the keeper depends only on the declarations and NVRTC */
+    size_t hits = link->nvrtc_hits, compiled = link->nvrtc_compiled;
+    rc = fdl__link_nvrtc_cached(link, &link->keeper, &link->keeper_size, &log, src.data, src.len,
+                                "fdlink-keep.cu", (const char *const *)args.v, NULL, 0, 1, &e);
+    link->nvrtc_hits = hits; /* the counters are the CUDA C inputs' */
+    link->nvrtc_compiled = compiled;
     if (rc == FDL_ENOLIB) {
         rc = FDL_OK; /* without NVRTC, LTO-IR definitions stay unconfirmed */
     } else if (rc != FDL_OK) {
@@ -176,35 +180,73 @@ cleanup:
     return rc;
 }
 
-/* The post-LTO PTX of one input's LTO-IR, kept with the input (declaration check). */
-int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl_error *err)
+/*
+ * The post-LTO PTX of @p n inputs' LTO-IR, linked together in one nvJitLink run, kept with the
+ * first of them (declaration check; the others' post_lto stay NULL). One input's module is named
+ * "<name>[post-LTO ptx]", that of several "<a>+<b>+...[post-LTO ptx]".
+ */
+static int post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, int with_keeper,
+                          fdl_error *err)
 {
-    if (in->post_lto)
+    if (ins[0]->post_lto)
         return FDL_OK;
     fdl__jl_run run;
-    fdl__link_input *one[1] = {in};
+    memset(&run, 0, sizeof run);
     const unsigned char *keep = with_keeper ? link->keeper : NULL;
-    int rc = fdl__jl_link(link, 1, 1, one, 1, keep, link->keeper_size, &run, err);
+    /* the post-LTO PTX depends only on the inputs, the keeper and the options: cached */
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    int keyed = fdl__link_check_key(link, ins, n, keep, link->keeper_size, key);
+    int rc = FDL_OK;
+    fdl__cache_sections cached;
+    memset(&cached, 0, sizeof cached);
+    if (keyed && fdl__cache_get(&link->cache, FDL__CACHE_CHECK, key, &cached) != FDL_CACHE_MISS &&
+        cached.n == 1 && cached.len[0] && (run.out = malloc(cached.len[0] + 1))) {
+        memcpy(run.out, cached.p[0], cached.len[0]);
+        run.out[cached.len[0]] = '\0';
+        run.out_size = cached.len[0];
+    } else {
+        rc = fdl__jl_link(link, 1, 1, ins, n, keep, link->keeper_size, &run, err);
+        link->jl_runs++;
+        if (rc == FDL_OK && keyed) {
+            const unsigned char *secs[1] = {run.out};
+            size_t lens[1] = {run.out_size};
+            fdl__cache_put(&link->cache, FDL__CACHE_CHECK, key, secs, lens, 1);
+        }
+    }
+    fdl__cache_sections_free(&cached);
+    fdl__link_cache_warn(link);
     if (rc == FDL_ELINK && err) {
         char symbol[FDL_ERROR_SYMBOL_MAX];
         char *log = run.error;
         run.error = NULL;
         rc = fdl__link_backend_error(link, log, (int)run.r, fdl__nvjl_result_name((int)run.r),
-                                     in->name, "link-time optimisation of the input failed",
+                                     n == 1 ? ins[0]->name : run.refused,
+                                     n == 1 ? "link-time optimisation of the input failed"
+                                            : "link-time optimisation of the LTO-IR inputs "
+                                              "failed",
                                      symbol, sizeof symbol, err);
     }
     if (rc == FDL_OK) {
         fdl__buf name = {0};
-        fdl__buf_printf(&name, "%s[post-LTO ptx]", in->name);
+        for (size_t i = 0; i < n; i++)
+            fdl__buf_printf(&name, "%s%s", i ? "+" : "", ins[i]->name);
+        fdl__buf_puts(&name, "[post-LTO ptx]");
         if (name.oom)
             rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
         else
             rc = scan_post_lto(link, (const char *)run.out, run.out_size, name.data,
-                               &in->post_lto, err);
+                               &ins[0]->post_lto, err);
         fdl__buf_free(&name);
     }
     fdl__jl_run_free(&run);
     return rc;
+}
+
+/* The post-LTO PTX of one input's LTO-IR, kept with the input (declaration check). */
+int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl_error *err)
+{
+    fdl__link_input *one[1] = {in};
+    return post_lto_joint(link, one, 1, with_keeper, err);
 }
 
 int fdl__link_chosen_kind(const fdl__link_input *in, fdl_input_kind kind)
@@ -292,6 +334,23 @@ int fdl__link_check_decls(fdl_link *link, fdl_error *err)
                          fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR);
     if (need_post_lto && (rc = make_keeper(link, err)) != FDL_OK)
         goto cleanup;
+    /* every LTO-IR input in one post-LTO link: one extra link, however many there are */
+    if (need_post_lto) {
+        fdl__link_input **lto = malloc(link->ninputs * sizeof *lto);
+        size_t nlto = 0;
+        if (!lto) {
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory checking declarations");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < link->ninputs; i++)
+            if (!link->inputs[i].builtin &&
+                fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR))
+                lto[nlto++] = &link->inputs[i];
+        rc = post_lto_joint(link, lto, nlto, link->keeper != NULL, err);
+        free(lto);
+        if (rc != FDL_OK)
+            goto cleanup;
+    }
     for (size_t i = 0; i < link->ninputs; i++)
         for (size_t u = 0; u < link->inputs[i].images.nunits; u++)
             cap++;
@@ -315,9 +374,8 @@ int fdl__link_check_decls(fdl_link *link, fdl_error *err)
                 unknown = 1;
         }
         if (fdl__link_chosen_kind(in, FDL_KIND_LTOIR)) {
-            if ((rc = fdl__link_post_lto(link, in, link->keeper != NULL, err)) != FDL_OK)
-                goto cleanup;
-            mods[nmods++] = in->post_lto;
+            if (in->post_lto) /* the joint module, kept with the first LTO-IR input */
+                mods[nmods++] = in->post_lto;
             if (!link->keeper)
                 unknown = 1; /* definitions LTO dropped cannot be told from missing ones */
         }

@@ -129,6 +129,9 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
                        const fdl__nvrtc_header *headers, size_t nheaders, int ltoir,
                        fdl_error *err);
 
+/* NVRTC's version, loading it if needed. @return FDL_OK, FDL_ENOLIB */
+int fdl__nvrtc_version(int *major, int *minor, fdl_error *err);
+
 /*
  * The places a CUDA toolkit may be, in order: $FDLINK_CUDA_ROOT, $CUDA_PATH, the toolkit fdlink
  * was built with, /usr/local/cuda (empty and repeated ones left out). @return how many

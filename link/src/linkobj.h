@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "cacheint.h"
 #include "fdlink/link.h"
 #include "linkint.h"
 #include "nvjitlink.h"
@@ -70,6 +71,14 @@ struct fdl_link {
     char **old_logs;
     size_t nold;
     double wall_ms;
+    /* the cache (cache.c, linkcache.c) */
+    fdl__cache_use cache;
+    fdl_cache_result cache_result;
+    char cache_key[33];
+    int cache_warned;       /* the unusable directory was reported */
+    size_t nvrtc_hits, nvrtc_compiled;
+    char *cache_dir;        /* owned copy of opts.cache_dir */
+    size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
 };
 
 /* The outcome of one nvJitLink run. */
@@ -92,6 +101,33 @@ void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name);
 /* The prototypes header of every set (fdl_header_generate), one after the other. */
 int fdl__link_decls_header(const fdl_link *link, char **out, fdl_error *err);
+
+/* ---- linkcache.c ---- */
+
+/*
+ * Look the link up in the cache (after devrt was added, before the checks): on a hit the link
+ * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
+ */
+int fdl__link_cache_lookup(fdl_link *link);
+/* Store the completed link's result under the key that fdl__link_cache_lookup computed. */
+void fdl__link_cache_store(fdl_link *link);
+/*
+ * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
+ * fdl__nvrtc_compile, with the link's cache counters updated.
+ */
+int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                           const char *source, size_t size, const char *name,
+                           const char *const *options, const fdl__nvrtc_header *headers,
+                           size_t nheaders, int ltoir, fdl_error *err);
+/*
+ * The key of a declaration check's post-LTO link of @p ins with @p keep (the keeper LTO-IR, may
+ * be NULL); 0 when the cache is off or no key can be made.
+ */
+int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
+                        const unsigned char *keep, size_t keep_size,
+                        unsigned char key[FDL__CACHE_KEY_SIZE]);
+/* Report the cache warning, once, through the diagnostic callback. */
+void fdl__link_cache_warn(fdl_link *link);
 
 /* ---- linkrun.c ---- */
 

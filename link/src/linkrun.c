@@ -412,6 +412,7 @@ int fdl__link_run_nvjitlink(fdl_link *link, fdl_error *err)
         ins[i] = &link->inputs[i];
     for (int pass = 0; pass < (link->opts.emit_ptx ? 2 : 1); pass++) {
         rc = fdl__jl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
+        link->jl_runs++;
         if (rc == FDL_ENOMEM)
             goto cleanup;
         if (!fdl__link_set_log(link, 1, run.info)) {

@@ -67,6 +67,7 @@ typedef nvrtcResult (*compile_fn)(nvrtcProgram prog, int nopts, const char *cons
 typedef nvrtcResult (*size_fn)(nvrtcProgram prog, size_t *size);
 typedef nvrtcResult (*get_fn)(nvrtcProgram prog, char *out);
 typedef const char *(*errstr_fn)(nvrtcResult result);
+typedef nvrtcResult (*version_fn)(int *major, int *minor);
 
 typedef struct nvrtc_fn {
     create_fn create;
@@ -79,7 +80,7 @@ typedef struct nvrtc_fn {
     errstr_fn error_string;
     size_fn ltoir_size; /* CUDA 12.0 and later */
     get_fn ltoir;
-    nvrtcResult (*version)(int *major, int *minor);
+    version_fn version;
 } nvrtc_fn;
 
 /* Global state: the entry points, filled once under pthread_once and read-only after. */
@@ -174,6 +175,20 @@ static void first_error(const char *log, char *text, size_t size, unsigned *line
         memcpy(text, first, len);
         text[len] = '\0';
     }
+}
+
+int fdl__nvrtc_version(int *major, int *minor, fdl_error *err)
+{
+    *major = *minor = 0;
+    pthread_once(&g_nvrtc.once, nvrtc_load);
+    if (g_nvrtc.status != FDL_OK) {
+        if (err)
+            *err = g_nvrtc.error;
+        return g_nvrtc.status;
+    }
+    if (!g_nvrtc.fn.version || g_nvrtc.fn.version(major, minor) != NVRTC_SUCCESS)
+        return fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version");
+    return FDL_OK;
 }
 
 int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const char *source,

@@ -866,3 +866,84 @@ Test(ptx_scan, null_arguments)
     cr_assert_eq(fdl_ptx_scan_file(&ptx, NULL, &err), FDL_EINVAL);
 }
 #endif
+
+/*
+ * Bodies are skipped eight bytes at a time: whatever the alignment of newlines, braces, strings
+ * and comments within the words, every later position is the one a byte-by-byte count gives.
+ */
+Test(ptx_scan, positions_after_bodies_skipped_by_words)
+{
+    static const char *const fillers[] = {
+        "", "\n", "a\n", "\tmov.u32 %r1, 0;\n", "{ }\n", "{\n{\n}\n}\n", "\"{\"\n",
+        "// } comment\n", "/* {\n} */\n", "abcdefg\n", "abcdefgh\n", "abcdefghi\n\n\n",
+        "\n\n\n\n\n\n\n\n\n", "x{y}z\n", "ret;",
+    };
+    size_t nf = sizeof fillers / sizeof fillers[0];
+    fdl__buf b = {0};
+    fdl__buf_puts(&b, ".version 8.0\n.target sm_75\n.address_size 64\n");
+    size_t nfuncs = 0;
+    for (size_t i = 0; i < nf; i++)
+        for (size_t j = 0; j < nf; j++)
+            for (size_t pad = 0; pad < 8; pad++, nfuncs++) {
+                fdl__buf_printf(&b, "%.*s.visible .func f%zu()\n{", (int)pad, "        ", nfuncs);
+                fdl__buf_puts(&b, fillers[i]);
+                fdl__buf_puts(&b, fillers[j]);
+                fdl__buf_puts(&b, "}\n");
+            }
+    cr_assert(!b.oom);
+    fdl_ptx *ptx = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_ptx_scan(&ptx, b.data, b.len, "words.ptx", &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_ptx_count(ptx), nfuncs);
+    for (size_t k = 0; k < nfuncs; k++) {
+        char name[32], at[32];
+        snprintf(name, sizeof name, "f%zu", k);
+        snprintf(at, sizeof at, " f%zu()\n", k);
+        const fdl_ptx_func *f = fdl_ptx_find(ptx, name);
+        cr_assert_not_null(f, "%s", name);
+        const char *where = strstr(b.data, at) + 1;
+        unsigned line = 1;
+        const char *bol = b.data;
+        for (const char *p = b.data; p < where; p++)
+            if (*p == '\n') {
+                line++;
+                bol = p + 1;
+            }
+        cr_assert_eq(f->line, line, "%s: line %u, expected %u", name, f->line, line);
+        cr_assert_eq(f->column, (unsigned)(where - bol) + 1, "%s: column", name);
+    }
+    fdl_ptx_destroy(ptx);
+    fdl__buf_free(&b);
+}
+
+/* A NUL inside a body, after newlines the word skip counted: its line and column are exact. */
+Test(ptx_scan, nul_in_a_body_is_placed_exactly)
+{
+    for (size_t lead = 0; lead < 24; lead++)
+        for (size_t col = 0; col < 12; col++) {
+            fdl__buf b = {0};
+            fdl__buf_puts(&b, ".version 8.0\n.target sm_75\n.address_size 64\n"
+                              ".visible .func f()\n{\n");
+            for (size_t i = 0; i < lead; i++)
+                fdl__buf_puts(&b, i % 3 ? "\tret;\n" : "\n");
+            for (size_t i = 0; i < col; i++)
+                fdl__buf_puts(&b, "x");
+            fdl__buf_append(&b, "\0\n}\n", 4);
+            cr_assert(!b.oom);
+            const char *nul = memchr(b.data, '\0', b.len);
+            unsigned line = 1;
+            const char *bol = b.data;
+            for (const char *p = b.data; p < nul; p++)
+                if (*p == '\n') {
+                    line++;
+                    bol = p + 1;
+                }
+            fdl_ptx *ptx = NULL;
+            fdl_error err = FDL_ERROR_INIT;
+            cr_assert_eq(fdl_ptx_scan(&ptx, b.data, b.len, "nul.ptx", &err), FDL_EPARSE);
+            cr_assert_eq(err.line, line, "lead %zu col %zu: line %u", lead, col, err.line);
+            cr_assert_eq(err.column, (unsigned)(nul - bol) + 1, "lead %zu col %zu: column %u",
+                         lead, col, err.column);
+            fdl__buf_free(&b);
+        }
+}

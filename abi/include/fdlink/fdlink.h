@@ -11,6 +11,7 @@
 #include "fdlink/decl.h"
 #include "fdlink/ptx.h"
 #include "fdlink/abi.h"
+#include "fdlink/cache.h"
 #include "fdlink/link.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"

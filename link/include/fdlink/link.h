@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "fdlink/abi.h"
+#include "fdlink/cache.h"
 #include "fdlink/decl.h"
 #include "fdlink/error.h"
 #include "fdlink/ptx.h"
@@ -111,8 +112,8 @@ typedef struct fdl_nvrtc_options {
     {FDL_NVRTC_OPTIONS_VERSION, NULL, NULL, NULL, FDL_CUDA_OUTPUT_AUTO, 0, NULL}
 
 /**
- * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Version 1 (the first seven fields) is
- * still accepted; the fields after `extra` then take their defaults.
+ * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Versions 1 (the first seven fields) and 2
+ * (up to `cuda`) are still accepted; the fields they lack then take their defaults.
  */
 typedef struct fdl_link_options {
     unsigned version;         /**< FDL_LINK_OPTIONS_VERSION */
@@ -139,12 +140,19 @@ typedef struct fdl_link_options {
     const char *const *variables_used; /**< NULL-terminated variables LTO keeps, or NULL */
     int cudadevrt;            /**< link the toolkit's libcudadevrt.a (device-side launches) */
     const fdl_nvrtc_options *cuda; /**< CUDA C inputs added by file or data; NULL: defaults */
+    /* version 3 */
+    /**
+     * The persistent cache of links and NVRTC compiles (fdlink/cache.h): FDL_CACHE_AUTO (on
+     * unless FDLINK_CACHE=0), FDL_CACHE_ON or FDL_CACHE_OFF.
+     */
+    fdl_cache_mode cache;
+    const char *cache_dir; /**< the cache directory; NULL for the default (fdl_cache_dir) */
 } fdl_link_options;
 
-#define FDL_LINK_OPTIONS_VERSION 2
+#define FDL_LINK_OPTIONS_VERSION 3
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
-     -1, -1, -1, NULL, NULL, 0, NULL}
+     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;
@@ -223,7 +231,11 @@ FDL_API int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, c
  * Run the checks and the link. In order: every input is given the image the backend will use
  * (the cubin for the link's arch, else PTX or LTO-IR); the declaration check (if declarations were
  * added); duplicate definitions across all inputs (ABI-6; nvJitLink would only warn); the link,
- * with -lto when LTO is on; with emit_ptx, the post-LTO PTX.
+ * with -lto when LTO is on; with emit_ptx, the post-LTO PTX. LTO-IR inputs are checked through one
+ * extra post-LTO link of all of them together. With the cache on (fdlink/cache.h), a link made
+ * before (same key: the inputs, options, arch, backend version and declarations) comes back from
+ * memory or disk with its cubin, PTX and logs, and none of the above runs; a successful link is
+ * stored. A cache that cannot be used is never an error (see fdl_link_cache_warning).
  * @return FDL_OK, FDL_EABI (an input disagrees with a declaration), FDL_ELINK (an input has no
  *         code for the arch; a symbol defined twice, naming both inputs; an undefined symbol,
  *         naming it, the input that references it and where it is declared; the backend refused
@@ -262,6 +274,28 @@ FDL_API const char *fdl_link_error_log(const fdl_link *link);
  * milliseconds; 0 until the backend ran (also when a check failed).
  */
 FDL_API double fdl_link_wall_ms(const fdl_link *link);
+
+/**
+ * Where the completed link's result came from: FDL_CACHE_HIT_MEMORY or FDL_CACHE_HIT_DISK (the
+ * backend did not run), FDL_CACHE_MISS (it ran), FDL_CACHE_UNUSED (cache off, a culink link, or
+ * not completed). @p key (may be NULL) receives the key as 32 hex digits ("" when none).
+ * Ownership: *key is borrowed; valid until the link is destroyed.
+ */
+FDL_API fdl_cache_result fdl_link_cache_result(const fdl_link *link, const char **key);
+
+/**
+ * Why the cache directory could not be used by this link ("" when it could, or was not needed),
+ * e.g. "cache directory /x is not writable ...; linking without it". The same text also went,
+ * once, to the callback of fdl_link_set_diag as a diagnostic of code FDL_EIO.
+ * Ownership: borrowed; valid until the link is destroyed.
+ */
+FDL_API const char *fdl_link_cache_warning(const fdl_link *link);
+
+/**
+ * How many CUDA C inputs of the link came from the cache (@p hits) and were compiled by NVRTC
+ * (@p compiled). Either pointer may be NULL.
+ */
+FDL_API void fdl_link_nvrtc_cache(const fdl_link *link, size_t *hits, size_t *compiled);
 
 /** The backend the link uses (never FDL_BACKEND_AUTO once created; AUTO for NULL). */
 FDL_API fdl_link_backend fdl_link_get_backend(const fdl_link *link);

@@ -1,0 +1,239 @@
+/* fdlink cache: where the link cache is, what it holds, and keeping it in shape. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+void help_cache(FILE *out)
+{
+    fputs("usage: fdlink cache [--dir DIR] COMMAND\n"
+          "\n"
+          "The persistent cache of links and NVRTC compiles that fdlink link and the library use\n"
+          "by default. It lives in FDLINK_CACHE_DIR, else $XDG_CACHE_HOME/fdlink, else\n"
+          "~/.cache/fdlink; FDLINK_CACHE=0 (or fdlink link --no-cache) turns it off;\n"
+          "FDLINK_CACHE_MAX_SIZE bounds it (default 512M).\n"
+          "\n"
+          "commands:\n"
+          "  dir                  print the cache directory\n"
+          "  stats                entries, bytes, bound, hits, misses, corrupt entries found\n"
+          "  list                 every entry: kind, bytes, last use (UTC), file name\n"
+          "  clear                remove every entry and the counters\n"
+          "  prune [--max-size N] remove least recently used entries until at most N bytes\n"
+          "                       remain (K, M, G: KiB, MiB, GiB; default: the bound), and\n"
+          "                       temporary files of writers that are gone\n"
+          "  verify               check every entry; remove the bad ones and report them\n"
+          "\n"
+          "options:\n"
+          "  --dir DIR            use DIR instead of the cache directory in force\n"
+          "  -h, --help           show this help\n",
+          out);
+}
+
+/* N, NK, NM, NG (also KiB, MiB, GiB); 0 when malformed. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!s[0] || s[0] == '-')
+        return 0;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return 0;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (shift && end[0] == 'i' && end[1] == 'B')
+        end += 2;
+    if (*end || n > (UINT64_MAX >> shift) || n == 0)
+        return 0;
+    *out = (uint64_t)n << shift;
+    return 1;
+}
+
+typedef struct listing {
+    fdl_cache_entry *v;
+    char **names;
+    size_t n;
+    int oom;
+} listing;
+
+static void collect(void *ctx, const fdl_cache_entry *e)
+{
+    listing *l = ctx;
+    fdl_cache_entry *v = realloc(l->v, (l->n + 1) * sizeof *v);
+    char **names = realloc(l->names, (l->n + 1) * sizeof *names);
+    if (v)
+        l->v = v;
+    if (names)
+        l->names = names;
+    char *name = strdup(e->name);
+    if (!v || !names || !name) {
+        free(name);
+        l->oom = 1;
+        return;
+    }
+    l->v[l->n] = *e;
+    l->v[l->n].name = name;
+    l->v[l->n].problem = NULL;
+    l->names[l->n] = name;
+    l->n++;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const fdl_cache_entry *)a)->name, ((const fdl_cache_entry *)b)->name);
+}
+
+static void report_bad(void *ctx, const fdl_cache_entry *e)
+{
+    (void)ctx;
+    printf("removed %s: %s\n", e->name, e->problem ? e->problem : "bad");
+}
+
+int cmd_cache(int argc, char **argv)
+{
+    const char *dir = NULL, *command = NULL, *max_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int missing = 0;
+        const char *v;
+        if (cli_is_help(a)) {
+            help_cache(stdout);
+            return 0;
+        } else if ((v = cli_option_value(a, "--dir", argc, argv, &i, &missing)) || missing) {
+            if (!v || !v[0])
+                return cli_usage_error("cache", "option '%s' needs a folder", a);
+            dir = v;
+        } else if ((v = cli_option_value(a, "--max-size", argc, argv, &i, &missing)) ||
+                   missing) {
+            if (!v)
+                return cli_usage_error("cache", "option '%s' needs a size", a);
+            max_arg = v;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("cache", "unknown option '%s'", a);
+        } else if (!command) {
+            command = a;
+        } else {
+            return cli_usage_error("cache", "unexpected argument '%s'", a);
+        }
+    }
+    if (!command)
+        return cli_usage_error("cache", "%s", "missing command: dir, stats, list, clear, prune "
+                                              "or verify");
+    static const char *const commands[] = {"dir", "stats", "list", "clear", "prune", "verify"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        known |= strcmp(command, commands[i]) == 0;
+    if (!known)
+        return cli_usage_error("cache", "unknown command '%s' (dir, stats, list, clear, prune, "
+                                        "verify)", command);
+    uint64_t max_size = 0;
+    if (max_arg && strcmp(command, "prune") != 0)
+        return cli_usage_error("cache", "%s", "--max-size goes with prune");
+    if (max_arg && !parse_size(max_arg, &max_size))
+        return cli_usage_error("cache", "invalid size '%s' (bytes, or with K, M or G)", max_arg);
+
+    fdl_error err = FDL_ERROR_INIT;
+    char where[4096];
+    if (dir) {
+        if (strlen(dir) >= sizeof where)
+            return cli_usage_error("cache", "%s", "--dir: path too long");
+        snprintf(where, sizeof where, "%s", dir);
+    } else if (fdl_cache_dir(where, sizeof where, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    if (strcmp(command, "dir") == 0) {
+        printf("%s\n", where);
+        return 0;
+    }
+    if (strcmp(command, "stats") == 0) {
+        fdl_cache_stats s;
+        if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+        printf("directory: %s\n", where);
+        printf("enabled: %s\n", fdl_cache_enabled() ? "yes" : "no (FDLINK_CACHE)");
+        printf("entries: %zu\n", s.entries);
+        printf("bytes: %" PRIu64 "\n", s.bytes);
+        printf("max size: %" PRIu64 "\n", s.max_size);
+        printf("temporary files: %zu\n", s.temporaries);
+        printf("hits: %" PRIu64 "\n", s.hits);
+        printf("misses: %" PRIu64 "\n", s.misses);
+        printf("corrupt entries found: %" PRIu64 "\n", s.corrupt);
+        return 0;
+    }
+    if (strcmp(command, "list") == 0) {
+        listing l = {0};
+        int rc = fdl_cache_list(where, collect, &l, &err);
+        if (rc == FDL_OK && l.oom)
+            fprintf(stderr, "fdlink: error: out of memory\n");
+        else if (rc != FDL_OK)
+            cli_print_error(&err);
+        else {
+            qsort(l.v, l.n, sizeof *l.v, by_name);
+            for (size_t i = 0; i < l.n; i++) {
+                char when[32] = "?";
+                time_t t = (time_t)l.v[i].mtime;
+                struct tm tm;
+                if (gmtime_r(&t, &tm))
+                    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+                printf("%-9s %10" PRIu64 "  %s  %s\n", l.v[i].kind, l.v[i].size, when,
+                       l.v[i].name);
+            }
+        }
+        for (size_t i = 0; i < l.n; i++)
+            free(l.names[i]);
+        free(l.names);
+        free(l.v);
+        return rc == FDL_OK && !l.oom ? 0 : 1;
+    }
+    size_t n = 0;
+    if (strcmp(command, "clear") == 0) {
+        if (fdl_cache_clear(where, &n, &err) != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+        printf("removed %zu file%s from %s\n", n, n == 1 ? "" : "s", where);
+        return 0;
+    }
+    if (strcmp(command, "prune") == 0) {
+        if (fdl_cache_prune(where, max_size, &n, &err) != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+        fdl_cache_stats s;
+        if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+        printf("removed %zu file%s; %zu entr%s, %" PRIu64 " bytes left\n", n, n == 1 ? "" : "s",
+               s.entries, s.entries == 1 ? "y" : "ies", s.bytes);
+        return 0;
+    }
+    /* verify */
+    fdl_cache_stats before;
+    if (fdl_cache_stats_get(&before, where, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    if (fdl_cache_verify(where, report_bad, NULL, &n, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    printf("checked %zu entr%s: %zu bad file%s removed\n", before.entries,
+           before.entries == 1 ? "y" : "ies", n, n == 1 ? "" : "s");
+    return 0;
+}

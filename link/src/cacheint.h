@@ -1,0 +1,82 @@
+/*
+ * Internals of the link cache (cache.c), used by link.c for links and NVRTC compiles: keys
+ * built from labelled, length-prefixed fields, entries of sections, the memory and disk tiers.
+ */
+#ifndef FDLINK_CACHEINT_H
+#define FDLINK_CACHEINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdlink/cache.h"
+#include "fdlink/error.h"
+
+/* The on-disk format; a change of layout or of what a key means takes a new number. */
+#define FDL__CACHE_FORMAT 1u
+
+/* Kinds of entries. */
+#define FDL__CACHE_LINK 1u
+#define FDL__CACHE_NVRTC 2u
+#define FDL__CACHE_CHECK 3u /* the post-LTO PTX of the declaration check */
+
+#define FDL__CACHE_KEY_SIZE 16
+#define FDL__CACHE_MAX_SECTIONS 8
+
+/*
+ * A key being built. Every field is hashed as (tag, length, bytes), all little-endian, so that
+ * no two different sequences of fields give the same byte stream.
+ */
+typedef struct fdl__keyb fdl__keyb;
+
+/* A new key of @p kind; its first fields are the format, the kind and the fdlink version. */
+fdl__keyb *fdl__keyb_new(uint32_t kind);
+void fdl__keyb_bytes(fdl__keyb *k, uint32_t tag, const void *data, size_t size);
+/* A string; NULL is a field of its own, distinct from "". */
+void fdl__keyb_str(fdl__keyb *k, uint32_t tag, const char *s);
+void fdl__keyb_u64(fdl__keyb *k, uint32_t tag, uint64_t v);
+/* The key, and the builder freed. @return 0 when out of memory at any point (no key) */
+int fdl__keyb_finish(fdl__keyb *k, unsigned char key[FDL__CACHE_KEY_SIZE]);
+void fdl__keyb_free(fdl__keyb *k);
+
+/* "<32 hex digits>" of a key. */
+void fdl__cache_key_hex(const unsigned char key[FDL__CACHE_KEY_SIZE], char hex[33]);
+
+/* The sections of an entry read back (owned buffer; p[i] point into it). */
+typedef struct fdl__cache_sections {
+    unsigned char *buf;
+    size_t n;
+    const unsigned char *p[FDL__CACHE_MAX_SECTIONS];
+    size_t len[FDL__CACHE_MAX_SECTIONS];
+} fdl__cache_sections;
+
+void fdl__cache_sections_free(fdl__cache_sections *s);
+
+/* One use of the cache: what the options and the environment decided. */
+typedef struct fdl__cache_use {
+    int on;             /* look up and store at all */
+    char *dir;          /* the directory, NULL when there is none */
+    uint64_t max_size;
+    char warning[512];  /* why the directory cannot be used, "" when it can */
+} fdl__cache_use;
+
+/* Decide: @p mode, the environment, @p dir (NULL: the default location). */
+void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir);
+void fdl__cache_use_free(fdl__cache_use *u);
+
+/*
+ * Look @p key up: memory first, then disk (a disk hit is kept in memory too). A bad entry is
+ * removed and counted and is a miss. @return FDL_CACHE_MISS, FDL_CACHE_HIT_MEMORY or
+ * FDL_CACHE_HIT_DISK (then *out holds the sections)
+ */
+fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
+                                const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                fdl__cache_sections *out);
+
+/*
+ * Store sections under @p key, in memory and on disk (temporary file, rename), then evict down to
+ * the bound. A directory that cannot be used fills u->warning (once) and is left alone.
+ */
+void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                    const unsigned char *const *secs, const size_t *lens, size_t nsecs);
+
+#endif /* FDLINK_CACHEINT_H */

@@ -1,0 +1,914 @@
+/*
+ * Tests of the link cache (link/src/cache.c, link/src/linkcache.c, fdlink/cache.h) with the real
+ * nvJitLink and NVRTC, which need no GPU: what changes a key, what a bad entry does, many
+ * processes on one directory, eviction, directories that cannot be used, and writers killed at
+ * random moments.
+ *
+ * A "fresh process" is a child made with fork() that links and reports through a file, so that
+ * a disk hit is told apart from a memory hit. Every test uses its own scratch directory.
+ */
+#define _DEFAULT_SOURCE
+#include <criterion/criterion.h>
+
+#include "fdl_test.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdlink/cache.h"
+#include "fdlink/decl.h"
+#include "fdlink/link.h"
+#include "internal.h"
+
+#define LINK_DATA FDL_TEST_DATA "/link"
+
+static char *slurp(const char *path, size_t *size)
+{
+    char *data = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl__read_file(path, &data, size, &err);
+    cr_assert_eq(rc, FDL_OK, "cannot read %s: %s", path, err.message);
+    return data;
+}
+
+static void spit(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* One input of a link: bytes under a name, or a CUDA C file. */
+typedef struct input {
+    const char *name;
+    const char *data; /* NULL: the file @name */
+    size_t size;
+    fdl_input_kind kind;
+} input;
+
+/* What a link to do looks like. */
+typedef struct job {
+    const char *dir;       /* cache directory */
+    const char *arch;
+    int opt_level;
+    fdl_cache_mode mode;
+    const input *inputs;
+    size_t ninputs;
+    const char *decl;      /* a declaration file, or NULL */
+} job;
+
+typedef struct outcome {
+    int rc;
+    fdl_cache_result result;
+    size_t nvrtc_hits, nvrtc_compiled;
+    size_t diags;          /* FDL_EIO diagnostics (the cache's warning) */
+    char warning[512];
+    char key[33];
+} outcome;
+
+static void count_diag(void *ctx, const fdl_error *d)
+{
+    if (d->code == FDL_EIO)
+        ++*(size_t *)ctx;
+}
+
+/* Link in this process; the cubin (malloc'ed) into *cubin when not NULL. */
+static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = j->arch ? j->arch : "sm_90";
+    opts.opt_level = j->opt_level ? j->opt_level : -1;
+    opts.cache = j->mode;
+    opts.cache_dir = j->dir;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    o.rc = fdl_link_create(&link, &opts, &err);
+    if (o.rc != FDL_OK)
+        goto done;
+    fdl_link_set_diag(link, count_diag, &o.diags);
+    if (j->decl) {
+        if ((o.rc = fdl_decls_load(&decls, j->decl, &err)) != FDL_OK ||
+            (o.rc = fdl_link_add_decls(link, decls, &err)) != FDL_OK)
+            goto done;
+    }
+    for (size_t i = 0; i < j->ninputs; i++) {
+        const input *in = &j->inputs[i];
+        o.rc = in->data ? fdl_link_add_data(link, in->data, in->size, in->name, in->kind, &err)
+                        : fdl_link_add_file(link, in->name, in->kind, &err);
+        if (o.rc != FDL_OK)
+            goto done;
+    }
+    if ((o.rc = fdl_link_complete(link, &err)) != FDL_OK)
+        goto done;
+    const char *key = "";
+    o.result = fdl_link_cache_result(link, &key);
+    snprintf(o.key, sizeof o.key, "%s", key);
+    snprintf(o.warning, sizeof o.warning, "%s", fdl_link_cache_warning(link));
+    fdl_link_nvrtc_cache(link, &o.nvrtc_hits, &o.nvrtc_compiled);
+    if (cubin) {
+        size_t n = 0;
+        const void *c = fdl_link_cubin(link, &n);
+        *cubin = malloc(n);
+        memcpy(*cubin, c, n);
+        *cubin_size = n;
+    }
+done:
+    if (o.rc != FDL_OK)
+        snprintf(o.warning, sizeof o.warning, "%s", err.message);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+    return o;
+}
+
+/*
+ * Link in a fresh process (a child: an empty memory cache). The outcome comes back through a
+ * pipe, the cubin through @p cubin_path when not NULL.
+ */
+static outcome run_child(const job *j, const char *cubin_path)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        unsigned char *c = NULL;
+        size_t n = 0;
+        outcome o = run_job(j, cubin_path ? &c : NULL, &n);
+        if (o.rc == FDL_OK && cubin_path) {
+            FILE *f = fopen(cubin_path, "wb");
+            if (!f || fwrite(c, 1, n, f) != n || fclose(f) != 0)
+                o.rc = FDL_EIO;
+        }
+        ssize_t w = write(fds[1], &o, sizeof o);
+        _exit(w == (ssize_t)sizeof o ? 0 : 1);
+    }
+    close(fds[1]);
+    outcome o;
+    memset(&o, 0, sizeof o);
+    size_t got = 0;
+    while (got < sizeof o) {
+        ssize_t r = read(fds[0], (char *)&o + got, sizeof o - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof o,
+              "the linking child failed");
+    return o;
+}
+
+static const input BASE[] = {{LINK_DATA "/caller.ptx", NULL, 0, FDL_KIND_AUTO},
+                             {LINK_DATA "/mul.ptx", NULL, 0, FDL_KIND_AUTO}};
+
+static job base_job(const char *dir)
+{
+    job j = {dir, "sm_90", 0, FDL_CACHE_ON, BASE, 2, NULL};
+    return j;
+}
+
+static int files_equal(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    int same = na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Number of files in @p dir whose name contains @p part. */
+static size_t count_files(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strstr(e->d_name, part) != NULL;
+    closedir(d);
+    return n;
+}
+
+/* The path of the one entry of @p key in @p dir (malloc'ed). */
+static char *entry_path(const char *dir, const char *key)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.fdlc", key);
+    return path_in(dir, name);
+}
+
+/* ---- keys -------------------------------------------------------------------------------- */
+
+Test(cache_key, each_change_is_a_miss_and_the_same_bytes_under_another_name_a_hit)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.rc, FDL_OK, "%s", first.warning);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    outcome again = run_child(&j, NULL);
+    cr_assert_eq(again.result, FDL_CACHE_HIT_DISK);
+    cr_assert_str_eq(again.key, first.key);
+
+    /* one byte of one input */
+    size_t n;
+    char *mul = slurp(LINK_DATA "/mul.ptx", &n);
+    char *changed = malloc(n + 8);
+    memcpy(changed, mul, n);
+    memcpy(changed + n, "\n// x\n", 6);
+    input one_byte[] = {BASE[0], {"mul.ptx", changed, n + 6, FDL_KIND_AUTO}};
+    job jb = j;
+    jb.inputs = one_byte;
+    cr_assert_eq(run_child(&jb, NULL).result, FDL_CACHE_MISS, "one more byte");
+    input flipped[] = {BASE[0], {"mul.ptx", changed, n, FDL_KIND_AUTO}};
+    memcpy(changed, mul, n);
+    /* a comment character flipped keeps the PTX valid: find the first "//" */
+    char *c = strstr(changed, "//");
+    cr_assert_not_null(c);
+    c[2] = c[2] == 'x' ? 'y' : 'x';
+    jb.inputs = flipped;
+    cr_assert_eq(run_child(&jb, NULL).result, FDL_CACHE_MISS, "one byte flipped");
+
+    /* one option, the arch, the input order */
+    job jo = j;
+    jo.opt_level = 3;
+    cr_assert_eq(run_child(&jo, NULL).result, FDL_CACHE_MISS, "-O3");
+    job ja = j;
+    ja.arch = "sm_80";
+    cr_assert_eq(run_child(&ja, NULL).result, FDL_CACHE_MISS, "sm_80");
+    input reversed[] = {BASE[1], BASE[0]};
+    job jr = j;
+    jr.inputs = reversed;
+    cr_assert_eq(run_child(&jr, NULL).result, FDL_CACHE_MISS, "order");
+
+    /* the same bytes under other names: a hit (names are not in the key) */
+    size_t nc;
+    char *caller = slurp(LINK_DATA "/caller.ptx", &nc);
+    input renamed[] = {{"elsewhere/a.ptx", caller, nc, FDL_KIND_AUTO},
+                       {"b.ptx", mul, n, FDL_KIND_AUTO}};
+    job jn = j;
+    jn.inputs = renamed;
+    outcome r = run_child(&jn, NULL);
+    cr_assert_eq(r.result, FDL_CACHE_HIT_DISK);
+    cr_assert_str_eq(r.key, first.key);
+
+    /* declarations are in the key: a checked link is another entry */
+    job jd = j;
+    jd.decl = LINK_DATA "/mul.decl";
+    outcome d = run_child(&jd, NULL);
+    cr_assert_eq(d.rc, FDL_OK, "%s", d.warning);
+    cr_assert_eq(d.result, FDL_CACHE_MISS, "declarations");
+    cr_assert_eq(run_child(&jd, NULL).result, FDL_CACHE_HIT_DISK);
+    free(caller);
+    free(changed);
+    free(mul);
+    free(dir);
+}
+
+Test(cache_key, a_repeated_link_in_one_process_comes_from_memory)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    unsigned char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    outcome first = run_job(&j, &a, &na);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    outcome second = run_job(&j, &b, &nb);
+    cr_assert_eq(second.result, FDL_CACHE_HIT_MEMORY);
+    cr_assert(na == nb && memcmp(a, b, na) == 0);
+    /* off: neither looked up nor stored */
+    job off = j;
+    off.mode = FDL_CACHE_OFF;
+    cr_assert_eq(run_job(&off, NULL, NULL).result, FDL_CACHE_UNUSED);
+    free(a);
+    free(b);
+    free(dir);
+}
+
+Test(cache_key, fdlink_cache_0_turns_the_default_off)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    j.mode = FDL_CACHE_AUTO;
+    setenv("FDLINK_CACHE", "0", 1);
+    cr_assert_eq(run_job(&j, NULL, NULL).result, FDL_CACHE_UNUSED);
+    cr_assert_eq(count_files(dir, ".fdlc"), 0);
+    setenv("FDLINK_CACHE", "1", 1);
+    cr_assert_eq(run_job(&j, NULL, NULL).result, FDL_CACHE_MISS);
+    cr_assert_eq(count_files(dir, ".fdlc"), 1);
+    free(dir);
+}
+
+/* A .cu that includes a header from its own folder, and one that includes through a macro. */
+static void write_cuda(const char *dir, const char *header_body)
+{
+    char *cu = path_in(dir, "k.cu"), *h = path_in(dir, "k.cuh");
+    const char *src = "#include \"k.cuh\"\n"
+                      "extern \"C\" __device__ int twice(int *r, int x) { *r = K * x; return 0; }\n";
+    spit(cu, src, strlen(src));
+    spit(h, header_body, strlen(header_body));
+    free(cu);
+    free(h);
+}
+
+Test(cache_key, a_changed_header_of_a_cuda_input_is_a_miss)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    write_cuda(dir, "#define K 2\n");
+    char *cu = path_in(dir, "k.cu");
+    input in[] = {{cu, NULL, 0, FDL_KIND_AUTO}};
+    job j = {cache, "sm_90", 0, FDL_CACHE_ON, in, 1, NULL};
+    outcome a = run_child(&j, NULL);
+    if (a.rc == FDL_ENOLIB)
+        cr_skip_test("no NVRTC: %s", a.warning);
+    cr_assert_eq(a.rc, FDL_OK, "%s", a.warning);
+    cr_assert_eq(a.nvrtc_compiled, 1);
+    outcome b = run_child(&j, NULL);
+    cr_assert_eq(b.nvrtc_hits, 1, "the same source and header: from the cache");
+    cr_assert_eq(b.nvrtc_compiled, 0);
+    cr_assert_eq(b.result, FDL_CACHE_HIT_DISK);
+    write_cuda(dir, "#define K 3\n");
+    outcome c = run_child(&j, NULL);
+    cr_assert_eq(c.nvrtc_compiled, 1, "a changed header must be compiled again");
+    cr_assert_eq(c.result, FDL_CACHE_MISS);
+    /* a macro include cannot be followed: never cached */
+    const char *macro = "#define H \"k.cuh\"\n#include H\n"
+                        "extern \"C\" __device__ int twice(int *r, int x) { *r = K * x; return 0; }\n";
+    spit(cu, macro, strlen(macro));
+    outcome d1 = run_child(&j, NULL), d2 = run_child(&j, NULL);
+    cr_assert_eq(d1.rc, FDL_OK, "%s", d1.warning);
+    cr_assert_eq(d1.nvrtc_compiled + d2.nvrtc_compiled, 2);
+    cr_assert_eq(d2.nvrtc_hits, 0);
+    free(cu);
+    free(cache);
+    free(dir);
+}
+
+/* ---- bad entries ------------------------------------------------------------------------- */
+
+typedef enum damage { FLIP, TRUNCATE, EMPTY, FOREIGN, FUTURE } damage;
+
+static void damage_entry(const char *path, damage how)
+{
+    size_t n;
+    char *b = slurp(path, &n);
+    switch (how) {
+    case FLIP: b[200] ^= 0x40; spit(path, b, n); break; /* inside the cubin */
+    case TRUNCATE: spit(path, b, n / 2); break;
+    case EMPTY: spit(path, b, 0); break;
+    case FOREIGN: spit(path, "hello, I am not a cache entry\n", 30); break;
+    case FUTURE: b[8] = 99; spit(path, b, n); break; /* format version 99 */
+    }
+    free(b);
+}
+
+static void bad_entry_is_a_miss(damage how)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char *ref = path_in(dir, "ref.cubin"), *got = path_in(dir, "got.cubin");
+    job j = base_job(cache);
+    job off = j;
+    off.mode = FDL_CACHE_OFF;
+    cr_assert_eq(run_child(&off, ref).rc, FDL_OK);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    char *entry = entry_path(cache, first.key);
+    damage_entry(entry, how);
+    outcome o = run_child(&j, got);
+    cr_assert_eq(o.rc, FDL_OK);
+    cr_assert_eq(o.result, FDL_CACHE_MISS, "a bad entry is a miss");
+    cr_assert(files_equal(ref, got), "the result is byte-identical to an uncached link");
+    fdl_cache_stats s;
+    cr_assert_eq(fdl_cache_stats_get(&s, cache, NULL), FDL_OK);
+    cr_assert_eq(s.corrupt, 1, "counted");
+    /* the bad entry is gone: the one there now is the fresh result, and good */
+    size_t bad = 9;
+    cr_assert_eq(fdl_cache_verify(cache, NULL, NULL, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad, 0);
+    cr_assert_eq(run_child(&j, NULL).result, FDL_CACHE_HIT_DISK);
+    free(entry);
+    free(ref);
+    free(got);
+    free(cache);
+    free(dir);
+}
+
+Test(cache_entry, a_flipped_payload_byte_is_a_miss) { bad_entry_is_a_miss(FLIP); }
+Test(cache_entry, a_truncated_entry_is_a_miss) { bad_entry_is_a_miss(TRUNCATE); }
+Test(cache_entry, an_empty_entry_is_a_miss) { bad_entry_is_a_miss(EMPTY); }
+Test(cache_entry, a_foreign_file_is_a_miss) { bad_entry_is_a_miss(FOREIGN); }
+Test(cache_entry, a_future_format_is_a_miss) { bad_entry_is_a_miss(FUTURE); }
+
+Test(cache_entry, verify_reports_and_removes_bad_entries_and_dead_writers_files)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    outcome first = run_child(&j, NULL);
+    char *good = entry_path(dir, first.key);
+    char *foreign = path_in(dir, "0123456789abcdef0123456789abcdef.fdlc");
+    spit(foreign, "x", 1);
+    /* a temporary file of a process that no longer runs (pid 1 << 22 is beyond pid_max) */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    char tmpname[512], clean[256] = "";
+    size_t k = 0;
+    for (size_t i = 0; host[i] && k + 1 < sizeof clean; i++)
+        if ((host[i] >= 'a' && host[i] <= 'z') || (host[i] >= 'A' && host[i] <= 'Z') ||
+            (host[i] >= '0' && host[i] <= '9') || host[i] == '-')
+            clean[k++] = host[i];
+    snprintf(tmpname, sizeof tmpname, "%s.fdlc.tmp.%s.%d.0000abcd", first.key,
+             k ? clean : "h", 4194305);
+    char *tmp = path_in(dir, tmpname);
+    spit(tmp, "partial", 7);
+    fdl_cache_stats s;
+    cr_assert_eq(fdl_cache_stats_get(&s, dir, NULL), FDL_OK);
+    cr_assert_eq(s.entries, 2);
+    cr_assert_eq(s.temporaries, 1);
+    size_t bad = 0;
+    cr_assert_eq(fdl_cache_verify(dir, NULL, NULL, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad, 2);
+    cr_assert_eq(access(foreign, F_OK), -1);
+    cr_assert_eq(access(tmp, F_OK), -1);
+    cr_assert_eq(access(good, F_OK), 0, "a good entry stays");
+    cr_assert_eq(fdl_cache_stats_get(&s, dir, NULL), FDL_OK);
+    cr_assert_eq(s.entries, 1);
+    cr_assert_eq(s.temporaries, 0);
+    size_t removed = 0;
+    cr_assert_eq(fdl_cache_clear(dir, &removed, NULL), FDL_OK);
+    cr_assert_eq(removed, 1);
+    cr_assert_eq(fdl_cache_stats_get(&s, dir, NULL), FDL_OK);
+    cr_assert_eq(s.entries + s.hits + s.misses + s.corrupt, 0);
+    free(good);
+    free(foreign);
+    free(tmp);
+    free(dir);
+}
+
+/* ---- the directory ----------------------------------------------------------------------- */
+
+Test(cache_dir, from_the_environment_in_order)
+{
+    char buf[512];
+    setenv("FDLINK_CACHE_DIR", "/x/fd", 1);
+    setenv("XDG_CACHE_HOME", "/x/xdg", 1);
+    setenv("HOME", "/x/home", 1);
+    cr_assert_eq(fdl_cache_dir(buf, sizeof buf, NULL), FDL_OK);
+    cr_assert_str_eq(buf, "/x/fd");
+    unsetenv("FDLINK_CACHE_DIR");
+    cr_assert_eq(fdl_cache_dir(buf, sizeof buf, NULL), FDL_OK);
+    cr_assert_str_eq(buf, "/x/xdg/fdlink");
+    setenv("XDG_CACHE_HOME", "relative", 1); /* not absolute: ignored, as the XDG spec says */
+    cr_assert_eq(fdl_cache_dir(buf, sizeof buf, NULL), FDL_OK);
+    cr_assert_str_eq(buf, "/x/home/.cache/fdlink");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_cache_dir(buf, sizeof buf, &err), FDL_ENOTFOUND);
+    setenv("HOME", "/x/home", 1);
+    cr_assert_eq(fdl_cache_dir(buf, 4, &err), FDL_ELIMIT);
+}
+
+Test(cache_dir, eviction_keeps_the_directory_under_its_bound)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    outcome one = run_job(&j, NULL, NULL);
+    fdl_cache_stats s;
+    cr_assert_eq(fdl_cache_stats_get(&s, dir, NULL), FDL_OK);
+    uint64_t entry = s.bytes;
+    char bound[32];
+    snprintf(bound, sizeof bound, "%llu", (unsigned long long)(entry * 3 + entry / 2));
+    setenv("FDLINK_CACHE_MAX_SIZE", bound, 1);
+    size_t n;
+    char *mul = slurp(LINK_DATA "/mul.ptx", &n);
+    char *variant = malloc(n + 32);
+    for (int i = 0; i < 8; i++) {
+        memcpy(variant, mul, n);
+        int extra = snprintf(variant + n, 32, "\n// variant %d\n", i);
+        input in[] = {BASE[0], {"mul.ptx", variant, n + (size_t)extra, FDL_KIND_AUTO}};
+        job jv = j;
+        jv.inputs = in;
+        struct timespec pause = {0, 20000000}; /* distinct modification times */
+        nanosleep(&pause, NULL);
+        cr_assert_eq(run_job(&jv, NULL, NULL).result, FDL_CACHE_MISS);
+        cr_assert_eq(fdl_cache_stats_get(&s, dir, NULL), FDL_OK);
+        cr_assert_leq(s.bytes, entry * 3 + entry / 2, "over the bound after link %d", i);
+    }
+    cr_assert_eq(s.entries, 3);
+    /* the first entry was the least recently used: gone */
+    char *first = entry_path(dir, one.key);
+    cr_assert_eq(access(first, F_OK), -1);
+    /* prune to a smaller bound */
+    size_t removed = 0;
+    cr_assert_eq(fdl_cache_prune(dir, entry, &removed, NULL), FDL_OK);
+    cr_assert_eq(removed, 2);
+    free(first);
+    free(variant);
+    free(mul);
+    free(dir);
+}
+
+/* A link with the cache in @p dir works, is not from the cache, and warns once. */
+static void links_without(const char *dir, const char *why)
+{
+    job j = base_job(dir);
+    outcome o = run_job(&j, NULL, NULL);
+    cr_assert_eq(o.rc, FDL_OK, "%s: %s", why, o.warning);
+    cr_assert_eq(o.result, FDL_CACHE_MISS, "%s", why);
+    cr_assert_neq(o.warning[0], '\0', "%s: a warning", why);
+    cr_assert_eq(o.diags, 1, "%s: said once (%zu)", why, o.diags);
+}
+
+Test(cache_dir, an_uncreatable_directory_leaves_links_working)
+{
+    char *dir = make_temp_dir(), *file = path_in(dir, "file");
+    spit(file, "x", 1);
+    char *under = path_in(file, "cache"); /* a folder under a regular file */
+    links_without(under, "uncreatable");
+    free(under);
+    free(file);
+    free(dir);
+}
+
+Test(cache_dir, a_read_only_directory_leaves_links_working)
+{
+    char *dir = make_temp_dir();
+    if (geteuid() == 0) {
+        /* root writes through permissions: a read-only file system instead */
+        if (mount("tmpfs", dir, "tmpfs", MS_RDONLY, "size=1m") != 0)
+            cr_skip_test("cannot mount a read-only tmpfs: %s", strerror(errno));
+    } else {
+        cr_assert_eq(chmod(dir, 0555), 0);
+    }
+    links_without(dir, "read-only");
+    if (geteuid() == 0)
+        umount(dir);
+    rmdir(dir);
+    free(dir);
+}
+
+Test(cache_dir, a_full_file_system_leaves_links_working)
+{
+    char *dir = make_temp_dir();
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=8k") != 0)
+        cr_skip_test("cannot mount a small tmpfs: %s", strerror(errno));
+    /* fill it */
+    char *fill = path_in(dir, "fill");
+    int fd = open(fill, O_WRONLY | O_CREAT, 0644);
+    char block[1024] = {0};
+    while (fd >= 0 && write(fd, block, sizeof block) > 0)
+        ;
+    if (fd >= 0)
+        close(fd);
+    links_without(dir, "full");
+    cr_assert_eq(count_files(dir, ".tmp."), 0, "no temporary file left");
+    umount(dir);
+    rmdir(dir);
+    free(fill);
+    free(dir);
+}
+
+/* ---- many processes ---------------------------------------------------------------------- */
+
+/*
+ * @p nproc children wait on one pipe and then link at once (child i links variant i when
+ * @p distinct), each comparing its cubin with @p refs[i]; returns how many failed.
+ */
+static int link_at_once(const char *cache, int nproc, int distinct, char **refs,
+                        const char *scratch)
+{
+    int gate[2];
+    cr_assert_eq(pipe(gate), 0);
+    pid_t pids[64];
+    for (int i = 0; i < nproc; i++) {
+        pids[i] = fork();
+        cr_assert(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(gate[1]);
+            char c;
+            if (read(gate[0], &c, 1) < 0)
+                _exit(3);
+            size_t n = 0;
+            char *mul = NULL;
+            fdl__read_file(LINK_DATA "/mul.ptx", &mul, &n, NULL);
+            char *variant = malloc(n + 32);
+            memcpy(variant, mul, n);
+            int extra = distinct ? snprintf(variant + n, 32, "\n// variant %d\n", i) : 0;
+            input in[] = {BASE[0], {"mul.ptx", variant, n + (size_t)extra, FDL_KIND_AUTO}};
+            job j = base_job(cache);
+            j.inputs = in;
+            unsigned char *cubin = NULL;
+            size_t size = 0;
+            outcome o = run_job(&j, &cubin, &size);
+            if (o.rc != FDL_OK)
+                _exit(4);
+            size_t rn = 0;
+            char *ref = NULL;
+            if (fdl__read_file(refs[distinct ? i : 0], &ref, &rn, NULL) != FDL_OK)
+                _exit(5);
+            _exit(rn == size && memcmp(ref, cubin, size) == 0 ? 0 : 6);
+        }
+    }
+    (void)scratch;
+    close(gate[0]);
+    close(gate[1]); /* EOF: everyone goes */
+    int failed = 0;
+    for (int i = 0; i < nproc; i++) {
+        int status = 0;
+        waitpid(pids[i], &status, 0);
+        failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    return failed;
+}
+
+/* Reference cubins of the variants, linked without the cache. */
+static char **references(const char *dir, int n)
+{
+    char **refs = calloc((size_t)n, sizeof *refs);
+    size_t size;
+    char *mul = slurp(LINK_DATA "/mul.ptx", &size);
+    char *variant = malloc(size + 32);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "ref%d.cubin", i);
+        refs[i] = path_in(dir, name);
+        memcpy(variant, mul, size);
+        int extra = snprintf(variant + size, 32, "\n// variant %d\n", i);
+        input in[] = {BASE[0], {"mul.ptx", variant, size + (size_t)extra, FDL_KIND_AUTO}};
+        job j = base_job(NULL);
+        j.mode = FDL_CACHE_OFF;
+        j.inputs = in;
+        cr_assert_eq(run_child(&j, refs[i]).rc, FDL_OK);
+    }
+    free(variant);
+    free(mul);
+    return refs;
+}
+
+Test(cache_contention, sixteen_processes_twenty_rounds, .timeout = 600)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char *same = path_in(dir, "same.cubin");
+    job off = base_job(NULL);
+    off.mode = FDL_CACHE_OFF;
+    cr_assert_eq(run_child(&off, same).rc, FDL_OK);
+    char *refs_same[1] = {same};
+    int rounds = getenv("FDLINK_TEST_QUICK") ? 3 : 20;
+    uint64_t hits = 0;
+    for (int r = 0; r < rounds; r++) {
+        fdl_cache_stats s;
+        if (fdl_cache_stats_get(&s, cache, NULL) == FDL_OK)
+            hits += s.hits;
+        cr_assert_eq(fdl_cache_clear(cache, NULL, NULL), FDL_OK);
+        cr_assert_eq(link_at_once(cache, 16, 0, refs_same, dir), 0, "round %d, same inputs", r);
+        cr_assert_eq(count_files(cache, ".tmp."), 0, "round %d: a temporary file left", r);
+        /* writers rename whole entries into place: no reader ever sees a torn one */
+        cr_assert_eq(fdl_cache_stats_get(&s, cache, NULL), FDL_OK);
+        cr_assert_eq(s.corrupt, 0, "round %d: a reader saw a torn entry", r);
+        cr_assert_eq(s.entries, 1);
+    }
+    char **refs = references(dir, 16);
+    cr_assert_eq(link_at_once(cache, 16, 1, refs, dir), 0, "different inputs");
+    cr_assert_eq(link_at_once(cache, 16, 1, refs, dir), 0, "different inputs, from the cache");
+    cr_assert_eq(count_files(cache, ".tmp."), 0);
+    size_t bad = 9;
+    cr_assert_eq(fdl_cache_verify(cache, NULL, NULL, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad, 0, "verify is clean");
+    fdl_cache_stats s;
+    cr_assert_eq(fdl_cache_stats_get(&s, cache, NULL), FDL_OK);
+    cr_assert_eq(s.entries, 17);
+    cr_assert_geq(s.hits, 16);
+    for (int i = 0; i < 16; i++)
+        free(refs[i]);
+    free(refs);
+    free(same);
+    free(cache);
+    free(dir);
+}
+
+static void count_bad_entry(void *ctx, const fdl_cache_entry *e)
+{
+    if (strcmp(e->kind, "temporary") != 0)
+        ++*(size_t *)ctx;
+}
+
+Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 600)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    srand((unsigned)time(NULL));
+    int rounds = getenv("FDLINK_TEST_QUICK") ? 10 : 40;
+    size_t n;
+    char *mul = slurp(LINK_DATA "/mul.ptx", &n);
+    for (int r = 0; r < rounds; r++) {
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+            char *variant = malloc(n + 32);
+            for (int i = 0;; i++) { /* link new inputs until killed */
+                memcpy(variant, mul, n);
+                int extra = snprintf(variant + n, 32, "\n// r%d v%d\n", r, i);
+                input in[] = {BASE[0], {"mul.ptx", variant, n + (size_t)extra, FDL_KIND_AUTO}};
+                job j = base_job(cache);
+                j.inputs = in;
+                run_job(&j, NULL, NULL);
+            }
+        }
+        struct timespec t = {0, (long)(rand() % 150) * 1000000L};
+        nanosleep(&t, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    size_t bad_entries = 0, bad = 0;
+    cr_assert_eq(fdl_cache_verify(cache, count_bad_entry, &bad_entries, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad_entries, 0, "an entry verify rejects");
+    cr_assert_eq(count_files(cache, ".tmp."), 0, "stray temporary files after verify");
+    cr_assert_gt(count_files(cache, ".fdlc"), 0, "some links completed");
+    free(mul);
+    free(cache);
+    free(dir);
+}
+
+/* ---- the cheaper LTO-IR check ------------------------------------------------------------ */
+#include "linkobj.h"
+
+/* Link two LTO-IR inputs against declarations; the nvJitLink runs in *runs. */
+static int link_two_ltoir_in(const char *callee, const char *dir, int emit_ptx, size_t *runs,
+                             fdl_error *err)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = dir ? FDL_CACHE_ON : FDL_CACHE_OFF;
+    opts.cache_dir = dir;
+    opts.emit_ptx = emit_ptx;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    int rc = fdl_link_create(&link, &opts, err);
+    cr_assert_eq(rc, FDL_OK, "%s", err->message);
+    cr_assert_eq(fdl_decls_load(&decls, LINK_DATA "/mul.decl", err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO, err),
+                 FDL_OK, "%s", err->message);
+    cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, err), FDL_OK, "%s",
+                 err->message);
+    rc = fdl_link_complete(link, err);
+    *runs = link->jl_runs;
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+    return rc;
+}
+
+static int link_two_ltoir(const char *callee, size_t *runs, fdl_error *err)
+{
+    return link_two_ltoir_in(callee, NULL, 0, runs, err);
+}
+
+Test(cache_check, the_post_lto_check_is_cached_apart_from_the_link)
+{
+    char *dir = make_temp_dir();
+    fdl_error err = FDL_ERROR_INIT;
+    size_t runs = 0;
+    int rc = link_two_ltoir_in(FDL_LINK_FIXTURES "/mul.ltoir", dir, 0, &runs, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(runs, 2);
+    /* emit_ptx: the link misses (two runs: cubin and PTX), the check (same inputs, options
+       and declarations) hits */
+    cr_assert_eq(link_two_ltoir_in(FDL_LINK_FIXTURES "/mul.ltoir", dir, 1, &runs, &err), FDL_OK,
+                 "%s", err.message);
+    cr_assert_eq(runs, 2, "the link's two runs only: the check came from the cache (%zu)", runs);
+    fdl_cache_stats s;
+    cr_assert_eq(fdl_cache_stats_get(&s, dir, NULL), FDL_OK);
+    cr_assert_eq(s.entries, 4, "two links, one check, one keeper compile (%zu)", s.entries);
+    /* a wrong width is still found, with or without a cached check */
+    for (int i = 0; i < 2; i++) {
+        rc = link_two_ltoir_in(FDL_LINK_FIXTURES "/mul_wide.ltoir", dir, 0, &runs, &err);
+        cr_assert_eq(rc, FDL_EABI, "%s", err.message);
+        cr_assert_eq(runs, (size_t)(i == 0), "round %d", i);
+    }
+    free(dir);
+}
+
+Test(cache_check, two_ltoir_inputs_cost_one_extra_link_and_are_still_checked)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    size_t runs = 0;
+    int rc = link_two_ltoir(FDL_LINK_FIXTURES "/mul.ltoir", &runs, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(runs, 2, "one post-LTO check link for both LTO-IR inputs, then the link (%zu)",
+                 runs);
+    rc = link_two_ltoir(FDL_LINK_FIXTURES "/mul_wide.ltoir", &runs, &err);
+    cr_assert_eq(rc, FDL_EABI, "%s", err.message);
+    cr_assert_not_null(strstr(err.message, "mul_f32_f32: parameter 2"), "%s", err.message);
+    cr_assert_not_null(strstr(err.source, "[post-LTO ptx]"), "%s", err.source);
+    cr_assert_eq(runs, 1, "the check link only");
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+#include <pthread.h>
+
+typedef struct thread_job {
+    const char *dir;
+    int memory_hits;
+    int failures;
+    unsigned char *first;
+    size_t first_size;
+} thread_job;
+
+static void *link_repeatedly(void *arg)
+{
+    thread_job *tj = arg;
+    for (int i = 0; i < 4; i++) {
+        job j = base_job(tj->dir);
+        unsigned char *c = NULL;
+        size_t n = 0;
+        outcome o = run_job(&j, &c, &n);
+        if (o.rc != FDL_OK) {
+            tj->failures++;
+            continue;
+        }
+        tj->memory_hits += o.result == FDL_CACHE_HIT_MEMORY;
+        if (!tj->first) {
+            tj->first = c;
+            tj->first_size = n;
+        } else {
+            tj->failures += n != tj->first_size || memcmp(c, tj->first, n) != 0;
+            free(c);
+        }
+    }
+    return NULL;
+}
+
+Test(cache_threads, links_in_four_threads_share_the_memory_tier, .timeout = 300)
+{
+    char *dir = make_temp_dir();
+    thread_job tj[4];
+    pthread_t th[4];
+    memset(tj, 0, sizeof tj);
+    for (int i = 0; i < 4; i++) {
+        tj[i].dir = dir;
+        cr_assert_eq(pthread_create(&th[i], NULL, link_repeatedly, &tj[i]), 0);
+    }
+    int hits = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(tj[i].failures, 0, "thread %d", i);
+        hits += tj[i].memory_hits;
+    }
+    for (int i = 1; i < 4; i++)
+        cr_assert(tj[i].first_size == tj[0].first_size &&
+                  memcmp(tj[i].first, tj[0].first, tj[0].first_size) == 0);
+    cr_assert_geq(hits, 12, "every thread's later links come from memory (%d)", hits);
+    for (int i = 0; i < 4; i++)
+        free(tj[i].first);
+    free(dir);
+}
+
+/* A version-2 options struct (before `cache`) is read only that far: the cache is the default. */
+Test(cache_key, version_2_options_take_the_default_cache)
+{
+    char *dir = make_temp_dir();
+    setenv("FDLINK_CACHE_DIR", dir, 1);
+    unsetenv("FDLINK_CACHE");
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.version = 2;
+    opts.arch = "sm_90";
+    opts.cache = (fdl_cache_mode)99; /* beyond a version-2 struct: never read */
+    opts.cache_dir = "/nonexistent/never/read";
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, LINK_DATA "/caller.ptx", FDL_KIND_AUTO, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, LINK_DATA "/mul.ptx", FDL_KIND_AUTO, &err), FDL_OK);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_cache_result(link, NULL), FDL_CACHE_MISS);
+    cr_assert_str_eq(fdl_link_cache_warning(link), "");
+    cr_assert_eq(count_files(dir, ".fdlc"), 1, "stored in the default directory");
+    fdl_link_destroy(link);
+    /* version 3 refuses a bad mode */
+    opts.version = FDL_LINK_OPTIONS_VERSION;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
+    cr_assert_null(link);
+    free(dir);
+}
