@@ -117,6 +117,7 @@ static int try_link(const char *arch, int cuda, int lto, fdl_error *err)
     fdl_link *link = NULL;
     opts.arch = arch;
     opts.backend = FDL_BACKEND_NVJITLINK;
+    opts.cache = FDL_CACHE_OFF; /* the linker and NVRTC themselves are tried, not the cache */
     opts.lto = lto ? FDL_LTO_ON : FDL_LTO_OFF;
     copts.output = lto ? FDL_CUDA_OUTPUT_LTOIR : FDL_CUDA_OUTPUT_PTX;
     opts.cuda = &copts;
