@@ -27,6 +27,62 @@ const char *cli_option_value(const char *arg, const char *opt, int argc, char **
 /* Non-zero for -h and --help. */
 int cli_is_help(const char *arg);
 
+/* A string list that grows; NULL-terminated. */
+typedef struct cli_list {
+    const char **v;
+    size_t n;
+} cli_list;
+
+/* Append @s (borrowed); 0 when out of memory. */
+int cli_list_add(cli_list *l, const char *s);
+
+/* The inputs and options of a link, shared by `link` and `run`. */
+typedef struct cli_link_args {
+    fdl_link_options opts;
+    fdl_nvrtc_options cuda;
+    const char **inputs;     /* argc + 1 slots */
+    fdl_input_kind *kinds;   /* argc + 1 slots */
+    size_t ninputs;
+    cli_list extra, kernels, variables, defines, includes, decl_paths;
+    fdl_decls **decls;       /* loaded by cli_link_build */
+    size_t nsets;
+    const char *ptx_path;    /* --emit-ptx */
+    int device;              /* --device N; -1: FDLINK_DEVICE, else 0 */
+} cli_link_args;
+
+/* Set defaults and room for @argc inputs; 0 (after printing) when out of memory. */
+int cli_link_args_init(cli_link_args *a, int argc);
+void cli_link_args_free(cli_link_args *a);
+/* Add a positional input of a kind detected from its content. */
+int cli_link_add_input(cli_link_args *a, const char *path);
+
+/*
+ * Parse argv[*i] when it is a link option (advancing *i past its value): returns 1 when it was
+ * one, with *rc EXIT_USAGE after printing a usage error, else *rc 0; returns 0 otherwise.
+ */
+int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, int *i, int *rc);
+
+/* The link options' own checks (no device needed); 1 after printing what is wrong, else 0. */
+int cli_link_check_options(cli_link_args *a);
+
+/* Non-zero when the link needs an open device: the culink backend, or -arch=native. */
+int cli_link_needs_device(const cli_link_args *a);
+
+/* Non-zero when @err, from opening a device, means that there is no driver or no GPU here. */
+int cli_no_gpu_here(const fdl_error *err);
+
+/* Print why a device could not be opened, in the culink backend's words when that needed it. */
+void cli_print_device_error(const cli_link_args *a, const fdl_error *err);
+
+/* A device index ("0", "1", ...) into *out; 0 when it is not one. */
+int cli_parse_device(const char *v, int *out);
+
+/*
+ * Load the declarations, create the link, add the inputs and complete it, printing every error.
+ * Returns 0 with *out the caller's, or 1.
+ */
+int cli_link_build(cli_link_args *a, fdl_link **out);
+
 /* Subcommands: run(argc, argv) with argv[0] the command name, and help(out). */
 int cmd_check(int argc, char **argv);
 void help_check(FILE *out);
@@ -38,6 +94,10 @@ int cmd_inspect(int argc, char **argv);
 void help_inspect(FILE *out);
 int cmd_embed(int argc, char **argv);
 void help_embed(FILE *out);
+int cmd_run(int argc, char **argv);
+void help_run(FILE *out);
+int cmd_doctor(int argc, char **argv);
+void help_doctor(FILE *out);
 /* fdlink resource-spec (resources.c): the ctest resource spec of the GPUs present. */
 int fdl__cli_resource_spec(int argc, char **argv);
 void fdl__cli_resource_spec_help(FILE *out);

@@ -10,6 +10,7 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "probe.h"
 
 /*
  * The one piece of global state of host/: the driver's entry points, filled once under
@@ -20,7 +21,8 @@ static struct {
     int status;
     fdl_error error; /* why loading or initialising failed, copied to every caller */
     fdl__cuda fn;
-} g_cuda = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+    char path[FDL__PROBE_PATH_MAX]; /* the library loaded, for fdlink doctor; "" when none */
+} g_cuda = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}, ""};
 
 /*
  * One entry point: the name cuGetProcAddress knows, the CUDA version whose signature fdl__cuda
@@ -204,6 +206,10 @@ static void load(void)
                                    why ? why : "unknown reason");
         return;
     }
+    void (*any)(void) = NULL;
+    void *init_sym = dlsym(handle, "cuInit");
+    memcpy(&any, &init_sym, sizeof any);
+    fdl__library_of(any, g_cuda.path, sizeof g_cuda.path);
     fdl__cuda fn;
     memset(&fn, 0, sizeof fn);
     get_proc_address_fn gpa = NULL;
@@ -284,4 +290,17 @@ int fdl_driver_version(int *version, fdl_error *err)
         return rc;
     *version = cu->driver_version;
     return FDL_OK;
+}
+
+void fdl__probe_driver(fdl__lib_probe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->major = out->minor = -1;
+    const fdl__cuda *cu;
+    out->status = fdl__cuda_get(&cu, &out->error);
+    snprintf(out->path, sizeof out->path, "%s", g_cuda.path);
+    if (out->status == FDL_OK) {
+        out->major = cu->driver_version / 1000;
+        out->minor = cu->driver_version % 1000 / 10;
+    }
 }

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "linkint.h"
+#include "probe.h"
 
 /* ---- LZ4 ------------------------------------------------------------------------------------ */
 
@@ -86,6 +87,7 @@ typedef struct zstd_fn {
     size_t (*decompress)(void *dst, size_t cap, const void *src, size_t size);
     unsigned (*is_error)(size_t code);
     const char *(*error_name)(size_t code);
+    unsigned (*version)(void); /* ZSTD_versionNumber, for fdlink doctor; NULL when absent */
 } zstd_fn;
 
 /* Global state: the entry points, filled once under pthread_once and read-only after. */
@@ -94,7 +96,7 @@ static struct {
     int status;
     fdl_error error;
     zstd_fn fn;
-} g_zstd = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {NULL, NULL, NULL}};
+} g_zstd = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {NULL, NULL, NULL, NULL}};
 
 static void zstd_load(void)
 {
@@ -124,6 +126,8 @@ static void zstd_load(void)
     memcpy(&g_zstd.fn.decompress, &d, sizeof d);
     memcpy(&g_zstd.fn.is_error, &e, sizeof e);
     memcpy(&g_zstd.fn.error_name, &n, sizeof n);
+    void *v = dlsym(h, "ZSTD_versionNumber");
+    memcpy(&g_zstd.fn.version, &v, sizeof v);
 }
 
 int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *in, size_t in_size,
@@ -171,4 +175,25 @@ int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *i
 cleanup:
     free(buf);
     return rc;
+}
+
+void fdl__probe_zstd(fdl__lib_probe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->major = out->minor = -1;
+    pthread_once(&g_zstd.once, zstd_load);
+    out->status = g_zstd.status;
+    if (g_zstd.status != FDL_OK) {
+        out->error = g_zstd.error;
+        return;
+    }
+    void (*any)(void) = NULL;
+    memcpy(&any, &g_zstd.fn.decompress, sizeof any);
+    fdl__library_of(any, out->path, sizeof out->path);
+    /* ZSTD_versionNumber: major * 10000 + minor * 100 + release */
+    if (g_zstd.fn.version) {
+        unsigned v = g_zstd.fn.version();
+        out->major = (int)(v / 10000);
+        out->minor = (int)(v / 100 % 100);
+    }
 }

@@ -19,6 +19,7 @@
 #include "fdlink/ptx.h"
 #include "internal.h"
 #include "linkint.h"
+#include "probe.h"
 #include "linkobj.h"
 #include "nvjitlink.h"
 
@@ -350,6 +351,18 @@ static int resolve_arch(fdl_link *link, const char *arch, fdl_error *err)
     if (!arch_valid(link->arch, &link->arch_number, &link->arch_suffix))
         return fdl__fail(err, FDL_ECUDA, "the current device reports compute capability %d.%d, "
                          "which is no architecture nvJitLink knows", cc / 10, cc % 10);
+    return FDL_OK;
+}
+
+int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err)
+{
+    fdl_link_options o;
+    int rc;
+    if ((rc = normalise_options(&o, opts, err)) != FDL_OK ||
+        (rc = validate_options(&o, err)) != FDL_OK)
+        return rc;
+    if (o.backend == FDL_BACKEND_CULINK)
+        return culink_combination(&o, err);
     return FDL_OK;
 }
 

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "linkint.h"
+#include "probe.h"
 
 #ifndef FDLINK_CUDA_ROOT
 #  define FDLINK_CUDA_ROOT "/usr/local/cuda"
@@ -295,4 +296,24 @@ cleanup:
     free(hdr_text);
     free(hdr_names);
     return rc;
+}
+
+void fdl__probe_nvrtc(fdl__lib_probe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->major = out->minor = -1;
+    pthread_once(&g_nvrtc.once, nvrtc_load);
+    out->status = g_nvrtc.status;
+    if (g_nvrtc.status != FDL_OK) {
+        out->error = g_nvrtc.error;
+        return;
+    }
+    void (*any)(void) = NULL;
+    memcpy(&any, &g_nvrtc.fn.create, sizeof any);
+    fdl__library_of(any, out->path, sizeof out->path);
+    int major = -1, minor = -1;
+    if (g_nvrtc.fn.version && g_nvrtc.fn.version(&major, &minor) == NVRTC_SUCCESS) {
+        out->major = major;
+        out->minor = minor;
+    }
 }

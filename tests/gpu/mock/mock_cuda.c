@@ -566,6 +566,7 @@ static const kernel_def g_kernels[] = {
     {"spin", 2, {8, 8}, 1024, 0, k_spin},
     {"empty", 0, {0}, 1024, 0, k_empty},
     {"empty_args", 4, {8, 8, 8, 4}, 1024, 0, k_empty}, /* bench/kernels.cu */
+    {"fdlink_doctor_probe", 0, {0}, 1024, 0, k_empty}, /* fdlink doctor's launch test */
     {"multiply_vectors", 4, {8, 8, 8, 4}, 1024, 0, k_multiply_vectors},
     {"multiply_vectors_v4", 4, {8, 8, 8, 4}, 1024, 0, k_multiply_vectors_v4},
     {"sqrt_all", 3, {8, 8, 4}, 1024, 0, k_sqrt_all},

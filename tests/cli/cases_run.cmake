@@ -1,0 +1,165 @@
+# Golden cases of `fdlink run` and `fdlink doctor` (no GPU needed). The environment decides what
+# "the driver" is, so that every case gives the same output everywhere, GPU hosts included:
+#   _nogpu  FDLINK_LIBCUDA names a library that does not exist: no driver
+#   _mock   the mock driver of tests/gpu/mock, which runs multiply_vectors on the host
+# Data in tests/data/run: mv_expected.f32 (8 floats: 2.5 i), mv_wrong.f32 (element 5 is 12.25
+# instead of 12.5), short.f32 (3 floats).
+set(_nogpu ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1)
+set(_mock ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda>)
+# multiply_vectors (out = a * b through mul_f32_f32), linked for sm_90 with nvJitLink
+set(_mv -arch=sm_90 --decl link/mul.decl link/mul.ptx link/caller.ptx -k multiply_vectors
+        --grid 1 --block 8)
+set(_mv_args f32[8] f32[8]=iota f32[8]=2.5 i32:8)
+
+fdlink_cli_test(run_help ARGS run --help)
+fdlink_cli_test(doctor_help ARGS doctor --help)
+
+# run: no GPU here is a skip (exit 77), after the link has been checked
+fdlink_cli_test(run_no_gpu ${_nogpu} ARGS run ${_mv} ${_mv_args})
+# run: the command line
+fdlink_cli_test(run_no_code ARGS run -k multiply_vectors)
+fdlink_cli_test(run_no_kernel ARGS run link/mul.ptx)
+fdlink_cli_test(run_unknown_buffer_type ARGS run ${_mv} f32[8] float[8]=iota f32[8]=2.5 i32:8)
+fdlink_cli_test(run_unknown_scalar_type ARGS run ${_mv} f32[8] f32[8] f32[8] int:8)
+fdlink_cli_test(run_scalar_out_of_range ARGS run ${_mv} f32[8] f32[8] f32[8] i8:300)
+fdlink_cli_test(run_buffer_length_zero ARGS run ${_mv} f32[0] f32[8] f32[8] i32:8)
+fdlink_cli_test(run_unknown_fill ARGS run ${_mv} f32[8] f32[8]=sequence f32[8] i32:8)
+fdlink_cli_test(run_bad_struct ARGS run ${_mv} f32[8] f32[8] f32[8] {i32:1,})
+fdlink_cli_test(run_bad_grid ARGS run ${_mv} --grid 4x4 ${_mv_args})
+fdlink_cli_test(run_ulp_and_tolerance ARGS run ${_mv} ${_mv_args} --ulp 1 --rtol 1e-6)
+fdlink_cli_test(run_expect_scalar ARGS run ${_mv} ${_mv_args} --expect 3=run/mv_expected.f32)
+fdlink_cli_test(run_expect_missing_arg ARGS run ${_mv} ${_mv_args} --out 7=@OUT@/x.f32)
+# run: files that disagree with their buffers, found before any GPU is needed
+fdlink_cli_test(run_file_shorter ${_nogpu} ARGS run ${_mv} f32[8] f32[8]@run/short.f32 f32[8]=2.5 i32:8)
+fdlink_cli_test(run_expect_file_shorter ${_nogpu}
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/short.f32)
+fdlink_cli_test(run_file_missing ${_nogpu} ARGS run ${_mv} f32[8] f32[8]@run/none.f32 f32[8] i32:8)
+
+# run on the mock driver: results, mismatches and the kernel's parameters
+fdlink_cli_test(run_mock_expect ${_mock} PRESENT out.f32
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_expected.f32 --out 0=@OUT@/out.f32)
+fdlink_cli_test(run_mock_mismatch ${_mock} ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32)
+fdlink_cli_test(run_mock_within_tolerance ${_mock}
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32 --atol 0.25)
+fdlink_cli_test(run_mock_ulp ${_mock}
+  ARGS run ${_mv} ${_mv_args} --expect 0=run/mv_wrong.f32 --ulp 1)
+# the kernel's parameters as the PTX declares them: checked with no driver at all
+fdlink_cli_test(run_too_few_args ${_nogpu} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5)
+fdlink_cli_test(run_wrong_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8]=iota f32[8]=2.5 i64:8)
+fdlink_cli_test(run_struct_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8] {i32:1,f64:2} i32:8)
+# ... and as the driver reports them, for code whose PTX fdlink does not see (CUDA C here)
+set(_mv_cuda -arch=sm_90 link/src/mul.cu link/src/caller.cu -k multiply_vectors --block 8)
+fdlink_cli_test(run_mock_too_few_args ${_mock} ARGS run ${_mv_cuda} f32[8] f32[8]=iota f32[8]=2.5)
+fdlink_cli_test(run_mock_wrong_size ${_mock} ARGS run ${_mv_cuda} f32[8] f32[8] f32[8] i64:8)
+fdlink_cli_test(run_mock_cuda_expect ${_mock}
+  ARGS run ${_mv_cuda} ${_mv_args} --expect 0=run/mv_expected.f32)
+fdlink_cli_test(run_mock_unknown_kernel ${_mock}
+  ARGS run -arch=sm_90 --decl link/mul.decl link/mul.ptx link/caller.ptx -k multiply ${_mv_args})
+fdlink_cli_test(run_mock_bad_launch ${_mock} ARGS run ${_mv} --block 2048 ${_mv_args})
+
+# link --backend=culink opens a device itself; without one it says why in one line
+fdlink_cli_test(link_culink_no_gpu ${_nogpu} ABSENT a.cubin
+  ARGS link --backend=culink -arch=sm_90 -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
+fdlink_cli_test(link_native_no_gpu ${_nogpu} ABSENT a.cubin
+  ARGS link -arch=native -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
+
+# doctor: the exit status and fields of --json (paths and versions vary by machine, so no golden)
+# fdlink_doctor_test(<name> RC <status> [ENV NAME=VALUE...] [STDERR regex] [STDOUT regex] [TEXT]
+#                    [EXPECT PATH=VALUE...] ARGS args...)
+function(fdlink_doctor_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TEXT" "RC;STDERR;STDOUT" "ARGS;ENV;EXPECT")
+  # lists travel joined by '|': a list in this one would split into several arguments
+  string(REPLACE ";" "|" _args "${arg_ARGS}")
+  string(REPLACE ";" "|" _expect "${arg_EXPECT}")
+  set(_defs "-DEXE=$<TARGET_FILE:fdlink>" "-DARGS=${_args}" "-DRC=${arg_RC}"
+            "-DEXPECT=${_expect}" "-DTEXT=${arg_TEXT}")
+  if(DEFINED arg_STDERR)
+    list(APPEND _defs "-DSTDERR=${arg_STDERR}")
+  endif()
+  if(DEFINED arg_STDOUT)
+    list(APPEND _defs "-DSTDOUT=${arg_STDOUT}")
+  endif()
+  add_test(NAME cli_${name} COMMAND ${CMAKE_COMMAND} ${_defs}
+           -P ${PROJECT_SOURCE_DIR}/tests/cli/check_doctor.cmake)
+  set_tests_properties(cli_${name} PROPERTIES LABELS cli ENVIRONMENT "${arg_ENV}")
+endfunction()
+
+# No driver: the GPU verdict is skipped, which is not usable (exit 1, one line saying why) ...
+fdlink_doctor_test(doctor_no_driver RC 1 ${_nogpu} ARGS doctor --json
+  STDERR "^fdlink: error: load and launch: skipped: no GPU: cannot load /nonexistent/libcuda.so.1[^\n]*\n$"
+  EXPECT usable=OFF driver/usable=OFF driver/path:type=NULL driver/version:type=NULL gpus:type=ARRAY
+         environment/FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+         "verdicts/-1/capability=load and launch" verdicts/-1/state=skipped
+         "verdicts/0/capability=link for sm_90" verdicts/0/state=ok
+         "checks/0/name=ptx isa" checks/0/state=skipped
+         libraries/nvjitlink/usable=ON)
+# ... unless --no-gpu says that none is expected here
+fdlink_doctor_test(doctor_no_driver_no_gpu RC 0 ${_nogpu} ARGS doctor --json --no-gpu STDERR ""
+  EXPECT usable=ON verdicts/-1/state=skipped)
+fdlink_doctor_test(doctor_no_driver_text RC 1 ${_nogpu} ARGS doctor TEXT
+  STDOUT "\ndriver +not usable: cannot load /nonexistent/libcuda.so.1[^\n]*\ngpu +none: .*\nverdicts:\n  ok +link for sm_90: nvJitLink [0-9.]+\n.*  skipped +load and launch: no GPU: "
+  STDERR "^fdlink: error: load and launch: skipped: [^\n]*\n$")
+fdlink_doctor_test(doctor_extra_arch RC 0 ${_nogpu} ARGS doctor --json --no-gpu --arch sm_80
+  EXPECT "verdicts/0/capability=link for sm_80" verdicts/0/state=ok)
+fdlink_doctor_test(doctor_bad_arch RC 2 ARGS doctor --arch compute_80 TEXT
+  STDERR "^fdlink: error: option --arch needs an architecture \\(sm_NN\\)")
+fdlink_doctor_test(doctor_unknown_option RC 2 ARGS doctor --verbose TEXT
+  STDERR "^fdlink: error: unknown option '--verbose'")
+# The mock driver: one GPU, everything usable
+fdlink_doctor_test(doctor_mock RC 0 ${_mock} ARGS doctor --json STDERR ""
+  EXPECT usable=ON driver/usable=ON driver/version=13.0 gpus/0/arch=sm_90 gpus/0/selected=ON
+         "gpus/0/name=Mock H100 (fdlink tests)" checks/0/state=ok
+         "verdicts/-1/capability=load and launch on GPU 0" verdicts/-1/state=ok)
+# A driver older than the toolkit's PTX: the trap, with its fix, and exit 1
+fdlink_doctor_test(doctor_mock_old_driver RC 1
+  ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda> MOCK_CUDA_DRIVER_VERSION=12040
+  ARGS doctor --json
+  STDERR "^fdlink: error: ptx isa: nvcc of CUDA [0-9.]+ writes PTX ISA [0-9.]+, but the driver \\(CUDA 12.4\\) JITs PTX only up to ISA 8.4, [^\n]*fix: update the NVIDIA driver[^\n]*\n$"
+  EXPECT usable=OFF driver/version=12.4 "checks/0/name=ptx isa" checks/0/state=problem)
+# FDLINK_DEVICE naming a GPU that is not there
+fdlink_doctor_test(doctor_mock_bad_device RC 1
+  ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda> FDLINK_DEVICE=3
+  ARGS doctor --json
+  STDERR "^fdlink: error: FDLINK_DEVICE: [^\n]*\n$"
+  EXPECT usable=OFF gpus/0/selected=OFF verdicts/-1/capability=FDLINK_DEVICE)
+
+# a GPU number that is not there is an error (exit 1), not a skip
+fdlink_cli_test(run_mock_no_such_device ${_mock} ARGS run ${_mv} --device 3 ${_mv_args})
+fdlink_cli_test(link_culink_no_such_device ${_mock} ABSENT a.cubin
+  ARGS link --backend=culink --device 3 -arch=sm_90 -o @OUT@/a.cubin link/mul.ptx link/caller.ptx)
+fdlink_cli_test(run_mock_verbose ${_mock} ARGS run ${_mv} -v ${_mv_args})
+# A toolkit of another major than nvJitLink (a fake CUDA 12.4 toolkit: just its cuda.h): both
+# nvJitLink traps are found, each with its fix
+set(_fake_cuda ${CMAKE_CURRENT_BINARY_DIR}/fake_cuda_12.4)
+file(WRITE ${_fake_cuda}/include/cuda.h "#define CUDA_VERSION 12040\n")
+fdlink_doctor_test(doctor_toolkit_of_another_major RC 1
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 FDLINK_CUDA_ROOT=${_fake_cuda}
+  ARGS doctor --json --no-gpu
+  STDERR "^fdlink: error: nvjitlink version: nvJitLink [0-9.]+ is of a newer major than the toolkit's headers \\(CUDA 12.4\\); fix: [^\n]*\nfdlink: error: lto-ir major: LTO-IR that nvcc of CUDA 12 writes \\(nvcc -dlto\\) cannot be linked by nvJitLink [0-9]+: [^\n]*\n$"
+  EXPECT usable=OFF toolkit/version=12.4 toolkit/root=${_fake_cuda} toolkit/nvcc:type=NULL
+         "checks/1/name=nvjitlink version" checks/1/state=problem
+         "checks/2/name=lto-ir major" checks/2/state=problem)
+# an asynchronous fault (reads far past the buffers) is reported by the run that caused it
+fdlink_cli_test(run_mock_fault ${_mock}
+  ARGS run ${_mv} --grid 262144 --block 256 f32[8] f32[8] f32[8] i32:67108864)
+fdlink_cli_test(run_zero_block ARGS run ${_mv} --block 32,0 ${_mv_args})
+# No nvJitLink: linking, CUDA C and LTO are not usable, each said once on stderr
+fdlink_doctor_test(doctor_no_nvjitlink RC 1
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 FDLINK_NVJITLINK=/nonexistent/libnvJitLink.so
+  ARGS doctor --json --no-gpu
+  STDERR "^fdlink: error: link for sm_90: cannot load /nonexistent/libnvJitLink.so[^\n]*\nfdlink: error: CUDA C at run time: [^\n]*\nfdlink: error: LTO: [^\n]*\n$"
+  EXPECT usable=OFF libraries/nvjitlink/usable=OFF libraries/nvjitlink/path:type=NULL
+         verdicts/0/state=no verdicts/1/state=no verdicts/2/state=no
+         "checks/1/name=nvjitlink version" checks/1/state=skipped)
+
+# float16 buffers and scalars, rounded to nearest even as a device conversion would. The
+# kernel's pointers take buffers of any type; n = 0 leaves them as they were filled.
+# run/iota8.f16: 0..7; run/h_X.f16: X as one float16 (2049 -> 2048 and 2051 -> 2052: ties to even)
+fdlink_cli_test(run_mock_f16 ${_mock}
+  ARGS run ${_mv} f16[8]=iota f16[1]=0.1 f16[1]=1e-7 i32:0 --expect 0=run/iota8.f16
+       --expect 1=run/h_0.1.f16 --expect 2=run/h_1e-7.f16)
+fdlink_cli_test(run_mock_f16_ties_to_even ${_mock}
+  ARGS run ${_mv} f16[1]=2049 f16[1]=2051 f16[1]=-65504 i32:0 --expect 0=run/h_2049.f16
+       --expect 1=run/h_2051.f16 --expect 2=run/h_-65504.f16)
+fdlink_cli_test(run_f16_overflow ARGS run ${_mv} f32[8] f32[8] f32[8] f16:65520)
+fdlink_cli_test(run_f16_scalar_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8] f32[8] f16:1.5)
