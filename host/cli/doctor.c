@@ -18,12 +18,14 @@ extern char **environ;
 void help_doctor(FILE *out)
 {
     fputs("usage: fdlink doctor [--json] [--no-gpu] [--arch sm_NN]...\n"
+          "       fdlink doctor --ctest-resource-spec [--slots N] [-o FILE]\n"
           "\n"
           "Show what works on this machine, and why not: run it first when something does not\n"
           "work, and quote it in a bug report. It reports the CUDA driver (path, version), each\n"
           "GPU (index, name, sm_XX, memory, and the one FDLINK_DEVICE selects), the toolkit\n"
           "(nvcc path and version), nvJitLink, NVRTC, libzstd and libcudadevrt (path, version),\n"
-          "fdlink's version and build, and the FDLINK_* variables in effect. It checks the\n"
+          "fdlink's version and build, the link cache (directory, entries, hits, misses) and\n"
+          "the FDLINK_* variables in effect. It checks the\n"
           "traps: PTX newer than the driver can JIT, an nvJitLink older or newer than the\n"
           "toolkit, LTO-IR from another toolkit major. Then one verdict per capability, each\n"
           "tried for real: link for each GPU's sm_XX (and each --arch; sm_90 when there is\n"
@@ -38,6 +40,9 @@ void help_doctor(FILE *out)
           "  --no-gpu        no GPU is expected: skipped GPU verdicts do not make the exit\n"
           "                  status 1\n"
           "  --arch sm_NN    also try a link for this architecture (repeatable)\n"
+          "  --ctest-resource-spec\n"
+          "                  write the ctest resource spec of the GPUs present instead (as\n"
+          "                  'fdlink resource-spec', whose --slots and -o follow it)\n"
           "  -h, --help      show this help\n",
           out);
 }
@@ -61,6 +66,15 @@ typedef struct gpu {
     char error[FDL_ERROR_MESSAGE_MAX];
 } gpu;
 
+/* The link cache as this process would use it: directory, on or off, what it holds. */
+typedef struct cache_probe {
+    int enabled;
+    int ok;
+    char dir[4096];
+    fdl_cache_stats stats;
+    fdl_error error;
+} cache_probe;
+
 typedef struct report {
     fdl__lib_probe driver, nvjitlink, nvrtc, zstd, cudadevrt;
     fdl__toolkit_probe toolkit;
@@ -70,6 +84,7 @@ typedef struct report {
     gpu gpus[MAX_GPUS];
     item checks[MAX_ITEMS], verdicts[MAX_ITEMS];
     size_t nchecks, nverdicts;
+    cache_probe cache;
 } report;
 
 static const char probe_ptx[] = ".version 7.0\n"
@@ -436,6 +451,15 @@ static const char *compiler(void)
 #endif
 }
 
+/* The link cache as this process would use it. */
+static void probe_cache(cache_probe *c)
+{
+    c->enabled = fdl_cache_enabled();
+    c->error = (fdl_error)FDL_ERROR_INIT;
+    c->ok = fdl_cache_dir(c->dir, sizeof c->dir, &c->error) == FDL_OK &&
+            fdl_cache_stats_get(&c->stats, c->dir, &c->error) == FDL_OK;
+}
+
 static void print_json(const report *r, char **env, size_t nenv, int usable)
 {
     char v[32];
@@ -477,7 +501,18 @@ static void print_json(const report *r, char **env, size_t nenv, int usable)
     json_lib("nvrtc", &r->nvrtc, 0);
     json_lib("libzstd", &r->zstd, 0);
     json_lib("cudadevrt", &r->cudadevrt, 1);
-    printf("  },\n  \"environment\": {");
+    printf("  },\n  \"cache\": {\"enabled\": %s, ", r->cache.enabled ? "true" : "false");
+    json_field("dir", r->cache.dir[0] ? r->cache.dir : NULL, 0);
+    if (r->cache.ok)
+        printf("\"entries\": %zu, \"bytes\": %llu, \"max_size\": %llu, \"hits\": %llu, "
+               "\"misses\": %llu, \"corrupt\": %llu, ",
+               r->cache.stats.entries, (unsigned long long)r->cache.stats.bytes,
+               (unsigned long long)r->cache.stats.max_size,
+               (unsigned long long)r->cache.stats.hits,
+               (unsigned long long)r->cache.stats.misses,
+               (unsigned long long)r->cache.stats.corrupt);
+    json_field("error", r->cache.ok ? NULL : r->cache.error.message, 1);
+    printf("},\n  \"environment\": {");
     for (size_t i = 0; i < nenv; i++) {
         const char *eq = strchr(env[i], '=');
         printf("%s\n    \"%.*s\": ", i ? "," : "", (int)(eq - env[i]), env[i]);
@@ -538,6 +573,19 @@ static void print_text(const report *r, char **env, size_t nenv)
     text_lib("nvrtc", &r->nvrtc);
     text_lib("libzstd", &r->zstd);
     text_lib("cudadevrt", &r->cudadevrt);
+    if (r->cache.ok)
+        printf("%-12s %s, %s: %zu entries, %.1f of %.1f MiB, %llu hits, %llu misses, "
+               "%llu corrupt found\n",
+               "cache", r->cache.dir, r->cache.enabled ? "on" : "off (FDLINK_CACHE=0)",
+               r->cache.stats.entries, (double)r->cache.stats.bytes / (1024.0 * 1024.0),
+               (double)r->cache.stats.max_size / (1024.0 * 1024.0),
+               (unsigned long long)r->cache.stats.hits,
+               (unsigned long long)r->cache.stats.misses,
+               (unsigned long long)r->cache.stats.corrupt);
+    else
+        printf("%-12s %s%s%s, %s\n", "cache", r->cache.dir, r->cache.dir[0] ? ": " : "",
+               r->cache.error.message,
+               r->cache.enabled ? "links proceed without it" : "off (FDLINK_CACHE=0)");
     if (nenv == 0)
         printf("%-12s no FDLINK_* variables\n", "environment");
     for (size_t i = 0; i < nenv; i++)
@@ -575,6 +623,13 @@ int cmd_doctor(int argc, char **argv)
         if (cli_is_help(a)) {
             help_doctor(stdout);
             rc = 0;
+            goto cleanup;
+        } else if (strcmp(a, "--ctest-resource-spec") == 0) {
+            if (i != 1) {
+                rc = cli_usage_error("doctor", "--ctest-resource-spec must come first%s", "");
+                goto cleanup;
+            }
+            rc = fdl__cli_resource_spec(argc - i, argv + i);
             goto cleanup;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
@@ -622,6 +677,7 @@ int cmd_doctor(int argc, char **argv)
     fdl__probe_nvrtc(&r->nvrtc);
     fdl__probe_zstd(&r->zstd);
     fdl__probe_cudadevrt(&r->cudadevrt, &r->toolkit);
+    probe_cache(&r->cache);
     check_traps(r);
     verdicts(r, &archs);
 

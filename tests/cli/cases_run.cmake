@@ -163,3 +163,21 @@ fdlink_cli_test(run_mock_f16_ties_to_even ${_mock}
        --expect 1=run/h_2051.f16 --expect 2=run/h_-65504.f16)
 fdlink_cli_test(run_f16_overflow ARGS run ${_mv} f32[8] f32[8] f32[8] f16:65520)
 fdlink_cli_test(run_f16_scalar_size ${_nogpu} ARGS run ${_mv} f32[8] f32[8] f32[8] f16:1.5)
+
+# doctor reports the link cache it would use (FDLINK_CACHE_DIR, FDLINK_CACHE=0) ...
+fdlink_doctor_test(doctor_cache RC 0 ${_nogpu} ENV FDLINK_CACHE_DIR=/nonexistent/fdlink-cache
+  ARGS doctor --json --no-gpu
+  EXPECT cache/enabled=ON cache/dir=/nonexistent/fdlink-cache cache/entries:type=NUMBER
+         cache/error:type=NULL)
+fdlink_doctor_test(doctor_cache_off RC 0 ${_nogpu} ENV FDLINK_CACHE=0
+  ARGS doctor --json --no-gpu EXPECT cache/enabled=OFF)
+# ... and writes the ctest resource spec through the same code as `fdlink resource-spec`
+fdlink_doctor_test(doctor_ctest_resource_spec RC 0 ${_nogpu}
+  ARGS doctor --ctest-resource-spec --slots 2
+  STDERR "^fdlink: note: [^\n]*the spec lists no GPUs[^\n]*\n$"
+  EXPECT version/major=1 local/0/gpus:type=ARRAY)
+fdlink_doctor_test(doctor_ctest_resource_spec_mock RC 0 ${_mock}
+  ARGS doctor --ctest-resource-spec --slots 3
+  EXPECT local/0/gpus/0/id=0 local/0/gpus/0/slots=3)
+fdlink_doctor_test(doctor_ctest_resource_spec_not_first RC 2 ARGS doctor --json --ctest-resource-spec
+  TEXT STDERR "must come first")
