@@ -4,12 +4,17 @@
  * FDL_UPDATE_GOLDEN=1 to rewrite them), each compiled with NVRTC and linked for sm_90 with
  * nvJitLink; the argument and type errors; one compile per distinct source.
  */
+#define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "../fdl_test.h"
+#include "fdlink/cache.h"
 #include "fdlink/decl.h"
 #include "fdlink/gen.h"
 #include "fdlink/link.h"
@@ -329,6 +334,72 @@ Test(gen_map, each_distinct_source_is_compiled_once)
     fdl_map_destroy(b);
     fdl_map_destroy(c);
     free_gen(&f);
+}
+
+/* Counters of the cache directory's disk tier (memory hits do not touch them). */
+static fdl_cache_stats disk_counts(const char *dir)
+{
+    fdl_cache_stats st;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_cache_stats_get(&st, dir, &err), FDL_OK, "%s", err.message);
+    return st;
+}
+
+Test(gen_map, another_generator_and_another_process_reuse_the_compile_through_the_cache,
+     .timeout = 300)
+{
+    char *dir = make_temp_dir();
+    cr_assert_eq(setenv("FDLINK_CACHE_DIR", dir, 1), 0);
+    unsetenv("FDLINK_CACHE");
+
+    /* first generator: every lookup misses and is stored */
+    fixture f = make_gen();
+    fdl_map *a = map_or_fail(&f, "f_float32", "aa");
+    fdl_cache_stats first = disk_counts(dir);
+    cr_assert_gt(first.misses, 0, "the first compile and link looked on disk");
+    cr_assert_eq(first.hits, 0);
+    cr_assert_gt(first.entries, 0, "stored on disk");
+
+    /* a second generator in this process: the memory tier answers, the disk is not asked */
+    fixture g = make_gen();
+    fdl_map *b = map_or_fail(&g, "f_float32", "aa");
+    fdl_cache_stats second = disk_counts(dir);
+    cr_assert_eq(second.misses, first.misses, "no new disk lookup");
+    cr_assert_eq(second.hits, first.hits);
+    size_t na = 0, nb = 0;
+    const void *ca = fdl_map_cubin(a, &na), *cb = fdl_map_cubin(b, &nb);
+    cr_assert(na == nb && memcmp(ca, cb, na) == 0, "the same cubin");
+
+    /* a fresh process (empty memory tier): disk hits, no new misses, the same cubin */
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        /* empty the memory tier inherited through fork (clearing another, empty directory
+           empties it and leaves this test's directory alone) */
+        char *other = make_temp_dir();
+        if (fdl_cache_clear(other, NULL, NULL) != FDL_OK)
+            _exit(4);
+        rmdir(other);
+        fixture h = make_gen();
+        fdl_map *c = map_or_fail(&h, "f_float32", "aa");
+        size_t nc = 0;
+        const void *cc = fdl_map_cubin(c, &nc);
+        _exit(nc == na && memcmp(cc, ca, na) == 0 ? 0 : 3);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    fdl_cache_stats third = disk_counts(dir);
+    cr_assert_gt(third.hits, second.hits, "the child's lookups hit the disk tier");
+    cr_assert_eq(third.misses, second.misses, "and none missed");
+
+    fdl_map_destroy(b);
+    fdl_map_destroy(a);
+    free_gen(&g);
+    free_gen(&f);
+    fdl_cache_clear(dir, NULL, NULL);
+    rmdir(dir);
+    free(dir);
 }
 
 static void expect_error(int rc, int want, const fdl_error *err, const char *message)
