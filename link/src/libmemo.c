@@ -29,7 +29,7 @@
 #define RACY_NS 1000000000LL
 
 /* Sections of a memo. */
-enum { SEC_PATH, SEC_FILE, SEC_VERSION, SEC_DIRS, NSECS };
+enum { SEC_PATH, SEC_FILE, SEC_VERSION, NSECS };
 
 /* What stat says of a file or folder, as stored: absent, or device, inode, size, mtime, ctime. */
 typedef struct ident {
@@ -166,6 +166,61 @@ static int library_id(const char *path, const unsigned char *file, unsigned majo
     return fdl__keyb_finish(k, id);
 }
 
+/*
+ * Does any file stand where dlopen would look before it reached @p path? For each folder of the
+ * search path, up to the one holding @p path: the names tried before @p path's own name, and
+ * that name too; and in every folder, the hardware-capability subfolders glibc also searches
+ * (glibc-hwcaps, tls, the legacy platform folders): none may exist, since the memo does not
+ * follow them. A path given with a '/' is opened as it is, with no search. 1 when all is clear.
+ */
+static int nothing_before(const fdl__libspec *lib, const fdl__strv *dirs, const char *path)
+{
+    static const char *const caps[] = {"glibc-hwcaps", "tls", "x86_64", "haswell", "xeon_phi",
+                                       "avx512_1", "i686"};
+    const size_t ncaps = sizeof caps / sizeof caps[0];
+    const char *override = lib->env ? getenv(lib->env) : NULL;
+    const char *const only[] = {override, NULL};
+    const char *const *names = override && override[0] ? only : lib->names;
+    const char *base = strrchr(path, '/') + 1;
+    size_t k = 0; /* the name that found @p path */
+    while (names[k] && strcmp(names[k], strchr(names[k], '/') ? path : base) != 0)
+        k++;
+    if (!names[k])
+        return 0; /* found by no name fdlink gives: doubt */
+    /* a name with a '/' is opened as given; those before it were searched for in vain */
+    const char *platform = (const char *)getauxval(AT_PLATFORM);
+    size_t dir_len = (size_t)(base - 1 - path);
+    int clear = 1, reached = 0;
+    for (size_t i = 0; i < dirs->n && clear; i++) {
+        const char *d = dirs->v[i];
+        size_t dl = strlen(d);
+        while (dl > 1 && d[dl - 1] == '/')
+            dl--;
+        int holds = dl == dir_len && memcmp(d, path, dl) == 0;
+        for (size_t n = 0; n <= k && clear; n++) {
+            if (strchr(names[n], '/') || (reached && n == k) || (holds && n == k))
+                continue;
+            fdl__buf p = {0};
+            fdl__buf_printf(&p, "%.*s/%s", (int)dl, d, names[n]);
+            struct stat st;
+            clear = !p.oom && stat(p.data, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+            fdl__buf_free(&p);
+        }
+        for (size_t c = 0; clear && c <= ncaps; c++) {
+            const char *sub = c < ncaps ? caps[c] : platform;
+            if (!sub)
+                continue;
+            fdl__buf p = {0};
+            fdl__buf_printf(&p, "%.*s/%s", (int)dl, d, sub);
+            struct stat st;
+            clear = !p.oom && stat(p.data, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+            fdl__buf_free(&p);
+        }
+        reached |= holds;
+    }
+    return clear;
+}
+
 /* Is one of the names dlopen would be given for @p lib loaded in this process already? */
 static int already_loaded(const fdl__libspec *lib)
 {
@@ -215,8 +270,8 @@ int fdl__libmemo_lookup(const fdl__libspec *lib, const char *dir, unsigned *majo
     if (!context_key(lib, &dirs, key) || !fdl__cache_memo_get(dir, key, &s))
         goto cleanup;
     if (s.n != NSECS || s.len[SEC_FILE] != 8 * IDENT_WORDS || s.len[SEC_VERSION] != 8 ||
-        s.len[SEC_DIRS] != dirs.n * 8 * IDENT_WORDS || s.len[SEC_PATH] == 0 ||
-        s.len[SEC_PATH] > 4095 || memchr(s.p[SEC_PATH], '\0', s.len[SEC_PATH]))
+        s.len[SEC_PATH] < 2 || s.len[SEC_PATH] > 4095 || s.p[SEC_PATH][0] != '/' ||
+        memchr(s.p[SEC_PATH], '\0', s.len[SEC_PATH]))
         goto cleanup;
     char path[4096];
     memcpy(path, s.p[SEC_PATH], s.len[SEC_PATH]);
@@ -224,10 +279,7 @@ int fdl__libmemo_lookup(const fdl__libspec *lib, const char *dir, unsigned *majo
     ident now;
     if (!ident_of(path, &now) || !now.present || !ident_same(s.p[SEC_FILE], &now))
         goto cleanup;
-    for (size_t i = 0; i < dirs.n; i++)
-        if (!ident_of(dirs.v[i], &now) || !ident_same(s.p[SEC_DIRS] + i * 8 * IDENT_WORDS, &now))
-            goto cleanup;
-    if (already_loaded(lib))
+    if (!nothing_before(lib, &dirs, path) || already_loaded(lib))
         goto cleanup; /* dlopen would return that one, whatever it is: load it (cheap) */
     const unsigned char *v = s.p[SEC_VERSION];
     unsigned a = (unsigned)v[0] | (unsigned)v[1] << 8 | (unsigned)v[2] << 16 |
@@ -244,27 +296,6 @@ cleanup:
     fdl__cache_sections_free(&s);
     fdl__strv_free(&dirs);
     return ok;
-}
-
-/* Subfolders that glibc searches under each folder of the path, for this machine. */
-static int has_capability_dirs(const char *dir)
-{
-    static const char *const subs[] = {"glibc-hwcaps", "tls", "x86_64", "haswell", "xeon_phi",
-                                       "avx512_1", "i686", NULL};
-    const char *platform = (const char *)getauxval(AT_PLATFORM);
-    for (size_t i = 0; subs[i] || platform; i++) {
-        const char *sub = subs[i] ? subs[i] : platform;
-        fdl__buf p = {0};
-        fdl__buf_printf(&p, "%s/%s", dir, sub);
-        struct stat st;
-        int there = p.oom || stat(p.data, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
-        fdl__buf_free(&p);
-        if (there)
-            return 1;
-        if (!subs[i])
-            break;
-    }
-    return 0;
 }
 
 static int racy(const ident *id, int64_t load_start_ns)
@@ -290,7 +321,7 @@ int fdl__libmemo_record(const fdl__libspec *lib, const char *dir, const void *sy
     const char *path = info.dli_fname;
     fdl__strv dirs;
     unsigned char key[FDL__CACHE_KEY_SIZE];
-    unsigned char file[8 * IDENT_WORDS], version[8], *dir_ids = NULL;
+    unsigned char file[8 * IDENT_WORDS], version[8];
     int ok = 0;
     ident fid;
     if (!context_key(lib, &dirs, key) || !ident_of(path, &fid) || !fid.present ||
@@ -304,23 +335,15 @@ int fdl__libmemo_record(const fdl__libspec *lib, const char *dir, const void *sy
         version[b] = (unsigned char)(major >> (8 * b));
         version[4 + b] = (unsigned char)(minor >> (8 * b));
     }
-    if (!(dir_ids = malloc(dirs.n * 8 * IDENT_WORDS + 1)))
+    if (!nothing_before(lib, &dirs, path))
         goto cleanup;
-    for (size_t i = 0; i < dirs.n; i++) {
-        ident d;
-        if (!ident_of(dirs.v[i], &d) || racy(&d, load_start_ns) ||
-            (d.present && has_capability_dirs(dirs.v[i])))
-            goto cleanup;
-        ident_put(dir_ids + i * 8 * IDENT_WORDS, &d);
-    }
     unsigned char lid[FDL__LIBMEMO_ID_SIZE];
     if (!library_id(path, file, major, minor, lid))
         goto cleanup;
     int written = 0;
     if (dir && atomic_compare_exchange_strong(&m->recorded, &written, 1)) {
-        const unsigned char *secs[NSECS] = {(const unsigned char *)path, file, version, dir_ids};
-        size_t lens[NSECS] = {strlen(path), sizeof file, sizeof version,
-                              dirs.n * 8 * IDENT_WORDS};
+        const unsigned char *secs[NSECS] = {(const unsigned char *)path, file, version};
+        size_t lens[NSECS] = {strlen(path), sizeof file, sizeof version};
         fdl__cache_memo_put(dir, key, secs, lens, NSECS);
     }
     mem_fill(m, major, minor, lid);
@@ -328,7 +351,6 @@ int fdl__libmemo_record(const fdl__libspec *lib, const char *dir, const void *sy
         memcpy(id, lid, FDL__LIBMEMO_ID_SIZE);
     ok = 1;
 cleanup:
-    free(dir_ids);
     fdl__strv_free(&dirs);
     return ok;
 }

@@ -5,18 +5,19 @@
  *
  * A memo lives in the cache directory ("<key>.fdlm", cache.c writes and checks it). Its key is
  * everything that decides which file dlopen would open for the library: the names tried, the
- * override variable's value, the C library's version, the host, the identity of
+ * override variable's value, the C library's version, the platform, the host, the identity of
  * /etc/ld.so.cache, and the search path of the object that calls dlopen as the dynamic linker
  * itself reports it (dlinfo RTLD_DI_SERINFO: DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, the system
- * folders). It holds the file that was really loaded (dladdr on one of its entry points), the
- * identity (device, inode, size, mtime, ctime) of that file and of every folder of the search
- * path, and the version the library reported. A memo vouches for a version only while all of
- * these stat identical and no candidate name is loaded already; anything doubtful is 0 (load
- * the library). Written only after a real load, and not when any recorded file changed less
- * than a second before the load began (it may have changed under the load: git's "racily
- * clean" rule), nor when a search folder holds hardware-capability subfolders (glibc-hwcaps,
- * tls, x86_64, ...) whose contents the identities would not cover. Linux with glibc on x86-64
- * only; elsewhere there is no memo and the library is loaded as before.
+ * folders). It holds the file that was really loaded (dladdr on one of its entry points), that
+ * file's identity (device, inode, size, mtime, ctime) and the version the library reported.
+ * A memo vouches for a version only while the file stats identical, no file stands where
+ * dlopen would look before it (each earlier folder of the search path, under each name tried
+ * first), no folder of the path has hardware-capability subfolders (glibc-hwcaps, tls, the
+ * legacy platform folders: the memo does not follow them), and no candidate name is loaded in
+ * the process already; anything doubtful is 0 (load the library). Written only after a real
+ * load, and not when the library or ld.so.cache changed less than a second before the load
+ * began (it may have changed under the load: git's "racily clean" rule). Linux with glibc on
+ * x86-64 only; elsewhere there is no memo and the library is loaded as before.
  */
 #ifndef FDLINK_LIBMEMO_H
 #define FDLINK_LIBMEMO_H
