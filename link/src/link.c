@@ -389,10 +389,19 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
     /* nvJitLink checks the options now, unless the memo says that this very library accepted
      * them (then it need not be loaded before a cache hit) */
     if (link->backend == FDL_BACKEND_NVJITLINK && !(link->jl_memo && fdl__link_probe_known(link))) {
-        if ((rc = fdl__link_need_nv(link, err)) != FDL_OK ||
-            (rc = fdl__link_probe(link, err)) != FDL_OK)
+        if ((rc = fdl__link_need_nv(link, err)) != FDL_OK && link->jl_memo) {
+            /* the memoed library exists but does not load: decide as without a memo (which
+             * may fall back to cuLink) */
+            link->jl_memo = link->jl_known = link->jl_id_ok = 0;
+            rc = choose_backend(link, err);
+        }
+        if (rc != FDL_OK)
             goto cleanup;
-        fdl__link_probe_remember(link);
+        if (link->backend == FDL_BACKEND_NVJITLINK) {
+            if ((rc = fdl__link_probe(link, err)) != FDL_OK)
+                goto cleanup;
+            fdl__link_probe_remember(link);
+        }
     }
     if (o.cudadevrt) {
         char path[1024];
