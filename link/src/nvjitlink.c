@@ -18,8 +18,8 @@
 #define PURPOSE "to link device code"
 
 /*
- * The one piece of global state of link/: the table of entry points, filled once under
- * pthread_once and read-only after, with the outcome of the load.
+ * Global state (with cache.c's memory tier and the memo below): the table of entry points,
+ * filled once under pthread_once and read-only after, with the outcome of the load.
  */
 static struct {
     pthread_once_t once;
