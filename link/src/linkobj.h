@@ -9,6 +9,7 @@
 
 #include "cacheint.h"
 #include "fdlink/link.h"
+#include "libmemo.h"
 #include "linkint.h"
 #include "nvjitlink.h"
 
@@ -48,7 +49,12 @@ struct fdl_link {
     char arch_suffix;    /* 'a', 'f' or 0 */
     char *devrt;         /* path of libcudadevrt.a with the cudadevrt option */
     fdl_link_backend backend;
-    const fdl__nvjl *nv;
+    const fdl__nvjl *nv;  /* NULL until nvJitLink is needed when its memo gave the version */
+    unsigned jl_major, jl_minor; /* nvJitLink's version, from nv or from its memo */
+    int jl_known;         /* jl_major/jl_minor are known (nvJitLink 12.3 and later say it) */
+    int jl_memo;          /* jl_major/jl_minor came from the memo (nv is NULL) */
+    int jl_id_ok;         /* jl_id identifies the library (libmemo.h) */
+    unsigned char jl_id[FDL__LIBMEMO_ID_SIZE];
     fdl__link_input *inputs;
     size_t ninputs;
     size_t cap;
@@ -135,6 +141,18 @@ void fdl__link_cache_warn(fdl_link *link);
 int fdl__link_set_log(fdl_link *link, int info, char *text);
 /* Let nvJitLink refuse bad options at create time. @return FDL_OK, FDL_ELINK, FDL_ENOMEM */
 int fdl__link_probe(fdl_link *link, fdl_error *err);
+
+/*
+ * Load nvJitLink for a link whose version came from the memo (link->nv NULL), and take its own
+ * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
+ */
+int fdl__link_need_nv(fdl_link *link, fdl_error *err);
+
+/* After a successful probe: memo that this library accepts the link's options. */
+void fdl__link_probe_remember(fdl_link *link);
+
+/* The memo says this library accepted the link's options. */
+int fdl__link_probe_known(fdl_link *link);
 /*
  * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
  * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
