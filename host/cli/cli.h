@@ -27,6 +27,11 @@ const char *cli_option_value(const char *arg, const char *opt, int argc, char **
 /* Non-zero for -h and --help. */
 int cli_is_help(const char *arg);
 
+/* An output that names one of @p n inputs (the same path, or the same file through a link) is
+ * refused with one line, before anything is read or written. @return 0, or EXIT_USAGE. */
+int cli_refuse_output_input(const char *cmd, const char *out, const char *const *inputs,
+                            size_t n);
+
 /* Subcommands: run(argc, argv) with argv[0] the command name, and help(out). */
 int cmd_check(int argc, char **argv);
 void help_check(FILE *out);

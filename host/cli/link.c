@@ -250,6 +250,18 @@ int cmd_link(int argc, char **argv)
         rc = cli_usage_error("link", "%s", "no input files");
         goto cleanup;
     }
+    /* neither output may be an input or a declaration file, nor both outputs one file */
+    if (ptx_path && strcmp(ptx_path, out_path) == 0) {
+        rc = cli_usage_error("link", "-o and --emit-ptx name the same file %s", out_path);
+        goto cleanup;
+    }
+    for (size_t o = 0; o < 2; o++) {
+        const char *path = o ? ptx_path : out_path;
+        if (path && ((rc = cli_refuse_output_input("link", path, inputs, ninputs)) ||
+                     (rc = cli_refuse_output_input("link", path, decl_paths.v, decl_paths.n))))
+            goto cleanup;
+    }
+    rc = 1;
     opts.extra = extra.v;
     opts.kernels_used = kernels.v;
     opts.variables_used = variables.v;
