@@ -12,6 +12,20 @@ function(_fdlink_outdir name out)
   set(${out} "${CMAKE_CURRENT_BINARY_DIR}/fdlink/${name}" PARENT_SCOPE)
 endfunction()
 
+# The compiler launcher (ccache, sccache: a command and its arguments) that wraps nvcc's
+# compilations: FDLINK_COMPILER_LAUNCHER when defined (empty: none), else
+# CMAKE_CUDA_COMPILER_LAUNCHER, else the environment variable of that name.
+function(_fdlink_launcher out)
+  if(DEFINED FDLINK_COMPILER_LAUNCHER)
+    set(l "${FDLINK_COMPILER_LAUNCHER}")
+  elseif(DEFINED CMAKE_CUDA_COMPILER_LAUNCHER)
+    set(l "${CMAKE_CUDA_COMPILER_LAUNCHER}")
+  else()
+    set(l "$ENV{CMAKE_CUDA_COMPILER_LAUNCHER}")
+  endif()
+  set(${out} "${l}" PARENT_SCOPE)
+endfunction()
+
 function(_fdlink_nvcc out)
   if(TARGET CUDA::nvcc)
     set(${out} "$<TARGET_FILE:CUDA::nvcc>" PARENT_SCOPE)
@@ -39,6 +53,11 @@ mismatch fails the build). Creates the custom target <name>, whose properties na
   FDLINK_HEADER, FDLINK_HEADER_DIR, FDLINK_DECLARATIONS, FDLINK_ARCHITECTURES, FDLINK_FORMATS,
   FDLINK_<FORMAT>_<arch> (e.g. FDLINK_PTX_90, FDLINK_CUBIN_90, FDLINK_LTOIR_90: lists of files),
   FDLINK_FATBIN, FDLINK_OBJECT, FDLINK_LIBRARY (files holding every architecture).
+A compiler launcher wraps every nvcc compilation (not the `nvcc -lib` archive step), so that ccache
+or sccache serve repeated builds from their cache: FDLINK_COMPILER_LAUNCHER when defined (empty:
+none), else CMAKE_CUDA_COMPILER_LAUNCHER (variable, then environment), e.g.
+-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache. Every compilation passes nvcc `-c` (which changes none of
+its outputs) so that the launcher sees it as one.
 #]=======================================================================]
 function(fdlink_add_device_library name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "ALLOW_UNDEFINED" "DECLARATIONS"
@@ -73,6 +92,10 @@ function(fdlink_add_device_library name)
 
   _fdlink_outdir(${name} dir)
   _fdlink_nvcc(nvcc)
+  _fdlink_launcher(launcher)
+  # nvcc as the compilations run it: behind the launcher, with -c (a compilation, to ccache; with
+  # -ptx, -cubin, -ltoir or -fatbin too, nvcc writes that output, byte for byte as without -c)
+  set(cc ${launcher} "${nvcc}" -c)
   file(MAKE_DIRECTORY "${dir}/include")
   set(decl)
   set(header)
@@ -111,14 +134,14 @@ function(fdlink_add_device_library name)
       # PTX is always built: the conformance check reads it.
       set(ptx "${dir}/${base}.compute_${a}.ptx")
       add_custom_command(OUTPUT "${ptx}"
-        COMMAND "${nvcc}" -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}"
+        COMMAND ${cc} -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}"
         DEPENDS ${deps} COMMENT "nvcc -ptx ${base}.cu (compute_${a})" VERBATIM COMMAND_EXPAND_LISTS)
       list(APPEND ptx_${a} "${ptx}")
       list(APPEND all_outputs "${ptx}")
       if("cubin" IN_LIST arg_FORMATS)
         set(cubin "${dir}/${base}.sm_${a}.cubin")
         add_custom_command(OUTPUT "${cubin}"
-          COMMAND "${nvcc}" -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}"
+          COMMAND ${cc} -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}"
           DEPENDS ${deps} COMMENT "nvcc -cubin ${base}.cu (sm_${a})" VERBATIM COMMAND_EXPAND_LISTS)
         list(APPEND cubin_${a} "${cubin}")
         list(APPEND all_outputs "${cubin}")
@@ -126,7 +149,7 @@ function(fdlink_add_device_library name)
       if("ltoir" IN_LIST arg_FORMATS)
         set(ltoir "${dir}/${base}.sm_${a}.ltoir")
         add_custom_command(OUTPUT "${ltoir}"
-          COMMAND "${nvcc}" -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}"
+          COMMAND ${cc} -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}"
           DEPENDS ${deps} COMMENT "nvcc -ltoir ${base}.cu (lto_${a})" VERBATIM COMMAND_EXPAND_LISTS)
         list(APPEND ltoir_${a} "${ltoir}")
         list(APPEND all_outputs "${ltoir}")
@@ -135,7 +158,7 @@ function(fdlink_add_device_library name)
     if("fatbin" IN_LIST arg_FORMATS)
       set(fatbin "${dir}/${base}.fatbin")
       add_custom_command(OUTPUT "${fatbin}"
-        COMMAND "${nvcc}" -fatbin ${gencode} ${common} -o "${fatbin}" "${src}"
+        COMMAND ${cc} -fatbin ${gencode} ${common} -o "${fatbin}" "${src}"
         DEPENDS ${deps} COMMENT "nvcc -fatbin ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
       list(APPEND fatbins "${fatbin}")
       list(APPEND all_outputs "${fatbin}")
@@ -143,7 +166,7 @@ function(fdlink_add_device_library name)
     if("object" IN_LIST arg_FORMATS OR "library" IN_LIST arg_FORMATS)
       set(obj "${dir}/${base}.o")
       add_custom_command(OUTPUT "${obj}"
-        COMMAND "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}"
+        COMMAND ${launcher} "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}"
         DEPENDS ${deps} COMMENT "nvcc -dc ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
       list(APPEND objects "${obj}")
       list(APPEND all_outputs "${obj}")
@@ -364,15 +387,39 @@ function(fdlink_embed target)
 endfunction()
 
 #[=======================================================================[
-fdlink_add_test(<name> COMMAND <command> [args...] [GPU] [WORKING_DIRECTORY <dir>])
+fdlink_add_test(<name> COMMAND <command> [args...] [GPU [SLOTS <n>] | ALL_GPUS] [LABELS ...]
+                [WORKING_DIRECTORY <dir>])
 
-Registers a ctest test. With GPU it gets the label `gpu`, and a run that finds no GPU (the program
-exits with 77, FDL_EXIT_SKIP in <fdlink/error.h>) is reported as skipped, neither passed nor failed.
+Registers a ctest test. With GPU it gets the label `gpu` and the CTest resource group
+`gpus:<n>` (RESOURCE_GROUPS; n = SLOTS, default 1), so that
+`ctest -j N --resource-spec-file gpus.json` (the spec from `fdlink resource-spec`) runs GPU
+tests in parallel, each on the GPU ctest assigns, which fdl_device_open(-1) opens. A test that
+may share a GPU asks for fewer slots than a GPU has (`fdlink resource-spec --slots 4` and SLOTS 1);
+one that needs a GPU to itself asks for all of them. ALL_GPUS: the test uses every GPU itself;
+it gets the label `gpu` and runs alone (RUN_SERIAL), with no resource group. Without
+--resource-spec-file, ctest ignores resource groups. A run that finds no GPU (the program exits
+with 77, FDL_EXIT_SKIP in <fdlink/error.h>) is reported as skipped, neither passed nor failed.
 #]=======================================================================]
 function(fdlink_add_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "GPU" "WORKING_DIRECTORY" "COMMAND;LABELS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "GPU;ALL_GPUS" "WORKING_DIRECTORY;SLOTS" "COMMAND;LABELS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fdlink_add_test(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
   if(NOT arg_COMMAND)
     message(FATAL_ERROR "fdlink_add_test(${name}): COMMAND is required")
+  endif()
+  if(arg_GPU AND arg_ALL_GPUS)
+    message(FATAL_ERROR "fdlink_add_test(${name}): GPU and ALL_GPUS exclude each other")
+  endif()
+  if(DEFINED arg_SLOTS)
+    if(NOT arg_GPU)
+      message(FATAL_ERROR "fdlink_add_test(${name}): SLOTS needs GPU")
+    endif()
+    if(NOT arg_SLOTS MATCHES "^[1-9][0-9]*$")
+      message(FATAL_ERROR "fdlink_add_test(${name}): SLOTS '${arg_SLOTS}' is not a number of slots (1, 2, ...)")
+    endif()
+  else()
+    set(arg_SLOTS 1)
   endif()
   set(wd)
   if(arg_WORKING_DIRECTORY)
@@ -380,10 +427,15 @@ function(fdlink_add_test name)
   endif()
   add_test(NAME ${name} COMMAND ${arg_COMMAND} ${wd})
   set(labels ${arg_LABELS})
-  if(arg_GPU)
+  if(arg_GPU OR arg_ALL_GPUS)
     list(APPEND labels gpu)
   endif()
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+  if(arg_GPU)
+    set_tests_properties(${name} PROPERTIES RESOURCE_GROUPS "gpus:${arg_SLOTS}")
+  elseif(arg_ALL_GPUS)
+    set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  endif()
   if(labels)
     set_tests_properties(${name} PROPERTIES LABELS "${labels}")
   endif()

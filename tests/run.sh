@@ -7,6 +7,9 @@ need=()
 dpkg -s libcriterion-dev >/dev/null 2>&1 || need+=(libcriterion-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
+# builds on a farm: the ccache test, and dpkg-shlibdeps for the Debian package's dependencies
+command -v ccache >/dev/null 2>&1 || need+=(ccache)
+command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}"

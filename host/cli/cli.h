@@ -43,5 +43,8 @@ int cmd_inspect(int argc, char **argv);
 void help_inspect(FILE *out);
 int cmd_embed(int argc, char **argv);
 void help_embed(FILE *out);
+/* fdlink resource-spec (resources.c): the ctest resource spec of the GPUs present. */
+int fdl__cli_resource_spec(int argc, char **argv);
+void fdl__cli_resource_spec_help(FILE *out);
 
 #endif /* FDLINK_CLI_H */

@@ -26,6 +26,8 @@ static const command commands[] = {
     {"inspect", "show what a device code file holds", cmd_inspect,
      help_inspect},
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
+    {"resource-spec", "write a ctest resource spec for the GPUs present", fdl__cli_resource_spec,
+     fdl__cli_resource_spec_help},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -95,10 +95,10 @@ int fdl_device_count(int *count, fdl_error *err)
     return count_devices(cu, count, err);
 }
 
-/* FDLINK_DEVICE as an ordinal, 0 when unset. */
+/* FDLINK_DEVICE as an ordinal, -1 when unset. */
 static int ordinal_from_env(int *ordinal, fdl_error *err)
 {
-    *ordinal = 0;
+    *ordinal = -1;
     const char *s = getenv("FDLINK_DEVICE");
     if (!s || !s[0])
         return FDL_OK;
@@ -110,6 +110,165 @@ static int ordinal_from_env(int *ordinal, fdl_error *err)
                          "FDLINK_DEVICE='%.32s' is not a device number (expected 0, 1, ...)", s);
     *ordinal = (int)v;
     return FDL_OK;
+}
+
+/* The most resource groups, and the longest variable value, that ctest's variables may hold. */
+#define CTEST_MAX_GROUPS 4096
+#define CTEST_MAX_VALUE 4096
+
+/* Non-zero when s[0..n) is made of decimal digits only (and is not empty). */
+static int all_digits(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* A decimal number s[0..n) in [0, max]; -1 when it is not one. */
+static long parse_count(const char *s, size_t n, long max)
+{
+    if (!all_digits(s, n) || n > 9)
+        return -1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    return v <= max ? v : -1;
+}
+
+/* Non-zero when the comma-separated list @list has the item "gpus". */
+static int names_gpus(const char *list)
+{
+    const char *p = list;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n == 4 && memcmp(p, "gpus", 4) == 0)
+            return 1;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/*
+ * One entry of CTEST_RESOURCE_GROUP_<i>_GPUS, "id:<ordinal>,slots:<n>", from s[0..n): the
+ * ordinal in *id; 0 when malformed.
+ */
+static int parse_gpu_entry(const char *s, size_t n, int *id)
+{
+    const char *comma = memchr(s, ',', n);
+    if (!comma || n < 3 || memcmp(s, "id:", 3) != 0)
+        return 0;
+    long v = parse_count(s + 3, (size_t)(comma - s) - 3, INT_MAX);
+    const char *slots = comma + 1;
+    size_t rest = n - (size_t)(slots - s);
+    if (v < 0 || rest < 7 || memcmp(slots, "slots:", 6) != 0 ||
+        parse_count(slots + 6, rest - 6, INT_MAX) < 1)
+        return 0;
+    *id = (int)v;
+    return 1;
+}
+
+/*
+ * The GPU that ctest assigned to this process (CTEST_RESOURCE_GROUP_COUNT, then for each group
+ * CTEST_RESOURCE_GROUP_<i> and CTEST_RESOURCE_GROUP_<i>_GPUS): the first entry of the first group
+ * holding gpus. *ordinal = -1 when ctest assigned none; @var (of @var_size bytes) receives the
+ * variable that named the device, for messages.
+ */
+static int ordinal_from_ctest(int *ordinal, char *var, size_t var_size, fdl_error *err)
+{
+    *ordinal = -1;
+    var[0] = '\0';
+    const char *count_s = getenv("CTEST_RESOURCE_GROUP_COUNT");
+    if (!count_s || !count_s[0])
+        return FDL_OK;
+    long count = parse_count(count_s, strlen(count_s), CTEST_MAX_GROUPS);
+    if (count < 0)
+        return fdl__fail(err, FDL_EINVAL,
+                         "CTEST_RESOURCE_GROUP_COUNT='%.32s' is not a number of resource groups "
+                         "(expected 0 to %d)",
+                         count_s, CTEST_MAX_GROUPS);
+    for (long g = 0; g < count; g++) {
+        char name[64];
+        snprintf(name, sizeof name, "CTEST_RESOURCE_GROUP_%ld", g);
+        const char *types = getenv(name);
+        if (!types || !types[0])
+            return fdl__fail(err, FDL_EINVAL,
+                             "CTEST_RESOURCE_GROUP_COUNT is %ld but %s is not set (is ctest "
+                             "running this test?)",
+                             count, name);
+        if (!names_gpus(types))
+            continue;
+        snprintf(var, var_size, "CTEST_RESOURCE_GROUP_%ld_GPUS", g);
+        const char *value = getenv(var);
+        if (!value || !value[0])
+            return fdl__fail(err, FDL_EINVAL, "%s lists gpus but %s is not set", name, var);
+        size_t len = strlen(value);
+        char quoted[80];
+        fdl__quote(quoted, sizeof quoted, value, len, 48);
+        /* every entry must be well formed, though only the first is used */
+        int first = -1;
+        const char *p = value;
+        size_t left = len > CTEST_MAX_VALUE ? 0 : len;
+        while (left > 0) {
+            const char *semi = memchr(p, ';', left);
+            size_t n = semi ? (size_t)(semi - p) : left;
+            int id;
+            if (!parse_gpu_entry(p, n, &id))
+                return fdl__fail(err, FDL_EINVAL,
+                                 "%s='%s' does not name a device: expected 'id:N,slots:M' with N "
+                                 "a device number, as the spec of 'fdlink resource-spec' gives",
+                                 var, quoted);
+            if (first < 0)
+                first = id;
+            if (!semi)
+                break;
+            p = semi + 1;
+            left -= n + 1;
+            if (left == 0) /* a trailing ';' */
+                break;
+        }
+        if (first < 0)
+            return fdl__fail(err, FDL_EINVAL,
+                             "%s='%s' does not name a device: expected 'id:N,slots:M' with N a "
+                             "device number, as the spec of 'fdlink resource-spec' gives",
+                             var, quoted);
+        *ordinal = first;
+        return FDL_OK;
+    }
+    var[0] = '\0';
+    return FDL_OK;
+}
+
+/* The ordinal -1 stands for, and the variable it came from ("" for the default, device 0). */
+static int default_ordinal(int *ordinal, char *var, size_t var_size, fdl_error *err)
+{
+    int rc = ordinal_from_ctest(ordinal, var, var_size, err);
+    if (rc != FDL_OK || *ordinal >= 0)
+        return rc;
+    if ((rc = ordinal_from_env(ordinal, err)) != FDL_OK)
+        return rc;
+    if (*ordinal >= 0) {
+        fdl__strlcpy(var, "FDLINK_DEVICE", var_size);
+        return FDL_OK;
+    }
+    *ordinal = 0;
+    var[0] = '\0';
+    return FDL_OK;
+}
+
+int fdl_device_default_ordinal(int *ordinal, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(ordinal))
+        return fdl__fail(err, FDL_EINVAL, "fdl_device_default_ordinal: ordinal is NULL");
+    char var[64];
+    int rc = default_ordinal(ordinal, var, sizeof var, err);
+    if (rc != FDL_OK)
+        *ordinal = -1;
+    return rc;
 }
 
 /* Read the device attributes fdlink checks launches against. */
@@ -173,7 +332,8 @@ int fdl_device_open(fdl_device **out, int ordinal, fdl_error *err)
     if (ordinal < -1)
         return fdl__fail(err, FDL_EINVAL, "invalid device ordinal %d (expected -1, 0, 1, ...)",
                          ordinal);
-    if (ordinal == -1 && (rc = ordinal_from_env(&ordinal, err)) != FDL_OK)
+    char var[64] = "";
+    if (ordinal == -1 && (rc = default_ordinal(&ordinal, var, sizeof var, err)) != FDL_OK)
         return rc;
     const fdl__cuda *cu;
     if ((rc = fdl__cuda_get(&cu, err)) != FDL_OK)
@@ -181,6 +341,11 @@ int fdl_device_open(fdl_device **out, int ordinal, fdl_error *err)
     int count;
     if ((rc = count_devices(cu, &count, err)) != FDL_OK)
         return rc;
+    if (ordinal >= count && strncmp(var, "CTEST_", 6) == 0)
+        return fdl__fail(err, FDL_ENODEVICE,
+                         "no CUDA device %d: the driver reports %d device%s (0..%d), but ctest "
+                         "assigned device %d in %s (a resource spec of another host?)",
+                         ordinal, count, count == 1 ? "" : "s", count - 1, ordinal, var);
     if (ordinal >= count)
         return fdl__fail(err, FDL_ENODEVICE,
                          "no CUDA device %d: the driver reports %d device%s (0..%d)", ordinal,
@@ -318,5 +483,59 @@ int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
         if (st.status != 0 || st.failures)
             return fdl__status_error(err, mod, &st, kernel);
     }
+    return FDL_OK;
+}
+
+/* ---- ctest resource specification ------------------------------------------------------------ */
+
+int fdl_device_ctest_resource_spec(char **out, size_t *len, int *ngpus, unsigned slots,
+                                   fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_device_ctest_resource_spec: out is NULL");
+    *out = NULL;
+    if (len)
+        *len = 0;
+    if (ngpus)
+        *ngpus = 0;
+    if (slots < 1 || slots > FDL_RESOURCE_SLOTS_MAX)
+        return fdl__fail(err, FDL_EINVAL, "%u slots per GPU (expected 1 to %d)", slots,
+                         FDL_RESOURCE_SLOTS_MAX);
+    int count = 0;
+    fdl_error probe = FDL_ERROR_INIT;
+    int rc = fdl_device_count(&count, &probe);
+    if (rc == FDL_ENOLIB || rc == FDL_ENODEVICE)
+        count = 0; /* documented: a valid spec with no GPUs */
+    else if (rc != FDL_OK) {
+        if (err)
+            *err = probe;
+        return rc;
+    }
+    fdl__buf b = {0};
+    fdl__buf_puts(&b, "{\n"
+                      "  \"version\": {\"major\": 1, \"minor\": 0},\n"
+                      "  \"local\": [\n"
+                      "    {\n");
+    if (count == 0) {
+        fdl__buf_puts(&b, "      \"gpus\": []\n");
+    } else {
+        fdl__buf_puts(&b, "      \"gpus\": [\n");
+        for (int i = 0; i < count; i++)
+            fdl__buf_printf(&b, "        {\"id\": \"%d\", \"slots\": %u}%s\n", i, slots,
+                            i + 1 < count ? "," : "");
+        fdl__buf_puts(&b, "      ]\n");
+    }
+    fdl__buf_puts(&b, "    }\n"
+                      "  ]\n"
+                      "}\n");
+    if (b.oom) {
+        fdl__buf_free(&b);
+        return fdl__fail(err, FDL_ENOMEM, "out of memory writing a ctest resource spec");
+    }
+    *out = b.data;
+    if (len)
+        *len = b.len;
+    if (ngpus)
+        *ngpus = count;
     return FDL_OK;
 }

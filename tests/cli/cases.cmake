@@ -53,3 +53,10 @@ fdlink_cli_test(header_no_file ARGS header)
 
 include(${CMAKE_CURRENT_LIST_DIR}/cases_link.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/cases_embed.cmake)
+
+# resource-spec: usage (the spec itself depends on the GPUs present: tests/cmake/resources.sh)
+fdlink_cli_test(resource_spec_help ARGS resource-spec --help)
+fdlink_cli_test(resource_spec_bad_slots ARGS resource-spec --slots 0)
+fdlink_cli_test(resource_spec_slots_not_a_number ARGS resource-spec --slots=2x)
+fdlink_cli_test(resource_spec_missing_slots ARGS resource-spec --slots)
+fdlink_cli_test(resource_spec_unexpected_argument ARGS resource-spec gpus.json)

@@ -6,6 +6,9 @@
 #   buildtree    find_package(fdlink) from the fdlink build tree, not installed
 #   incremental  after a full build, touching one .cu rebuilds only what depends on it
 #   negative     a definition that disagrees with its declaration fails the build, naming it
+#   ccache       built twice from clean build trees behind ccache (CMAKE_CUDA_COMPILER_LAUNCHER,
+#                then FDLINK_COMPILER_LAUNCHER over a launcher that fails): the second build
+#                gets every nvcc compilation from the cache, and the linked cubins are identical
 # FDLINK_CONSUMER_ARGS adds cmake arguments for the consumer (e.g. -DCONSUMER_FORMATS=ptx).
 # Exits 77 (skipped) when the consumer's program finds no GPU: the link and check were done.
 set -euo pipefail
@@ -83,6 +86,31 @@ negative)
   cat "$log"
   grep -q "error.*mul_f32_f32" "$log" || { echo "the failure does not name mul_f32_f32"; exit 1; }
   echo "the build failed and named mul_f32_f32, as it should"
+  ;;
+ccache)
+  command -v ccache >/dev/null 2>&1 || { echo "ccache not found: skipped (apt-get install ccache)"; exit 77; }
+  # a private cache; the source and both build trees under one base directory, at the same depth,
+  # so that the paths nvcc is given are the same relative paths in both builds
+  export CCACHE_DIR="$work/ccache" CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1
+  unset CCACHE_DISABLE CCACHE_RECACHE CCACHE_READONLY CCACHE_PREFIX
+  cp -r "$here/consumer" "$work/src"
+  configure_and_build "$work/src" "$work/b1" -Dfdlink_DIR="$build" -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  compiles=$(grep -c "nvcc -" "$log" || true)
+  [ "$compiles" -gt 0 ] || { cat "$log"; echo "the build ran no nvcc compilation"; exit 1; }
+  ccache -z >/dev/null
+  # FDLINK_COMPILER_LAUNCHER wins over CMAKE_CUDA_COMPILER_LAUNCHER (here a launcher that fails)
+  configure_and_build "$work/src" "$work/b2" -Dfdlink_DIR="$build" \
+    -DCMAKE_CUDA_COMPILER_LAUNCHER=false -DFDLINK_COMPILER_LAUNCHER=ccache
+  stats=$(ccache --print-stats)
+  ccstat() { echo "$stats" | awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'; }
+  hits=$(( $(ccstat direct_cache_hit) + $(ccstat preprocessed_cache_hit) ))
+  misses=$(ccstat cache_miss)
+  echo "second build: $compiles nvcc compilations, $hits cache hits, $misses misses"
+  ccache -s
+  [ "$misses" = 0 ] || { echo "the second build missed the cache $misses times"; exit 1; }
+  [ "$hits" = "$compiles" ] || { echo "expected $compiles cache hits, ccache counted $hits"; exit 1; }
+  cmp "$work/b1/app.cubin" "$work/b2/app.cubin" || { echo "the linked cubins differ"; exit 1; }
+  echo "every nvcc compilation of the second build came from ccache; app.cubin is byte-identical"
   ;;
 *) echo "unknown mode $mode"; exit 2 ;;
 esac

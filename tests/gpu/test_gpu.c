@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -56,8 +57,9 @@ static fdl_device *open_or_skip(void)
     }
     cr_assert_eq(rc, FDL_OK, "fdl_device_count: %s %s", fdl_status_name(rc), err.message);
     cr_assert_gt(count, 0);
+    /* -1: the GPU ctest assigned (ctest --resource-spec-file), else FDLINK_DEVICE, else 0 */
     fdl_device *dev = NULL;
-    rc = fdl_device_open(&dev, 0, &err);
+    rc = fdl_device_open(&dev, -1, &err);
     cr_assert_eq(rc, FDL_OK, "fdl_device_open: %s %s", fdl_status_name(rc), err.message);
     cr_assert_not_null(dev);
     return dev;
@@ -144,6 +146,10 @@ static const char fill_ptx[] =
 Test(gpu_device, describes_itself)
 {
     fdl_device *dev = open_or_skip();
+    /* which GPU this run got: under ctest --resource-spec-file, the one ctest assigned */
+    const char *assigned = getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+    fprintf(stderr, "test_gpu: fdl_device_open(-1) opened GPU %d, %s (ctest assigned: %s)\n",
+            fdl_device_ordinal(dev), fdl_device_name(dev), assigned ? assigned : "none");
     cr_assert_str_not_empty(fdl_device_name(dev));
     int cc = fdl_device_cc(dev);
     cr_assert_geq(cc, 50);
@@ -155,7 +161,8 @@ Test(gpu_device, describes_itself)
     cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "%s", err.message);
     /* a second handle on the same device shares the primary context */
     fdl_device *again = NULL;
-    cr_assert_eq(fdl_device_open(&again, 0, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_device_open(&again, fdl_device_ordinal(dev), &err), FDL_OK, "%s",
+                 err.message);
     cr_assert_str_eq(fdl_device_name(again), fdl_device_name(dev));
     fdl_device_destroy(again);
     cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "%s", err.message);
@@ -169,9 +176,19 @@ Test(gpu_device, ordinal_from_environment_and_out_of_range)
     fdl_error err = FDL_ERROR_INIT;
     cr_assert_eq(fdl_device_count(&count, &err), FDL_OK);
     fdl_device *other = NULL;
+    /* under ctest's resource allocation the assigned GPU comes first; FDLINK_DEVICE without it */
+    const char *assigned = getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+    if (assigned) {
+        char expect[32];
+        snprintf(expect, sizeof expect, "id:%d,", fdl_device_ordinal(dev));
+        cr_assert(strncmp(assigned, expect, strlen(expect)) == 0,
+                  "ctest assigned %s but fdl_device_open(-1) opened device %d", assigned,
+                  fdl_device_ordinal(dev));
+    }
+    cr_assert_eq(unsetenv("CTEST_RESOURCE_GROUP_COUNT"), 0);
     cr_assert_eq(setenv("FDLINK_DEVICE", "0", 1), 0);
     cr_assert_eq(fdl_device_open(&other, -1, &err), FDL_OK, "%s", err.message);
-    cr_assert_str_eq(fdl_device_name(other), fdl_device_name(dev));
+    cr_assert_eq(fdl_device_ordinal(other), 0);
     fdl_device_destroy(other);
     other = NULL;
 
@@ -185,6 +202,128 @@ Test(gpu_device, ordinal_from_environment_and_out_of_range)
     cr_assert_null(other);
     cr_assert_eq(fdl_device_open(&other, count, &err), FDL_ENODEVICE);
     cr_assert_str_eq(err.message, expect);
+    fdl_device_destroy(dev);
+}
+
+/* One thread's work in one_link_runs_on_every_gpu_from_a_thread_each. */
+typedef struct gpu_thread {
+    int ordinal;        /* the GPU this thread opens */
+    const char *arch;   /* the architecture the cubin was linked for */
+    const void *cubin;  /* the one link's cubin, read by every thread */
+    size_t cubin_size;
+    int n;
+    int seed;
+    int skipped;        /* a GPU of another architecture */
+    size_t wrong;
+    fdl_error err;
+    int rc;
+} gpu_thread;
+
+/*
+ * Open the GPU (a family of this thread's own), load the shared cubin, compute n products and
+ * compare them with the host's, bit for bit. Criterion asserts only in the test's thread: the
+ * outcome goes back in the struct.
+ */
+static void *gpu_thread_run(void *arg)
+{
+    gpu_thread *t = arg;
+    fdl_device *dev = NULL;
+    fdl_module *mod = NULL;
+    fdl_kernel *kernel = NULL;
+    fdl_buffer *da = NULL, *db = NULL, *dout = NULL;
+    size_t bytes = (size_t)t->n * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes);
+    uint32_t *out = malloc(bytes);
+    t->rc = FDL_ENOMEM;
+    if (!a || !b || !out)
+        goto cleanup;
+    for (int i = 0; i < t->n; i++) {
+        a[i] = (float)((i * 7 + t->seed) % 1999 - 999) * 0.125f + 1.0f / (float)(i + t->seed + 3);
+        b[i] = ldexpf(1.0f + (float)((i + t->seed) % 613) / 613.0f, (i % 37) - 18);
+        out[i] = SENTINEL;
+    }
+    if ((t->rc = fdl_device_open(&dev, t->ordinal, &t->err)) != FDL_OK)
+        goto cleanup;
+    if (strcmp(fdl_device_arch(dev), t->arch) != 0) {
+        t->skipped = 1;
+        goto cleanup;
+    }
+    uint64_t pout, pa, pb;
+    int n = t->n;
+    fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    cfg.block.x = 256;
+    cfg.grid.x = (unsigned)((n + 255) / 256);
+    cfg.flags = FDL_LAUNCH_SYNC;
+    if ((t->rc = fdl_module_load_data(&mod, dev, t->cubin, t->cubin_size, "one_link.cubin",
+                                      &t->err)) != FDL_OK ||
+        (t->rc = fdl_module_get_kernel(&kernel, mod, "multiply_vectors", &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_create(&da, dev, bytes, &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_create(&db, dev, bytes, &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_create(&dout, dev, bytes, &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_write(da, 0, a, bytes, &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_write(db, 0, b, bytes, &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_write(dout, 0, out, bytes, &t->err)) != FDL_OK)
+        goto cleanup;
+    pout = fdl_buffer_address(dout);
+    pa = fdl_buffer_address(da);
+    pb = fdl_buffer_address(db);
+    fdl_arg args[] = {FDL_ARG(pout), FDL_ARG(pa), FDL_ARG(pb), FDL_ARG(n)};
+    if ((t->rc = fdl_kernel_launch_ex(kernel, &cfg, args, 4, &t->err)) != FDL_OK ||
+        (t->rc = fdl_buffer_read(dout, 0, out, bytes, &t->err)) != FDL_OK)
+        goto cleanup;
+    for (int i = 0; i < n; i++)
+        if (out[i] != bits_of(a[i] * b[i]))
+            t->wrong++;
+cleanup:
+    fdl_device_destroy(dev); /* and the module and buffers with it */
+    free(a);
+    free(b);
+    free(out);
+    return NULL;
+}
+
+Test(gpu_device, one_link_runs_on_every_gpu_from_a_thread_each)
+{
+    fdl_device *dev = open_or_skip();
+    const char *lib = getenv("FDLINK_LIBCUDA");
+    if (lib && strstr(lib, "mock"))
+        cr_skip_test("the mock driver serves one thread at a time");
+    int count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_count(&count, &err), FDL_OK, "%s", err.message);
+    /* one link, made here; its cubin is read by every thread (fdlink/host.h) */
+    fdl_link *link = link_for(dev);
+    size_t size = 0;
+    const void *cubin = fdl_link_cubin(link, &size);
+    /* a thread for every GPU, and a second on this test's own GPU: two handles of one GPU are
+     * two families, used at once */
+    enum { MAX_THREADS = 17 };
+    int nthreads = count + 1 > MAX_THREADS ? MAX_THREADS : count + 1;
+    gpu_thread t[MAX_THREADS];
+    pthread_t threads[MAX_THREADS];
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < nthreads; i++) {
+        t[i].ordinal = i < count ? i : fdl_device_ordinal(dev);
+        t[i].arch = fdl_device_arch(dev);
+        t[i].cubin = cubin;
+        t[i].cubin_size = size;
+        t[i].n = (1 << 18) + i * 1000;
+        t[i].seed = i * 101;
+        cr_assert_eq(pthread_create(&threads[i], NULL, gpu_thread_run, &t[i]), 0);
+    }
+    for (int i = 0; i < nthreads; i++)
+        cr_assert_eq(pthread_join(threads[i], NULL), 0);
+    int ran = 0;
+    for (int i = 0; i < nthreads; i++) {
+        cr_assert_eq(t[i].rc, FDL_OK, "thread %d on GPU %d: %s: %s", i, t[i].ordinal,
+                     fdl_status_name(t[i].rc), t[i].err.message);
+        cr_assert_eq(t[i].wrong, 0, "thread %d on GPU %d: %zu of %d products differ", i,
+                     t[i].ordinal, t[i].wrong, t[i].n);
+        ran += !t[i].skipped;
+    }
+    cr_assert_geq(ran, 2, "fewer than two threads ran (GPUs of other architectures: %d)",
+                  nthreads - ran);
+    fdl_link_destroy(link);
     fdl_device_destroy(dev);
 }
 
@@ -545,8 +684,10 @@ Test(gpu_device, info_agrees_with_the_getters_and_the_driver)
     fdl_error err = FDL_ERROR_INIT;
     fdl_device_info info;
     cr_assert_eq(fdl_device_get_info(dev, &info, &err), FDL_OK);
-    cr_assert_eq(info.ordinal, 0);
-    cr_assert_eq(fdl_device_ordinal(dev), 0);
+    int expect_ordinal = -1;
+    cr_assert_eq(fdl_device_default_ordinal(&expect_ordinal, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(info.ordinal, expect_ordinal);
+    cr_assert_eq(fdl_device_ordinal(dev), expect_ordinal);
     cr_assert_str_eq(info.name, fdl_device_name(dev));
     cr_assert_str_eq(info.arch, fdl_device_arch(dev));
     cr_assert_eq(info.cc, fdl_device_cc(dev));
@@ -597,7 +738,8 @@ Test(gpu_device, destroy_frees_what_the_user_left)
     cr_assert_eq(fdl_event_record(event, stream, &err), FDL_OK, "%s", err.message);
     /* a second handle of the same GPU is a family of its own and outlives the first */
     fdl_device *other = NULL;
-    cr_assert_eq(fdl_device_open(&other, 0, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_device_open(&other, fdl_device_ordinal(dev), &err), FDL_OK, "%s",
+                 err.message);
     fdl_buffer *kept = sentinel_buffer(other, 16);
     /* everything of dev (module, kernel, launch, buffers, stream, event) goes with it */
     fdl_device_destroy(dev);
@@ -943,8 +1085,10 @@ Test(gpu_launch, geometry_and_shared_memory_are_checked_with_exact_messages)
                  bytes, probe_attrs.max_dynamic_shared);
     cr_assert_str_eq(err.message, expect);
     cr_assert_eq(fdl_kernel_set_max_dynamic_shared(probe, most + 1, &err), FDL_EINVAL);
-    cr_assert(strstr(err.message, "that kernel shared_probe can have on device 0"), "%s",
-              err.message);
+    char on_device[64];
+    snprintf(on_device, sizeof on_device, "that kernel shared_probe can have on device %d",
+             fdl_device_ordinal(dev));
+    cr_assert(strstr(err.message, on_device), "%s", err.message);
     if (most >= 64 * 1024) {
         cr_assert_eq(fdl_kernel_set_max_dynamic_shared(probe, 64 * 1024, &err), FDL_OK, "%s",
                      err.message);

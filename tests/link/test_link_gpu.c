@@ -37,7 +37,7 @@ static fdl_device *open_or_skip(void)
     if (count == 0)
         cr_skip_test("no CUDA device");
     fdl_device *dev = NULL;
-    rc = fdl_device_open(&dev, 0, &err);
+    rc = fdl_device_open(&dev, -1, &err); /* the GPU ctest assigned, else FDLINK_DEVICE or 0 */
     cr_assert_eq(rc, FDL_OK, "fdl_device_open: %s %s", fdl_status_name(rc), err.message);
     return dev;
 }

@@ -646,3 +646,148 @@ Test(host_embed, comment_terminator_in_name_and_path_stays_inside_the_comment)
     rmdir(in);
     rmdir(dir);
 }
+
+/* ---- the GPU ctest assigned (CTEST_RESOURCE_GROUP_*) ---------------------------------------- */
+
+static void clear_device_env(void)
+{
+    static const char *const vars[] = {
+        "CTEST_RESOURCE_GROUP_COUNT", "CTEST_RESOURCE_GROUP_0", "CTEST_RESOURCE_GROUP_0_GPUS",
+        "CTEST_RESOURCE_GROUP_1",     "CTEST_RESOURCE_GROUP_1_GPUS", "FDLINK_DEVICE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        cr_assert_eq(unsetenv(vars[i]), 0);
+}
+
+static int default_ordinal(void)
+{
+    int ordinal = -5;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_device_default_ordinal(&ordinal, &err);
+    cr_assert_eq(rc, FDL_OK, "%s: %s", fdl_status_name(rc), err.message);
+    return ordinal;
+}
+
+Test(host_device, the_default_is_ctest_then_fdlink_device_then_zero)
+{
+    clear_device_env();
+    cr_assert_eq(default_ordinal(), 0);
+    cr_assert_eq(setenv("FDLINK_DEVICE", "2", 1), 0);
+    cr_assert_eq(default_ordinal(), 2);
+    /* ctest's assignment comes before FDLINK_DEVICE */
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_COUNT", "1", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0", "gpus", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:1,slots:1", 1), 0);
+    cr_assert_eq(default_ordinal(), 1);
+    /* several entries (a group asking for two GPUs): the first */
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:7,slots:2;id:3,slots:1", 1), 0);
+    cr_assert_eq(default_ordinal(), 7);
+    /* a group of other resources is passed over for the first that holds gpus */
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_COUNT", "2", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0", "licenses", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_1", "licenses,gpus", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_1_GPUS", "id:12,slots:4", 1), 0);
+    cr_assert_eq(default_ordinal(), 12);
+    /* groups but none with gpus: FDLINK_DEVICE, then 0 */
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_1", "licenses", 1), 0);
+    cr_assert_eq(default_ordinal(), 2);
+    cr_assert_eq(unsetenv("FDLINK_DEVICE"), 0);
+    cr_assert_eq(default_ordinal(), 0);
+    /* no groups at all */
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_COUNT", "0", 1), 0);
+    cr_assert_eq(default_ordinal(), 0);
+}
+
+Test(host_device, malformed_ctest_variables_are_einval_before_the_driver)
+{
+    clear_device_env();
+    cr_assert_eq(setenv("FDLINK_LIBCUDA", "/nonexistent/libcuda.so.1", 1), 0);
+    static const struct {
+        const char *count, *group0, *gpus0, *message;
+    } bad[] = {
+        {"x", "gpus", "id:0,slots:1",
+         "CTEST_RESOURCE_GROUP_COUNT='x' is not a number of resource groups (expected 0 to 4096)"},
+        {"-1", "gpus", "id:0,slots:1",
+         "CTEST_RESOURCE_GROUP_COUNT='-1' is not a number of resource groups (expected 0 to 4096)"},
+        {"99999", "gpus", "id:0,slots:1",
+         "CTEST_RESOURCE_GROUP_COUNT='99999' is not a number of resource groups (expected 0 to "
+         "4096)"},
+        {"1", NULL, NULL,
+         "CTEST_RESOURCE_GROUP_COUNT is 1 but CTEST_RESOURCE_GROUP_0 is not set (is ctest running "
+         "this test?)"},
+        {"1", "gpus", NULL, "CTEST_RESOURCE_GROUP_0 lists gpus but CTEST_RESOURCE_GROUP_0_GPUS is "
+                            "not set"},
+        {"1", "gpus", "id:gpu0,slots:1",
+         "CTEST_RESOURCE_GROUP_0_GPUS='id:gpu0,slots:1' does not name a device: expected "
+         "'id:N,slots:M' with N a device number, as the spec of 'fdlink resource-spec' gives"},
+        {"1", "gpus", "id:1", NULL},
+        {"1", "gpus", "id:,slots:1", NULL},
+        {"1", "gpus", "slots:1,id:1", NULL},
+        {"1", "gpus", "id:1,slots:0", NULL},
+        {"1", "gpus", "id:1,slots:x", NULL},
+        {"1", "gpus", "id:-1,slots:1", NULL},
+        {"1", "gpus", "id:1,slots:1;id:2", NULL},
+        {"1", "gpus", "id:99999999999,slots:1", NULL},
+        {"1", "gpus", ";", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        clear_device_env();
+        cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_COUNT", bad[i].count, 1), 0);
+        if (bad[i].group0)
+            cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0", bad[i].group0, 1), 0);
+        if (bad[i].gpus0)
+            cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0_GPUS", bad[i].gpus0, 1), 0);
+        /* FDLINK_DEVICE does not hide a malformed assignment */
+        cr_assert_eq(setenv("FDLINK_DEVICE", "0", 1), 0);
+        int ordinal = 3;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_device_default_ordinal(&ordinal, &err), FDL_EINVAL, "case %zu", i);
+        cr_assert_eq(ordinal, -1);
+        if (bad[i].message)
+            cr_assert_str_eq(err.message, bad[i].message);
+        else
+            cr_assert(strstr(err.message, "CTEST_RESOURCE_GROUP_0_GPUS='") &&
+                          strstr(err.message, "' does not name a device"),
+                      "case %zu: %s", i, err.message);
+        /* and fdl_device_open(-1) says the same, before loading the driver */
+        fdl_device *dev = NULL;
+        fdl_error open_err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_device_open(&dev, -1, &open_err), FDL_EINVAL, "case %zu", i);
+        cr_assert_str_eq(open_err.message, err.message);
+        cr_assert_null(dev);
+    }
+    /* a well-formed assignment gets as far as the driver */
+    clear_device_env();
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_COUNT", "1", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0", "gpus", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:0,slots:1", 1), 0);
+    fdl_device *dev = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_open(&dev, -1, &err), FDL_ENOLIB, "%s", err.message);
+}
+
+Test(host_device, a_resource_spec_without_a_driver_lists_no_gpus)
+{
+    cr_assert_eq(setenv("FDLINK_LIBCUDA", "/nonexistent/libcuda.so.1", 1), 0);
+    char *json = NULL;
+    size_t len = 0;
+    int ngpus = -1;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_ctest_resource_spec(&json, &len, &ngpus, 1, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(ngpus, 0);
+    cr_assert_str_eq(json, "{\n"
+                           "  \"version\": {\"major\": 1, \"minor\": 0},\n"
+                           "  \"local\": [\n"
+                           "    {\n"
+                           "      \"gpus\": []\n"
+                           "    }\n"
+                           "  ]\n"
+                           "}\n");
+    cr_assert_eq(len, strlen(json));
+    free(json);
+    json = (char *)"not reset";
+    cr_assert_eq(fdl_device_ctest_resource_spec(&json, NULL, NULL, 0, &err), FDL_EINVAL);
+    cr_assert_null(json);
+    cr_assert_str_eq(err.message, "0 slots per GPU (expected 1 to 1024)");
+    cr_assert_eq(fdl_device_ctest_resource_spec(&json, NULL, NULL, 1025, &err), FDL_EINVAL);
+}

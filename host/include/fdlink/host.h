@@ -15,6 +15,20 @@
  * Every call that touches the GPU first makes the family's context current on the calling thread
  * (and leaves it current). Distinct device handles, even of the same GPU, may be used from
  * different threads at once. fdl_device_count and fdl_driver_version are safe from any thread.
+ *
+ * Several GPUs: one link serves them all. Link once (fdlink/link.h) and take the cubin
+ * (fdl_link_cubin: its bytes never change after, so any number of threads may read them at once
+ * while the link lives); give each GPU's thread a device handle of its own (fdl_device_open with
+ * the GPU's ordinal, in that thread or handed to it), and there load the same image
+ * (fdl_module_load_data) and launch: the handles are distinct families, so the threads share
+ * nothing and need no locking. A cubin runs only on GPUs of its architecture: on a host of mixed
+ * GPUs link once per architecture (fdl_device_arch), or load a fatbin or PTX. examples/multi_gpu
+ * does this on every GPU of a host.
+ *
+ * ctest: fdl_device_open(-1) opens the GPU that ctest assigned to the test
+ * (CTEST_RESOURCE_GROUP_* variables, set when ctest runs with --resource-spec-file and the test
+ * has RESOURCE_GROUPS gpus:N, as fdlink_add_test(... GPU) gives it), else FDLINK_DEVICE, else
+ * device 0. fdl_device_ctest_resource_spec writes the spec for the GPUs present.
  */
 #ifndef FDLINK_HOST_H
 #define FDLINK_HOST_H
@@ -87,13 +101,53 @@ FDL_API int fdl_device_count(int *count, fdl_error *err);
  * Open a device and retain its primary context, and make that context current on the calling
  * thread (code that calls the driver directly afterwards, such as the cuLink backend of
  * fdlink/link.h, relies on that).
- * @param ordinal device index; -1 for the FDLINK_DEVICE environment variable, else device 0
+ * @param ordinal device index; -1 for the device fdl_device_default_ordinal names: the GPU ctest
+ *        assigned, else FDLINK_DEVICE, else device 0
  * @return FDL_OK, FDL_ENOLIB, FDL_ENODEVICE (no device, or @p ordinal out of range),
- *         FDL_EINVAL (@p ordinal below -1, FDLINK_DEVICE not a number), FDL_ECUDA, FDL_ENOMEM
+ *         FDL_EINVAL (@p ordinal below -1, or malformed variables: see
+ *         fdl_device_default_ordinal), FDL_ECUDA, FDL_ENOMEM
  * Ownership: *out is the caller's; fdl_device_destroy releases the context.
  * Thread-safety: safe; the new handle starts a family of its own (see the file comment).
  */
 FDL_API int fdl_device_open(fdl_device **out, int ordinal, fdl_error *err);
+
+/**
+ * The device that fdl_device_open(-1) opens, read from the environment without loading the
+ * driver (so the number is not checked against the devices present):
+ * 1. the GPU ctest assigned: when CTEST_RESOURCE_GROUP_COUNT is set, the first group whose
+ *    CTEST_RESOURCE_GROUP_<i> lists `gpus`, and the first entry of its
+ *    CTEST_RESOURCE_GROUP_<i>_GPUS (`id:1,slots:1`: the id is the device's ordinal, as the spec
+ *    of fdl_device_ctest_resource_spec gives it); groups without gpus are passed over;
+ * 2. else FDLINK_DEVICE (a device number);
+ * 3. else 0.
+ * @return FDL_OK, FDL_EINVAL (NULL @p ordinal; CTEST_RESOURCE_GROUP_COUNT not a number, a group
+ *         variable missing, an entry that is not `id:N,slots:M` with N a number, e.g.
+ *         `CTEST_RESOURCE_GROUP_0_GPUS='id:gpu0,slots:1' does not name a device: ...`;
+ *         FDLINK_DEVICE not a number); *ordinal is -1 on failure
+ * Thread-safety: safe, as getenv is (no thread may change the environment meanwhile).
+ */
+FDL_API int fdl_device_default_ordinal(int *ordinal, fdl_error *err);
+
+/** The most slots a GPU may have in a ctest resource spec written by fdlink. */
+#define FDL_RESOURCE_SLOTS_MAX 1024
+
+/**
+ * Write a ctest resource specification (ctest --resource-spec-file) for the GPUs present: one
+ * resource type `gpus` whose ids are the device ordinals ("0", "1", ...), each with @p slots
+ * slots, so that `ctest -j N --resource-spec-file F` runs tests that ask for `gpus:1` one per
+ * slot of each GPU. Without a driver or a device the spec is still valid, and lists no GPUs
+ * (*ngpus is 0; fdl_device_count says why).
+ * @param out   not NULL; receives the JSON text, NUL-terminated
+ * @param len   may be NULL; receives its length
+ * @param ngpus may be NULL; receives the number of GPUs listed
+ * @param slots slots per GPU, 1 to FDL_RESOURCE_SLOTS_MAX
+ * @return FDL_OK, FDL_EINVAL (NULL @p out, @p slots out of range), FDL_ECUDA (the driver failed
+ *         otherwise than by having no device), FDL_ENOMEM
+ * Ownership: *out is the caller's; free() it.
+ * Thread-safety: safe.
+ */
+FDL_API int fdl_device_ctest_resource_spec(char **out, size_t *len, int *ngpus, unsigned slots,
+                                           fdl_error *err);
 
 /**
  * Destroy everything still alive that was made from the device (modules with their kernels and

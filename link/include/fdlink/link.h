@@ -236,6 +236,8 @@ FDL_API int fdl_link_complete(fdl_link *link, fdl_error *err);
 /**
  * The linked cubin after a successful fdl_link_complete, else NULL.
  * Ownership: borrowed; valid until the link is destroyed.
+ * Thread-safety: the bytes never change once the link is complete, so any number of threads may
+ * read them at once (to load one link on several GPUs: fdlink/host.h) while the link lives.
  */
 FDL_API const void *fdl_link_cubin(const fdl_link *link, size_t *size);
 

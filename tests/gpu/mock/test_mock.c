@@ -330,3 +330,58 @@ Test(host_mock, fatbin_parameters_come_from_its_members_without_refused_calls)
 {
     params_without_refused_calls(KERNELS "/kernels.fatbin");
 }
+
+Test(host_mock, open_minus_one_takes_the_gpu_ctest_assigned)
+{
+    use_mock();
+    cr_assert_eq(setenv("MOCK_CUDA_DEVICES", "3", 1), 0);
+    cr_assert_eq(setenv("FDLINK_DEVICE", "0", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_COUNT", "1", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0", "gpus", 1), 0);
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:2,slots:1", 1), 0);
+    fdl_device *dev = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_open(&dev, -1, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_device_ordinal(dev), 2);
+    fdl_device_destroy(dev);
+    dev = NULL;
+    /* a device the driver does not have: the message says ctest named it */
+    cr_assert_eq(setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:5,slots:1", 1), 0);
+    cr_assert_eq(fdl_device_open(&dev, -1, &err), FDL_ENODEVICE);
+    cr_assert_null(dev);
+    cr_assert_str_eq(err.message, "no CUDA device 5: the driver reports 3 devices (0..2), but "
+                                  "ctest assigned device 5 in CTEST_RESOURCE_GROUP_0_GPUS (a "
+                                  "resource spec of another host?)");
+    /* without ctest's variables, FDLINK_DEVICE */
+    cr_assert_eq(unsetenv("CTEST_RESOURCE_GROUP_COUNT"), 0);
+    cr_assert_eq(setenv("FDLINK_DEVICE", "1", 1), 0);
+    cr_assert_eq(fdl_device_open(&dev, -1, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_device_ordinal(dev), 1);
+    fdl_device_destroy(dev);
+}
+
+Test(host_mock, the_resource_spec_lists_every_gpu_with_its_slots)
+{
+    use_mock();
+    cr_assert_eq(setenv("MOCK_CUDA_DEVICES", "2", 1), 0);
+    char *json = NULL;
+    size_t len = 0;
+    int ngpus = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_ctest_resource_spec(&json, &len, &ngpus, 3, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(ngpus, 2);
+    cr_assert_str_eq(json, "{\n"
+                           "  \"version\": {\"major\": 1, \"minor\": 0},\n"
+                           "  \"local\": [\n"
+                           "    {\n"
+                           "      \"gpus\": [\n"
+                           "        {\"id\": \"0\", \"slots\": 3},\n"
+                           "        {\"id\": \"1\", \"slots\": 3}\n"
+                           "      ]\n"
+                           "    }\n"
+                           "  ]\n"
+                           "}\n");
+    cr_assert_eq(len, strlen(json));
+    free(json);
+}
