@@ -58,6 +58,6 @@ export FDLINK_LIBCUDA=$root/$build/tests/gpu/libfdlink_mock_cuda.so
 run_unit "$root/$build/tests/test_link" --jobs 1 --filter 'link_container/*'
 run_unit "$root/$build/tests/test_decl" --jobs 1 --filter 'decl_load/*'
 run_unit "$root/$build/tests/test_ptx" --jobs 1 --filter 'ptx_limits/*'
-run_unit "$root/$build/tests/gpu/test_host_mock" --jobs 1
+run_unit "$root/$build/tests/gpu/test_host_mock" --jobs 1 --filter '*/*without_refused_calls'
 echo "valgrind: $runs runs (12 CLI commands, 4 unit binaries), $findings with findings"
 [ "$findings" = 0 ]
