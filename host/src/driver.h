@@ -270,6 +270,10 @@ int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count);
 
 void fdl__kparams_free(fdl__kparams *l);
 
+/* Whether some member of a fatbin may hold the @p len bytes of @p needle (a symbol name): 0 only
+ * when every member was read (decompressed where needed) and none does. */
+int fdl__fatbin_may_contain(const void *image, size_t size, const char *needle, size_t len);
+
 /* The driver's handle of a kernel (for the launch benchmark's raw baseline). */
 CUfunction fdl__kernel_function(const fdl_kernel *kernel);
 

@@ -343,3 +343,36 @@ int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count)
         }
     return 0;
 }
+
+/* Whether @p n bytes at @p p contain @p len bytes of @p needle. */
+static int contains(const unsigned char *p, size_t n, const char *needle, size_t len)
+{
+    for (size_t i = 0; len && n >= len && i <= n - len; i++) {
+        const unsigned char *hit = memchr(p + i, needle[0], n - len + 1 - i);
+        if (!hit)
+            return 0;
+        i = (size_t)(hit - p);
+        if (memcmp(hit, needle, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int fdl__fatbin_may_contain(const void *image, size_t size, const char *needle, size_t len)
+{
+    fdl__images im = {0};
+    int may = 1;
+    if (fdl__unpack(&im, image, size, "module", FDL_KIND_FATBIN, NULL) != FDL_OK)
+        goto cleanup; /* not read here: the driver decides */
+    may = 0;
+    for (size_t i = 0; !may && i < im.n; i++) {
+        fdl__image *img = &im.v[i];
+        if (fdl__image_load(img, NULL) != FDL_OK || img->opaque || !img->bytes)
+            may = 1; /* a member not read here (no decompressor, say) may hold it */
+        else
+            may = contains(img->bytes, img->nbytes, needle, len);
+    }
+cleanup:
+    fdl__images_free(&im);
+    return may;
+}

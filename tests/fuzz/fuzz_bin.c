@@ -3,7 +3,8 @@
  * unpacks a cubin, a fatbin (LZ4 and zstd members decompressed), a static library, a host object
  * or an NVVM (LTO-IR) container and scans every image in it; and the readers of a module image
  * that the host runtime uses before and after the driver loads it: the kernel names and the
- * parameter counts (.nv.info EIATTR_KPARAM_INFO, PTX .entry lists, fatbin members). The input is
+ * parameter counts (.nv.info EIATTR_KPARAM_INFO, PTX .entry lists, fatbin members), and the search
+ * of a fatbin's members for the device status record. The input is
  * exactly `size` bytes. Properties: a failure fills the error record well (fuzz.h); a success
  * gives images whose strings are terminated and whose symbols have names; the kernel and
  * parameter lists are consistent (names non-empty, no duplicate names).
@@ -61,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(names[i]);
         free(names);
     }
+    /* the device status record's lookup in a fatbin: every member read, or "may" */
+    (void)fdl__fatbin_may_contain(data, size, "fdl_status_v1", 13);
     fdl__kparams params;
     if (fdl__image_param_counts(&params, data, size) == FDL_OK) {
         for (size_t i = 0; i < params.n; i++) {

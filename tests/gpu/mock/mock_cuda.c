@@ -921,8 +921,10 @@ EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m
     if (r != CUDA_SUCCESS)
         return r;
     module *m = (module *)(void *)mod;
-    if (strcmp(name, "fdl_status_v1") != 0 || !m->status)
+    if (strcmp(name, "fdl_status_v1") != 0 || !m->status) {
+        g_refused++;
         return CUDA_ERROR_NOT_FOUND;
+    }
     *ptr = (CUdeviceptr)(uintptr_t)m->status;
     *bytes = sizeof(status_record);
     return CUDA_SUCCESS;
