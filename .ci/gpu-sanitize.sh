@@ -9,6 +9,8 @@
 # Prints one line per run: the tests passed and the reports ctest's memory check counted; the
 # whole output of each run is in build-gpu/sanitize-<tool>.log (and in $OUT when set).
 #   bash .ci/gpu-sanitize.sh [tool...]      (default: memcheck racecheck initcheck synccheck)
+# FDLINK_SANITIZE_CTEST_ARGS adds ctest arguments to every run (e.g. "-j 8": the tests of one
+# tool in parallel); FDLINK_SANITIZE_TIMEOUT (seconds) bounds each tool's run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -f .gpu/run-tests.sh ] || { echo "gpu-sanitize: no .gpu/run-tests.sh (run ../shared/gpu/prepare.sh first)" >&2; exit 2; }
@@ -26,7 +28,9 @@ for tool in "${tools[@]}"; do
   fi
   log=build-gpu/sanitize-$tool.log
   mkdir -p build-gpu
-  FDLINK_SANITIZE=$tool bash .gpu/run-tests.sh "${args[@]}" > "$log" 2>&1
+  # shellcheck disable=SC2086 # the extra arguments are words
+  FDLINK_SANITIZE=$tool ${FDLINK_SANITIZE_TIMEOUT:+timeout $FDLINK_SANITIZE_TIMEOUT} \
+    bash .gpu/run-tests.sh "${args[@]}" ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
   rc=$?
   [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$log" "$OUT/sanitize-$tool.log"
   passed=$(grep -E '^[0-9]+% tests passed' "$log" | tail -1)
@@ -39,7 +43,8 @@ for tool in "${tools[@]}"; do
   [ "$rc" = 0 ] || status=1
 done
 log=build-gpu/fault-tests.log
-bash .gpu/run-tests.sh -L fault > "$log" 2>&1
+# shellcheck disable=SC2086
+bash .gpu/run-tests.sh -L fault ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
 rc=$?
 [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$log" "$OUT/fault-tests.log"
 line="fault (no sanitizer): $(grep -E '^[0-9]+% tests passed' "$log" | tail -1); exit $rc"
