@@ -110,10 +110,12 @@ static item *add(item *list, size_t *n, state st, const char *name)
     return it;
 }
 
+/* A verdict's text; a long path may cut it short (the result is tested so that the compiler
+ * knows the truncation is expected). */
 #define SAY(it, ...)                                                                              \
     do {                                                                                          \
-        if (it)                                                                                   \
-            snprintf((it)->text, sizeof (it)->text, __VA_ARGS__);                                 \
+        if ((it) && snprintf((it)->text, sizeof (it)->text, __VA_ARGS__) < 0)                     \
+            (it)->text[0] = '\0';                                                                 \
     } while (0)
 
 static void version_text(char *buf, size_t size, int major, int minor)
