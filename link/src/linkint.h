@@ -1,6 +1,7 @@
 /*
- * Internals of link/ shared between its files (not installed): the code images of an input
- * (unpack.c), decompression (decompress.c), NVRTC (nvrtc.c) and the driver's cuLink (culink.c).
+ * Internals of link/ shared between its files (not installed): kind detection (kind.c), the code
+ * images of an input (unpack.c, over the readers of unpack.h), decompression (decompress.c),
+ * NVRTC (nvrtc.c) and the driver's cuLink (culink.c).
  */
 #ifndef FDLINK_LINKINT_H
 #define FDLINK_LINKINT_H
@@ -95,7 +96,7 @@ int fdl__image_load(fdl__image *img, fdl_error *err);
 
 void fdl__images_free(fdl__images *im);
 
-/* "sm_90" -> 90, "sm_100f" -> 100; 0 when not of that form. */
+/* "sm_90" -> 90, "sm_100f" -> 100 (also compute_ and lto_); 0 when not of that form. */
 unsigned fdl__arch_number(const char *arch);
 
 /* ---- decompression --------------------------------------------------------------------------- */
