@@ -102,10 +102,11 @@ unsigned fdl__arch_number(const char *arch);
 /* ---- decompression --------------------------------------------------------------------------- */
 
 /*
- * Decompress a fatbin payload (LZ4 block format, or zstd through libzstd.so.1, loaded on first
- * use; FDLINK_LIBZSTD names another path) into exactly @p out_size bytes.
- * @return FDL_OK, FDL_EPARSE (corrupt data or a size that disagrees), FDL_ENOLIB (no libzstd),
- *         FDL_ENOMEM. *out is malloc'ed, the caller's.
+ * Decompress a fatbin payload (LZ4 block format through liblz4.so.1, or zstd through
+ * libzstd.so.1, each loaded on first use; FDLINK_LIBLZ4 and FDLINK_LIBZSTD name other paths)
+ * into exactly @p out_size bytes.
+ * @return FDL_OK, FDL_EPARSE (corrupt data or a size that disagrees), FDL_ENOLIB (no liblz4 or
+ *         libzstd), FDL_ENOMEM. *out is malloc'ed, the caller's.
  */
 int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *in, size_t in_size,
                     unsigned flags, fdl_error *err);
