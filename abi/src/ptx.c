@@ -200,6 +200,10 @@ static int skip_space(scanner *sc)
 {
     while (sc->pos < sc->len) {
         unsigned char c = (unsigned char)sc->s[sc->pos];
+        if (c == ' ' || c == '\t') {
+            sc->pos++;
+            continue;
+        }
         if (c == '\n') {
             newline_at(sc, sc->pos);
             sc->pos++;
@@ -493,9 +497,10 @@ static int add_name(scanner *sc, const token *t, size_t *off)
         return sc_fail(sc, FDL_ELIMIT, t->line, t->col, NULL,
                        "identifier longer than %d bytes", FDL_PTX_MAX_IDENT);
     *off = sc->names.len;
-    if (!fdl__buf_append(&sc->names, sc->s + t->off, t->len) ||
-        !fdl__buf_append(&sc->names, "", 1))
+    /* the name and its NUL (fdl__buf keeps one more NUL after what it holds) */
+    if (!fdl__buf_append(&sc->names, sc->s + t->off, t->len))
         return out_of_memory(sc, t);
+    sc->names.len++;
     return FDL_OK;
 }
 
@@ -505,6 +510,12 @@ static int new_param(scanner *sc, const token *at, size_t *index)
     fdl_ptx *ptx = sc->ptx;
     size_t need;
     size_t cap = sc->cap_params, cap2 = sc->cap_params;
+    if (ptx->nparams < sc->cap_params && ptx->params && sc->pname) {
+        *index = ptx->nparams++;
+        memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
+        sc->pname[*index] = 0;
+        return FDL_OK;
+    }
     if (!fdl__size_add(&need, ptx->nparams, 1))
         return out_of_memory(sc, at);
     fdl_ptx_param *params = fdl__grow(ptx->params, &cap, need, sizeof *params);
@@ -527,25 +538,28 @@ static int new_param(scanner *sc, const token *at, size_t *index)
 typedef struct type_info {
     const char *name;
     unsigned bits;
+    size_t len; /* strlen(name) */
 } type_info;
 
+#define TYPE(name, bits) {name, bits, sizeof name - 1}
 static const type_info types[] = {
-    {"b8", 8},    {"b16", 16},  {"b32", 32},   {"b64", 64},  {"b128", 128},
-    {"u8", 8},    {"u16", 16},  {"u32", 32},   {"u64", 64},
-    {"s8", 8},    {"s16", 16},  {"s32", 32},   {"s64", 64},
-    {"f16", 16},  {"f16x2", 32}, {"bf16", 16}, {"bf16x2", 32},
-    {"f32", 32},  {"f64", 64},  {"pred", 1},
+    TYPE("b8", 8),    TYPE("b16", 16),    TYPE("b32", 32),   TYPE("b64", 64),
+    TYPE("b128", 128), TYPE("u8", 8),     TYPE("u16", 16),   TYPE("u32", 32),
+    TYPE("u64", 64),  TYPE("s8", 8),      TYPE("s16", 16),   TYPE("s32", 32),
+    TYPE("s64", 64),  TYPE("f16", 16),    TYPE("f16x2", 32), TYPE("bf16", 16),
+    TYPE("bf16x2", 32), TYPE("f32", 32),  TYPE("f64", 64),   TYPE("pred", 1),
 };
+#undef TYPE
 
 static const type_info *find_type(const scanner *sc, const token *t)
 {
-    if (t->kind != T_DIR)
+    if (t->kind != T_DIR || t->len < 3 || t->len > 7)
         return NULL;
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        size_t n = strlen(types[i].name);
-        if (t->len == n + 1 && memcmp(sc->s + t->off + 1, types[i].name, n) == 0)
+    const char *name = sc->s + t->off + 1; /* after the dot */
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (t->len == types[i].len + 1 && name[0] == types[i].name[0] &&
+            memcmp(name, types[i].name, types[i].len) == 0)
             return &types[i];
-    }
     return NULL;
 }
 
@@ -637,7 +651,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
     }
     if (!type)
         return proto_fail(sc, pc, &t, "a parameter type (.b32, .u64, .f32, ...)");
-    fdl__strlcpy(p->type, type->name, sizeof p->type);
+    memcpy(p->type, type->name, type->len + 1); /* at most "bf16x2": fits p->type */
     p->bits = type->bits;
     p->bytes = type->bits < 8 ? 1 : type->bits / 8;
     if (t.kind == T_IDENT) {
@@ -1165,6 +1179,20 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }
+    /* room from the start for what a text of this size usually holds (a prototype every few
+     * hundred bytes, a parameter every few dozen; at most a few MB), so that the arrays are not
+     * copied as they grow. Only a hint: they grow past it as needed, and without it if the
+     * memory is not there. */
+    size_t hint_funcs = len / 256 + 16, hint_params = len / 64 + 16;
+    hint_funcs = hint_funcs > 16384 ? 16384 : hint_funcs;
+    hint_params = hint_params > 65536 ? 65536 : hint_params;
+    size_t cap_f = 0, cap_r = 0, cap_p = 0, cap_n = 0;
+    if ((sc.ptx->funcs = fdl__grow(NULL, &cap_f, hint_funcs, sizeof *sc.ptx->funcs)) &&
+        (sc.recs = fdl__grow(NULL, &cap_r, hint_funcs, sizeof *sc.recs)))
+        sc.cap_funcs = cap_f < cap_r ? cap_f : cap_r;
+    if ((sc.ptx->params = fdl__grow(NULL, &cap_p, hint_params, sizeof *sc.ptx->params)) &&
+        (sc.pname = fdl__grow(NULL, &cap_n, hint_params, sizeof *sc.pname)))
+        sc.cap_params = cap_p < cap_n ? cap_p : cap_n;
     if ((rc = scan_module(&sc)) != FDL_OK)
         goto cleanup;
     if (sc.target.len) {

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elfread.h"
 #include "internal.h"
 #include "linkint.h"
 #include "unpack.h"

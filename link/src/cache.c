@@ -47,6 +47,7 @@
 #define STATS_FILE "stats"
 #define ENTRY_SUFFIX ".fdlc"
 #define TEMP_MARK ".fdlc.tmp."
+#define MEMO_SUFFIX ".fdlm"
 /* A temporary file this old is stale whoever wrote it (a writer takes milliseconds). */
 #define STALE_TEMP_SECONDS 3600
 
@@ -259,8 +260,8 @@ bad:
  * Check a whole entry file: "" when good (then *kind_out and the payload's place are set), else
  * the problem. @p want_key NULL accepts any key.
  */
-static const char *check_entry(const unsigned char *b, size_t n, const unsigned char *want_key,
-                               uint32_t *kind_out)
+static const char *check_any_entry(const unsigned char *b, size_t n,
+                                   const unsigned char *want_key, uint32_t *kind_out, int memo)
 {
     if (n == 0)
         return "empty";
@@ -272,7 +273,8 @@ static const char *check_entry(const unsigned char *b, size_t n, const unsigned 
     if (get32(b + 8) != FDL__CACHE_FORMAT)
         return "another format version";
     uint32_t kind = get32(b + 12);
-    if (kind != FDL__CACHE_LINK && kind != FDL__CACHE_NVRTC && kind != FDL__CACHE_CHECK)
+    if (memo ? kind != FDL__CACHE_MEMO
+             : kind != FDL__CACHE_LINK && kind != FDL__CACHE_NVRTC && kind != FDL__CACHE_CHECK)
         return "unknown kind";
     if (want_key && memcmp(b + 16, want_key, FDL__CACHE_KEY_SIZE) != 0)
         return "key differs from its file name";
@@ -288,6 +290,13 @@ static const char *check_entry(const unsigned char *b, size_t n, const unsigned 
         return "section lengths disagree";
     *kind_out = kind;
     return "";
+}
+
+/* An entry proper (".fdlc"): a memo's kind is foreign there. */
+static const char *check_entry(const unsigned char *b, size_t n, const unsigned char *want_key,
+                               uint32_t *kind_out)
+{
+    return check_any_entry(b, n, want_key, kind_out, 0);
 }
 
 /* ---- memory tier ------------------------------------------------------------------------- */
@@ -750,6 +759,90 @@ cleanup:
     return ok;
 }
 
+/* ---- memos (libmemo.c) ------------------------------------------------------------------- */
+int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                        fdl__cache_sections *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!dir)
+        return 0;
+    char hex[33], name[64];
+    fdl__cache_key_hex(key, hex);
+    snprintf(name, sizeof name, "%s" MEMO_SUFFIX, hex);
+    char *path = join(dir, name);
+    if (!path)
+        return 0;
+    int ok = 0;
+    unsigned char *b = NULL;
+    size_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        goto cleanup;
+    int got = read_all(fd, &b, &n);
+    close(fd);
+    if (!got)
+        goto cleanup;
+    uint32_t kind = 0;
+    if (check_any_entry(b, n, key, &kind, 1)[0]) {
+        unlink(path); /* torn or foreign: gone, and the library is loaded instead */
+        goto cleanup;
+    }
+    if (split(out, b, b + HEADER_SIZE, n - HEADER_SIZE, get32(b + 40))) {
+        b = NULL;
+        ok = 1;
+    }
+cleanup:
+    free(b);
+    free(path);
+    return ok;
+}
+
+void fdl__cache_memo_put(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                         const unsigned char *const *secs, const size_t *lens, size_t nsecs)
+{
+    if (!dir || make_dirs(dir) != 1)
+        return;
+    size_t n = 0;
+    unsigned char *b = encode(FDL__CACHE_MEMO, key, secs, lens, nsecs, &n);
+    if (!b)
+        return;
+    char hex[33], name[64];
+    fdl__cache_key_hex(key, hex);
+    snprintf(name, sizeof name, "%s" MEMO_SUFFIX, hex);
+    write_entry(dir, name, b, n); /* best effort: without a memo the library is loaded */
+    free(b);
+}
+
+static int is_memo_name(const char *name)
+{
+    size_t n = strlen(name);
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    return n == 32 + strlen(MEMO_SUFFIX) && strcmp(name + 32, MEMO_SUFFIX) == 0 &&
+           hex_key(name, key);
+}
+
+/* Remove the memos of @p dir; FDL_OK or FDL_EIO. */
+static int remove_memos(const char *dir, fdl_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return FDL_OK; /* scan_dir has just read it; nothing to add */
+    int rc = FDL_OK;
+    struct dirent *e;
+    while (rc == FDL_OK && (e = readdir(d)) != NULL) {
+        if (!is_memo_name(e->d_name))
+            continue;
+        char *path = join(dir, e->d_name);
+        if (!path)
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+        else if (unlink(path) != 0 && errno != ENOENT)
+            rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot remove: %s", strerror(errno));
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
 /* ---- scanning the directory -------------------------------------------------------------- */
 typedef struct scan_item {
     char *name;
@@ -1040,6 +1133,8 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
         free(path);
     }
     scan_free(&s);
+    if (rc == FDL_OK)
+        rc = remove_memos(d, err);
     char *stats = join(d, STATS_FILE);
     if (rc == FDL_OK && stats && unlink(stats) != 0 && errno != ENOENT)
         rc = fdl__error(err, FDL_EIO, stats, 0, 0, NULL, "cannot remove: %s", strerror(errno));

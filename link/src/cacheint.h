@@ -18,6 +18,7 @@
 #define FDL__CACHE_LINK 1u
 #define FDL__CACHE_NVRTC 2u
 #define FDL__CACHE_CHECK 3u /* the post-LTO PTX of the declaration check */
+#define FDL__CACHE_MEMO 4u  /* a memo (libmemo.c): "<key>.fdlm", not an entry */
 
 #define FDL__CACHE_KEY_SIZE 16
 #define FDL__CACHE_MAX_SECTIONS 8
@@ -78,5 +79,17 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
  */
 void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE],
                     const unsigned char *const *secs, const size_t *lens, size_t nsecs);
+
+/*
+ * Memos (libmemo.c): small files "<key>.fdlm" beside the entries, written the same way
+ * (temporary file, rename) and checked the same way (header, checksum), but never counted,
+ * listed, verified or evicted; fdl_cache_clear removes them. A bad memo is removed.
+ * @return 1 and *out when @p dir holds a good memo of @p key, else 0
+ */
+int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                        fdl__cache_sections *out);
+/* Store a memo, best effort (nothing is reported). */
+void fdl__cache_memo_put(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                         const unsigned char *const *secs, const size_t *lens, size_t nsecs);
 
 #endif /* FDLINK_CACHEINT_H */

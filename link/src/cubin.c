@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elfread.h"
 #include "internal.h"
 #include "linkint.h"
 #include "unpack.h"

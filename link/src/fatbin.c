@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elfread.h"
 #include "internal.h"
 #include "linkint.h"
 #include "unpack.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elfread.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
 #include "linkint.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elfread.h"
 #include "fdlink/link.h"
 #include "internal.h"
 #include "linkint.h"

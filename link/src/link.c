@@ -97,11 +97,20 @@ static int choose_backend(fdl_link *link, fdl_error *err)
             link->backend = FDL_BACKEND_CULINK;
         return rc;
     }
-    fdl_error jl_err = FDL_ERROR_INIT;
-    int rc = fdl__nvjl_get(&link->nv, &jl_err);
-    if (rc == FDL_OK) {
+    /* with the cache on, a memo of nvJitLink's version spares loading it before a hit */
+    if (link->cache.on && !fdl__nvjl_tried() &&
+        fdl__libmemo_lookup(fdl__nvjl_spec(), link->cache.dir, &link->jl_major,
+                            &link->jl_minor, link->jl_id)) {
+        link->jl_known = link->jl_memo = link->jl_id_ok = 1;
         link->backend = FDL_BACKEND_NVJITLINK;
         return FDL_OK;
+    }
+    fdl_error jl_err = FDL_ERROR_INIT;
+    const fdl__nvjl *nv = NULL;
+    int rc = fdl__nvjl_get(&nv, &jl_err);
+    if (rc == FDL_OK) {
+        link->backend = FDL_BACKEND_NVJITLINK;
+        return fdl__link_need_nv(link, err);
     }
     if (want == FDL_BACKEND_AUTO && rc == FDL_ENOLIB && fdl__cu_load(NULL) == FDL_OK &&
         fdl__cu_require_context(NULL) == FDL_OK) {
@@ -169,8 +178,23 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         (rc = choose_backend(link, err)) != FDL_OK ||
         (rc = resolve_arch(link, o.arch, err)) != FDL_OK)
         goto cleanup;
-    if (link->backend == FDL_BACKEND_NVJITLINK && (rc = fdl__link_probe(link, err)) != FDL_OK)
-        goto cleanup;
+    /* nvJitLink checks the options now, unless the memo says that this very library accepted
+     * them (then it need not be loaded before a cache hit) */
+    if (link->backend == FDL_BACKEND_NVJITLINK && !(link->jl_memo && fdl__link_probe_known(link))) {
+        if ((rc = fdl__link_need_nv(link, err)) != FDL_OK && link->jl_memo) {
+            /* the memoed library exists but does not load: decide as without a memo (which
+             * may fall back to cuLink) */
+            link->jl_memo = link->jl_known = link->jl_id_ok = 0;
+            rc = choose_backend(link, err);
+        }
+        if (rc != FDL_OK)
+            goto cleanup;
+        if (link->backend == FDL_BACKEND_NVJITLINK) {
+            if ((rc = fdl__link_probe(link, err)) != FDL_OK)
+                goto cleanup;
+            fdl__link_probe_remember(link);
+        }
+    }
     if (o.cudadevrt) {
         char path[1024];
         if (!fdl__cuda_find(path, sizeof path, "lib64/libcudadevrt.a") &&

@@ -43,14 +43,76 @@ void fdl__link_cache_warn(fdl_link *link)
     link->on_diag(link->diag_ctx, &e);
 }
 
+int fdl__link_need_nv(fdl_link *link, fdl_error *err)
+{
+    if (link->nv)
+        return FDL_OK;
+    int rc = fdl__nvjl_get(&link->nv, err);
+    if (rc != FDL_OK)
+        return rc;
+    /* the library's own word from now on; a memo that disagrees made keys of another version */
+    unsigned major = 0, minor = 0;
+    int known = link->nv->version && link->nv->version(&major, &minor) == NVJITLINK_SUCCESS;
+    link->jl_memo = 0;
+    link->jl_known = known;
+    link->jl_major = major;
+    link->jl_minor = minor;
+    link->jl_id_ok = known && link->cache.on && fdl__nvjl_remember(link->cache.dir, link->jl_id);
+    return FDL_OK;
+}
+
+/* The memo of options that a library accepted: its key. */
+static int probe_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    if (!link->jl_id_ok || !link->cache.on || !link->cache.dir)
+        return 0;
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, 0, 0, &o))
+        return 0;
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_MEMO);
+    if (k) {
+        fdl__keyb_str(k, TAG('P', 'R', 'O', 'B'), "nvJitLinkCreate accepts");
+        fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->jl_id, sizeof link->jl_id);
+        fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
+        for (size_t i = 0; i < o.n; i++)
+            fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o.v[i]);
+    }
+    fdl__strv_free(&o);
+    return k && fdl__keyb_finish(k, key);
+}
+
+static const char PROBE_OK[] = "accepted";
+
+int fdl__link_probe_known(fdl_link *link)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    fdl__cache_sections s;
+    if (!probe_key(link, key) || !fdl__cache_memo_get(link->cache.dir, key, &s))
+        return 0;
+    int ok = s.n == 1 && s.len[0] == sizeof PROBE_OK - 1 &&
+             memcmp(s.p[0], PROBE_OK, sizeof PROBE_OK - 1) == 0;
+    fdl__cache_sections_free(&s);
+    return ok;
+}
+
+void fdl__link_probe_remember(fdl_link *link)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    if (!probe_key(link, key) || fdl__link_probe_known(link))
+        return;
+    const unsigned char *secs[1] = {(const unsigned char *)PROBE_OK};
+    size_t lens[1] = {sizeof PROBE_OK - 1};
+    fdl__cache_memo_put(link->cache.dir, key, secs, lens, 1);
+}
+
 /* The link's key; 0 when it cannot be made (then the cache is not used). */
 static int link_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_LINK);
     if (!k)
         return 0;
-    unsigned jl_major = 0, jl_minor = 0;
-    if (!link->nv->version || link->nv->version(&jl_major, &jl_minor) != NVJITLINK_SUCCESS) {
+    unsigned jl_major = link->jl_major, jl_minor = link->jl_minor;
+    if (!link->jl_known) {
         fdl__keyb_free(k); /* a version that cannot be told apart cannot be cached */
         return 0;
     }
@@ -100,14 +162,14 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
 {
     if (!link->cache.on || link->backend != FDL_BACKEND_NVJITLINK)
         return 0;
+    /* a check that misses runs nvJitLink: its version from itself (the error, if it cannot be
+     * loaded, comes from that run) */
+    if (fdl__link_need_nv(link, NULL) != FDL_OK || !link->jl_known)
+        return 0;
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_CHECK);
     if (!k)
         return 0;
-    unsigned jl_major = 0, jl_minor = 0;
-    if (!link->nv->version || link->nv->version(&jl_major, &jl_minor) != NVJITLINK_SUCCESS) {
-        fdl__keyb_free(k);
-        return 0;
-    }
+    unsigned jl_major = link->jl_major, jl_minor = link->jl_minor;
     fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), jl_major);
     fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), jl_minor);
     fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), link->arch);
@@ -165,8 +227,18 @@ int fdl__link_cache_lookup(fdl_link *link)
     fdl__cache_sections s;
     fdl_cache_result r = fdl__cache_get(&link->cache, FDL__CACHE_LINK, key, &s);
     fdl__link_cache_warn(link);
-    if (r == FDL_CACHE_MISS)
+    if (r == FDL_CACHE_MISS) {
+        /* the link runs nvJitLink now: when the memo's version was not the library's, the key
+         * named another linker, so look again under the right one (a failed load is reported
+         * by the link itself) */
+        if (link->jl_memo) {
+            unsigned major = link->jl_major, minor = link->jl_minor;
+            if (fdl__link_need_nv(link, NULL) == FDL_OK &&
+                (!link->jl_known || link->jl_major != major || link->jl_minor != minor))
+                return fdl__link_cache_lookup(link);
+        }
         return 0;
+    }
     int hit = 0;
     unsigned char *cubin = NULL, *ptx = NULL, *info = NULL, *error = NULL;
     if (s.n != NSECS || s.len[SEC_FLAGS] != 2 || s.len[SEC_CUBIN] == 0)
@@ -223,7 +295,9 @@ void fdl__link_cache_store(fdl_link *link)
         key[i] = (unsigned char)(hi << 4 | lo);
     }
     unsigned char flags[2] = {(unsigned char)(link->lto != 0), (unsigned char)(link->ptx != NULL)};
-    const char *info = fdl_link_info_log(link), *error = fdl_link_error_log(link);
+    /* as fdl_link_info_log and fdl_link_error_log say them (link.c sits above this file) */
+    const char *info = link->info_log ? link->info_log : "";
+    const char *error = link->error_log ? link->error_log : "";
     const unsigned char *secs[NSECS] = {link->cubin, (const unsigned char *)link->ptx,
                                         (const unsigned char *)info,
                                         (const unsigned char *)error, flags};
@@ -419,13 +493,10 @@ static void scan_includes(inc_state *st, const char *text, size_t size, const ch
 }
 
 /* The compile's key; 0 when it must not be cached. */
-static int nvrtc_key(const char *source, size_t size, const char *name,
+static int nvrtc_key(int major, int minor, const char *source, size_t size, const char *name,
                      const char *const *options, const fdl__nvrtc_header *headers,
                      size_t nheaders, int ltoir, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
-    int major = 0, minor = 0;
-    if (fdl__nvrtc_version(&major, &minor, NULL) != FDL_OK)
-        return 0;
     inc_state st;
     memset(&st, 0, sizeof st);
     st.ok = 1;
@@ -467,33 +538,65 @@ static int nvrtc_key(const char *source, size_t size, const char *name,
     return fdl__keyb_finish(st.k, key);
 }
 
+/* Key the compile with NVRTC @p major.@p minor and look it up: 1 on a hit (*out, *log set). */
+static int nvrtc_lookup(fdl_link *link, int major, int minor, const char *source, size_t size,
+                        const char *name, const char *const *options,
+                        const fdl__nvrtc_header *headers, size_t nheaders, int ltoir,
+                        unsigned char key[FDL__CACHE_KEY_SIZE], int *keyed, unsigned char **out,
+                        size_t *out_size, char **log)
+{
+    *keyed = nvrtc_key(major, minor, source, size, name, options, headers, nheaders, ltoir, key);
+    if (!*keyed)
+        return 0;
+    fdl__cache_sections s;
+    fdl_cache_result r = fdl__cache_get(&link->cache, FDL__CACHE_NVRTC, key, &s);
+    fdl__link_cache_warn(link);
+    int hit = 0;
+    if (r != FDL_CACHE_MISS && s.n == 2 && s.len[0]) {
+        unsigned char *o = dup_bytes(s.p[0], s.len[0]);
+        char *l = (char *)dup_bytes(s.p[1], s.len[1]);
+        if (o && l) {
+            *out = o;
+            *out_size = s.len[0];
+            *log = l;
+            link->nvrtc_hits++;
+            hit = 1;
+        } else {
+            free(o);
+            free(l);
+        }
+    }
+    fdl__cache_sections_free(&s);
+    return hit;
+}
+
 int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
                            const char *source, size_t size, const char *name,
                            const char *const *options, const fdl__nvrtc_header *headers,
                            size_t nheaders, int ltoir, fdl_error *err)
 {
     unsigned char key[FDL__CACHE_KEY_SIZE];
-    int keyed = link->cache.on &&
-                nvrtc_key(source, size, name, options, headers, nheaders, ltoir, key);
-    if (keyed) {
-        fdl__cache_sections s;
-        fdl_cache_result r = fdl__cache_get(&link->cache, FDL__CACHE_NVRTC, key, &s);
-        fdl__link_cache_warn(link);
-        if (r != FDL_CACHE_MISS && s.n == 2 && s.len[0]) {
-            unsigned char *o = dup_bytes(s.p[0], s.len[0]);
-            char *l = (char *)dup_bytes(s.p[1], s.len[1]);
-            if (o && l) {
-                *out = o;
-                *out_size = s.len[0];
-                *log = l;
-                link->nvrtc_hits++;
-                fdl__cache_sections_free(&s);
+    int keyed = 0, major = 0, minor = 0;
+    if (link->cache.on) {
+        /* NVRTC's version from its memo when there is one, so that a hit does not load NVRTC */
+        int memo = fdl__nvrtc_quick_version(link->cache.dir, &major, &minor);
+        if (memo || fdl__nvrtc_remember(link->cache.dir, &major, &minor) == FDL_OK) {
+            if (nvrtc_lookup(link, major, minor, source, size, name, options, headers, nheaders,
+                             ltoir, key, &keyed, out, out_size, log))
                 return FDL_OK;
+            /* a miss compiles, so NVRTC is loaded now; when the memo's version is not its own,
+             * the key named another compiler: look again under the right one (a failed load is
+             * the compile's to report) */
+            int real_major = 0, real_minor = 0;
+            if (memo && keyed) {
+                if (fdl__nvrtc_remember(link->cache.dir, &real_major, &real_minor) != FDL_OK)
+                    keyed = 0;
+                else if ((real_major != major || real_minor != minor) &&
+                         nvrtc_lookup(link, real_major, real_minor, source, size, name, options,
+                                      headers, nheaders, ltoir, key, &keyed, out, out_size, log))
+                    return FDL_OK;
             }
-            free(o);
-            free(l);
         }
-        fdl__cache_sections_free(&s);
     }
     int rc = fdl__nvrtc_compile(out, out_size, log, source, size, name, options, headers,
                                 nheaders, ltoir, err);

@@ -135,6 +135,15 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
 int fdl__nvrtc_version(int *major, int *minor, fdl_error *err);
 
 /*
+ * NVRTC's version from its memo in @p dir (libmemo.h), without loading it; only while this
+ * process has not loaded it. @return 1 when the memo holds, else 0 (ask fdl__nvrtc_remember)
+ */
+int fdl__nvrtc_quick_version(const char *dir, int *major, int *minor);
+
+/* NVRTC's version, loading it if needed, memoed in @p dir. @return FDL_OK, FDL_ENOLIB */
+int fdl__nvrtc_remember(const char *dir, int *major, int *minor);
+
+/*
  * The places a CUDA toolkit may be, in order: $FDLINK_CUDA_ROOT, $CUDA_PATH, the toolkit fdlink
  * was built with, /usr/local/cuda (empty and repeated ones left out). @return how many
  * (at most @p max); the strings are static or the environment's.

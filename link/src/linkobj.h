@@ -9,19 +9,11 @@
 
 #include "cacheint.h"
 #include "fdlink/link.h"
+#include "libmemo.h"
 #include "linkint.h"
 #include "nvjitlink.h"
+#include "strv.h"
 
-/* A NULL-terminated vector of owned strings. */
-typedef struct fdl__strv {
-    char **v;
-    size_t n;
-    size_t cap;
-} fdl__strv;
-
-void fdl__strv_free(fdl__strv *s);
-/* Append a copy of @p fmt (formatted with one %s of @p arg when @p arg is not NULL). */
-int fdl__strv_push(fdl__strv *s, const char *fmt, const char *arg);
 
 typedef struct fdl__link_input {
     char *name;
@@ -48,7 +40,12 @@ struct fdl_link {
     char arch_suffix;    /* 'a', 'f' or 0 */
     char *devrt;         /* path of libcudadevrt.a with the cudadevrt option */
     fdl_link_backend backend;
-    const fdl__nvjl *nv;
+    const fdl__nvjl *nv;  /* NULL until nvJitLink is needed when its memo gave the version */
+    unsigned jl_major, jl_minor; /* nvJitLink's version, from nv or from its memo */
+    int jl_known;         /* jl_major/jl_minor are known (nvJitLink 12.3 and later say it) */
+    int jl_memo;          /* jl_major/jl_minor came from the memo (nv is NULL) */
+    int jl_id_ok;         /* jl_id identifies the library (libmemo.h) */
+    unsigned char jl_id[FDL__LIBMEMO_ID_SIZE];
     fdl__link_input *inputs;
     size_t ninputs;
     size_t cap;
@@ -95,6 +92,7 @@ typedef struct fdl__jl_run {
  * The files of link/src that work on a link, bottom to top (README.md in this folder): each uses
  * only those above it in this list, never one below.
  *
+ *   strv.c                            string vectors (strv.h; also used by libmemo.c)
  *   linkobj.c, linkopts.c, linklog.c  the link object's helpers, its options, its logs
  *   linkjl.c                          nvJitLink runs of a link's inputs
  *   linkcache.c                       keys, lookups and stores of links and NVRTC compiles
@@ -106,8 +104,6 @@ typedef struct fdl__jl_run {
 
 /* ---- linkobj.c: the link object's helpers ---------------------------------------------------- */
 
-/* Copy @p in (NULL-terminated, may be NULL) into *out. @return 1, or 0 when out of memory */
-int fdl__strv_copy(fdl__strv *out, const char *const *in);
 /* The declaration of @p name in the first set that has one, or NULL. */
 const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name);
 /* The prototypes header of every set (fdl_header_generate), one after the other. */
@@ -185,6 +181,15 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
                         unsigned char key[FDL__CACHE_KEY_SIZE]);
 /* Report the cache warning, once, through the diagnostic callback. */
 void fdl__link_cache_warn(fdl_link *link);
+/*
+ * Load nvJitLink for a link whose version came from the memo (link->nv NULL), and take its own
+ * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
+ */
+int fdl__link_need_nv(fdl_link *link, fdl_error *err);
+/* After a successful probe: memo that this library accepts the link's options. */
+void fdl__link_probe_remember(fdl_link *link);
+/* The memo says this library accepted the link's options. */
+int fdl__link_probe_known(fdl_link *link);
 
 /* ---- postlto.c: the post-LTO PTX of LTO-IR inputs ------------------------------------------- */
 

@@ -1,12 +1,14 @@
 /* nvJitLink, opened with dlopen the first time a link needs it. */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "libmemo.h"
 #include "nvjitlink.h"
 
 #ifndef FDLINK_CUDA_ROOT
@@ -16,15 +18,28 @@
 #define PURPOSE "to link device code"
 
 /*
- * The one piece of global state of link/: the table of entry points, filled once under
- * pthread_once and read-only after, with the outcome of the load.
+ * Global state (with cache.c's memory tier and the memo below): the table of entry points,
+ * filled once under pthread_once and read-only after, with the outcome of the load.
  */
 static struct {
     pthread_once_t once;
     int status;
     fdl_error error; /* why the load failed, copied to every caller */
     fdl__nvjl fn;
-} g_nvjl = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+    int64_t load_start_ns; /* CLOCK_REALTIME when the load began (libmemo.h) */
+    atomic_int tried;      /* the load has run (whatever its outcome) */
+} g_nvjl = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}, 0, 0};
+
+/* the toolkit's copy last, when the build knows where the toolkit is */
+static const char *const lib_names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
+                                    sizeof FDLINK_CUDA_ROOT > 1 ? FDLINK_CUDA_ROOT
+                                                          "/lib64/libnvJitLink.so.13"
+                                                        : NULL,
+                                    NULL};
+
+/* What this process knows of nvJitLink's version without loading it (libmemo.h). */
+static fdl__libmemo_mem g_memo = FDL__LIBMEMO_MEM_INIT;
+static const fdl__libspec spec = {"nvJitLink", "FDLINK_NVJITLINK", lib_names, &g_memo};
 
 static const fdl__symbol symbols[] = {
     {"nvJitLinkCreate", offsetof(fdl__nvjl, create), 0},
@@ -46,17 +61,37 @@ static void load(void)
 {
     fdl_error *err = &g_nvjl.error;
     void *handle = NULL;
-    /* the toolkit's copy last, when the build knows where the toolkit is */
-    const char *const names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
-                                 FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT "/lib64/libnvJitLink.so.13"
-                                                     : NULL,
-                                 NULL};
     fdl__nvjl fn;
     memset(&fn, 0, sizeof fn);
-    g_nvjl.status = fdl__dlopen_table(&handle, "FDLINK_NVJITLINK", names, "nvJitLink", PURPOSE,
+    g_nvjl.load_start_ns = fdl__libmemo_now();
+    g_nvjl.status = fdl__dlopen_table(&handle, "FDLINK_NVJITLINK", lib_names, "nvJitLink", PURPOSE,
                                       symbols, sizeof symbols / sizeof symbols[0], &fn, err);
     if (g_nvjl.status == FDL_OK)
         g_nvjl.fn = fn;
+    atomic_store(&g_nvjl.tried, 1);
+}
+
+const fdl__libspec *fdl__nvjl_spec(void)
+{
+    return &spec;
+}
+
+int fdl__nvjl_tried(void)
+{
+    return atomic_load(&g_nvjl.tried);
+}
+
+int fdl__nvjl_remember(const char *dir, unsigned char id[FDL__LIBMEMO_ID_SIZE])
+{
+    memset(id, 0, FDL__LIBMEMO_ID_SIZE);
+    const fdl__nvjl *nv = NULL;
+    unsigned major = 0, minor = 0;
+    if (fdl__nvjl_get(&nv, NULL) != FDL_OK || !nv->version ||
+        nv->version(&major, &minor) != NVJITLINK_SUCCESS)
+        return 0;
+    void *sym = NULL; /* POSIX: a data pointer can hold a function's address */
+    memcpy(&sym, &nv->create, sizeof sym);
+    return fdl__libmemo_record(&spec, dir, sym, g_nvjl.load_start_ns, major, minor, id);
 }
 
 int fdl__nvjl_get(const fdl__nvjl **out, fdl_error *err)

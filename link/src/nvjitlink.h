@@ -15,6 +15,7 @@
 #include <nvJitLink.h>
 
 #include "fdlink/error.h"
+#include "libmemo.h"
 
 /* Entry points of nvJitLink, by their plain exported names (12.x and 13.x export them). */
 typedef struct fdl__nvjl {
@@ -42,6 +43,18 @@ typedef struct fdl__nvjl {
  * Ownership: *out is static and read-only. Thread-safety: safe.
  */
 int fdl__nvjl_get(const fdl__nvjl **out, fdl_error *err);
+
+/* nvJitLink as libmemo.h memos its version (static). */
+const fdl__libspec *fdl__nvjl_spec(void);
+
+/* Whether fdl__nvjl_get has loaded (or failed to load) the library: then use it, not a memo. */
+int fdl__nvjl_tried(void);
+
+/*
+ * Load nvJitLink (as fdl__nvjl_get) and memo its version in @p dir (the cache directory, may be
+ * NULL). @return 1 and the library's identity in @p id, or 0 (not loaded, or nothing to memo)
+ */
+int fdl__nvjl_remember(const char *dir, unsigned char id[FDL__LIBMEMO_ID_SIZE]);
 
 /* Name of an nvJitLinkResult ("NVJITLINK_ERROR_PTX_COMPILE"); static string. */
 const char *fdl__nvjl_result_name(int result);

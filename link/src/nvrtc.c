@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <nvrtc.h>
 
 #include "internal.h"
+#include "libmemo.h"
 #include "linkint.h"
 #include "probe.h"
 
@@ -89,7 +91,19 @@ static struct {
     int status;
     fdl_error error;
     nvrtc_fn fn;
-} g_nvrtc = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+    int64_t load_start_ns; /* CLOCK_REALTIME when the load began (libmemo.h) */
+    atomic_int tried;      /* the load has run (whatever its outcome) */
+} g_nvrtc = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}, 0, 0};
+
+static const char *const nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so",
+                                          sizeof FDLINK_CUDA_ROOT > 1
+                                              ? FDLINK_CUDA_ROOT "/lib64/libnvrtc.so.13"
+                                              : NULL,
+                                          NULL};
+
+/* What this process knows of NVRTC's version without loading it (libmemo.h). */
+static fdl__libmemo_mem g_nvrtc_memo = FDL__LIBMEMO_MEM_INIT;
+static const fdl__libspec nvrtc_spec = {"NVRTC", "FDLINK_NVRTC", nvrtc_names, &g_nvrtc_memo};
 
 #define PURPOSE "to compile CUDA C inputs"
 
@@ -97,10 +111,6 @@ static void nvrtc_load(void)
 {
     fdl_error *err = &g_nvrtc.error;
     void *h = NULL;
-    const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so",
-                                 FDLINK_CUDA_ROOT[0] ? FDLINK_CUDA_ROOT "/lib64/libnvrtc.so.13"
-                                                     : NULL,
-                                 NULL};
     static const fdl__symbol symbols[] = {
         {"nvrtcCreateProgram", offsetof(nvrtc_fn, create), 0},
         {"nvrtcDestroyProgram", offsetof(nvrtc_fn, destroy), 0},
@@ -116,10 +126,12 @@ static void nvrtc_load(void)
     };
     nvrtc_fn fn;
     memset(&fn, 0, sizeof fn);
-    g_nvrtc.status = fdl__dlopen_table(&h, "FDLINK_NVRTC", names, "NVRTC", PURPOSE, symbols,
+    g_nvrtc.load_start_ns = fdl__libmemo_now();
+    g_nvrtc.status = fdl__dlopen_table(&h, "FDLINK_NVRTC", nvrtc_names, "NVRTC", PURPOSE, symbols,
                                        sizeof symbols / sizeof symbols[0], &fn, err);
     if (g_nvrtc.status == FDL_OK)
         g_nvrtc.fn = fn;
+    atomic_store(&g_nvrtc.tried, 1);
 }
 
 /*
@@ -188,6 +200,32 @@ int fdl__nvrtc_version(int *major, int *minor, fdl_error *err)
     }
     if (!g_nvrtc.fn.version || g_nvrtc.fn.version(major, minor) != NVRTC_SUCCESS)
         return fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version");
+    return FDL_OK;
+}
+
+int fdl__nvrtc_quick_version(const char *dir, int *major, int *minor)
+{
+    *major = *minor = 0;
+    unsigned a = 0, b = 0;
+    unsigned char id[FDL__LIBMEMO_ID_SIZE];
+    if (atomic_load(&g_nvrtc.tried) || !fdl__libmemo_lookup(&nvrtc_spec, dir, &a, &b, id) ||
+        a > 100000u || b > 100000u)
+        return 0;
+    *major = (int)a;
+    *minor = (int)b;
+    return 1;
+}
+
+int fdl__nvrtc_remember(const char *dir, int *major, int *minor)
+{
+    int rc = fdl__nvrtc_version(major, minor, NULL);
+    if (rc != FDL_OK)
+        return rc;
+    void *sym = NULL; /* POSIX: a data pointer can hold a function's address */
+    memcpy(&sym, &g_nvrtc.fn.create, sizeof sym);
+    if (*major >= 0 && *minor >= 0)
+        fdl__libmemo_record(&nvrtc_spec, dir, sym, g_nvrtc.load_start_ns, (unsigned)*major,
+                            (unsigned)*minor, NULL);
     return FDL_OK;
 }
 

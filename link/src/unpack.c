@@ -3,7 +3,7 @@
  * entries of fatbin containers, of the fatbin sections of host objects, of the objects in a
  * static library), fdl__image_load decompresses and scans one on demand (PTX by fdl_ptx_scan,
  * cubins by cubin.c), and fdl_inspect_* shows them. The formats are read in files of their own,
- * below this one: kind.c (detection), fatbin.c, archive.c, cubin.c, over elf.c and images.c.
+ * below this one: kind.c (detection), fatbin.c, archive.c, cubin.c, over elfread.c and images.c.
  * Every read of a header, a table or a string is bounds-checked against the bytes at hand, so a
  * truncated or hostile input is an error, never a read past its end.
  */

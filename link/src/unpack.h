@@ -1,6 +1,6 @@
 /*
  * Internals of the input readers (not installed), shared between the files that read one format
- * each. They stack one way: elf.c and images.c at the bottom; kind.c (detection), fatbin.c and
+ * each. They stack one way: elfread.c and images.c at the bottom; kind.c (detection), fatbin.c and
  * cubin.c over them; archive.c over kind.c and fatbin.c; unpack.c (fdl__unpack, fdl__image_load,
  * inspection) at the top. linkint.h holds what the rest of the library uses.
  */

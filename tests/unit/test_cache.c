@@ -7,13 +7,14 @@
  * A "fresh process" is a child made with fork() that links and reports through a file, so that
  * a disk hit is told apart from a memory hit. Every test uses its own scratch directory.
  */
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <criterion/criterion.h>
 
 #include "fdl_test.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +29,13 @@
 #include "fdlink/cache.h"
 #include "fdlink/decl.h"
 #include "fdlink/link.h"
+#include "cacheint.h"
 #include "internal.h"
+#include "libmemo.h"
+
+/* from nvjitlink.h, which needs the toolkit's headers */
+const fdl__libspec *fdl__nvjl_spec(void);
+int fdl__nvjl_remember(const char *dir, unsigned char id[FDL__LIBMEMO_ID_SIZE]);
 
 #define LINK_DATA FDL_TEST_DATA "/link"
 
@@ -75,7 +82,20 @@ typedef struct outcome {
     size_t diags;          /* FDL_EIO diagnostics (the cache's warning) */
     char warning[512];
     char key[33];
+    int jl_loaded, nvrtc_loaded; /* nvJitLink, NVRTC mapped in the process after the link */
 } outcome;
+
+static int mapped_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    return info->dlpi_name && strstr(info->dlpi_name, (const char *)data) != NULL;
+}
+
+/* Is a library whose path contains @p part mapped in this process? */
+static int mapped(const char *part)
+{
+    return dl_iterate_phdr(mapped_cb, (void *)part) != 0;
+}
 
 static void count_diag(void *ctx, const fdl_error *d)
 {
@@ -119,6 +139,8 @@ static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
     snprintf(o.key, sizeof o.key, "%s", key);
     snprintf(o.warning, sizeof o.warning, "%s", fdl_link_cache_warning(link));
     fdl_link_nvrtc_cache(link, &o.nvrtc_hits, &o.nvrtc_compiled);
+    o.jl_loaded = mapped("libnvJitLink");
+    o.nvrtc_loaded = mapped("libnvrtc");
     if (cubin) {
         size_t n = 0;
         const void *c = fdl_link_cubin(link, &n);
@@ -342,10 +364,14 @@ Test(cache_key, a_changed_header_of_a_cuda_input_is_a_miss)
         cr_skip_test("no NVRTC: %s", a.warning);
     cr_assert_eq(a.rc, FDL_OK, "%s", a.warning);
     cr_assert_eq(a.nvrtc_compiled, 1);
+    cr_assert(a.nvrtc_loaded && a.jl_loaded);
     outcome b = run_child(&j, NULL);
     cr_assert_eq(b.nvrtc_hits, 1, "the same source and header: from the cache");
     cr_assert_eq(b.nvrtc_compiled, 0);
     cr_assert_eq(b.result, FDL_CACHE_HIT_DISK);
+    /* the versions in the keys came from the memos: neither library was loaded */
+    cr_assert(!b.nvrtc_loaded, "a warm NVRTC compile loaded NVRTC");
+    cr_assert(!b.jl_loaded, "a disk hit loaded nvJitLink");
     write_cuda(dir, "#define K 3\n");
     outcome c = run_child(&j, NULL);
     cr_assert_eq(c.nvrtc_compiled, 1, "a changed header must be compiled again");
@@ -910,5 +936,239 @@ Test(cache_key, version_2_options_take_the_default_cache)
     opts.version = FDL_LINK_OPTIONS_VERSION;
     cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
     cr_assert_null(link);
+    free(dir);
+}
+
+/* ---- the memo of the libraries' versions (libmemo.h) ------------------------------------- */
+
+Test(cache_memo, a_disk_hit_in_a_fresh_process_loads_no_nvjitlink)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char *c1 = path_in(dir, "1.cubin"), *c2 = path_in(dir, "2.cubin");
+    char *c0 = path_in(dir, "0.cubin");
+    job j = base_job(cache);
+    job off = j;
+    off.mode = FDL_CACHE_OFF;
+    outcome o = run_child(&off, c0);
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert(o.jl_loaded);
+    outcome a = run_child(&j, c1);
+    cr_assert_eq(a.rc, FDL_OK, "%s", a.warning);
+    cr_assert_eq(a.result, FDL_CACHE_MISS);
+    cr_assert(a.jl_loaded, "a miss links, so nvJitLink must be loaded");
+    cr_assert_geq(count_files(cache, ".fdlm"), 2, "no memo of the version and the options");
+    outcome b = run_child(&j, c2);
+    cr_assert_eq(b.rc, FDL_OK, "%s", b.warning);
+    cr_assert_eq(b.result, FDL_CACHE_HIT_DISK);
+    cr_assert(!b.jl_loaded, "the disk hit loaded nvJitLink");
+    cr_assert_str_eq(a.key, b.key);
+    cr_assert(files_equal(c0, c1) && files_equal(c0, c2));
+    /* memos are no entries: stats and verify see one entry; clear removes memos too */
+    fdl_cache_stats st;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_cache_stats_get(&st, cache, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(st.entries, 1);
+    cr_assert_eq(fdl_cache_clear(cache, NULL, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(count_files(cache, ".fdlm"), 0);
+    /* with the memos gone, a hit needs the library again (and writes them again) */
+    outcome c = run_child(&j, NULL);
+    cr_assert_eq(c.result, FDL_CACHE_MISS);
+    outcome d = run_child(&j, NULL);
+    cr_assert_eq(d.result, FDL_CACHE_HIT_DISK);
+    cr_assert(!d.jl_loaded);
+    free(c0);
+    free(c1);
+    free(c2);
+    free(cache);
+    free(dir);
+}
+
+/* The version of the nvJitLink at FDLINK_NVJITLINK that the memo in @p cache gives a fresh
+ * process: 77.minor, or -1 when the memo does not vouch (and then nothing was loaded). */
+static int memo_minor(const char *cache)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        unsigned major = 0, minor = 0;
+        unsigned char id[FDL__LIBMEMO_ID_SIZE];
+        int ok = fdl__libmemo_lookup(fdl__nvjl_spec(), cache, &major, &minor, id);
+        if (mapped("fake_nvjitlink") || mapped("libnvJitLink"))
+            _exit(100); /* a lookup never loads */
+        _exit(!ok ? 99 : major == 77 && minor < 50 ? (int)minor : 101);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 100 && WEXITSTATUS(status) != 101,
+              "the lookup loaded the library or gave a version it cannot have");
+    return WEXITSTATUS(status) == 99 ? -1 : WEXITSTATUS(status);
+}
+
+/* Load the nvJitLink at FDLINK_NVJITLINK in a fresh process and memo it: 1 when memoed. */
+static int memo_record(const char *cache)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        unsigned char id[FDL__LIBMEMO_ID_SIZE];
+        _exit(fdl__nvjl_remember(cache, id) ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status));
+    return WEXITSTATUS(status) == 0;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t n = 0;
+    char *b = slurp(from, &n);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.new", to);
+    spit(tmp, b, n);
+    cr_assert_eq(rename(tmp, to), 0); /* a new file (inode), as an install would make */
+    free(b);
+}
+
+/* past the memo's "racily clean" second: a file older than that is memoed */
+static void age(void)
+{
+    usleep(1100 * 1000);
+}
+
+Test(cache_memo, a_changed_library_is_loaded_not_trusted, .timeout = 120)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char *lib = path_in(dir, "libnvJitLink.so.13"), *other = path_in(dir, "other.so");
+    copy_file(FDL_FAKE_NVJITLINK_1, lib);
+    cr_assert_eq(setenv("FDLINK_NVJITLINK", lib, 1), 0);
+    cr_assert_eq(memo_minor(cache), -1, "no memo yet");
+    cr_assert_eq(memo_record(cache), 0, "a library changed a moment before its load is memoed");
+    cr_assert_eq(memo_minor(cache), -1);
+    age();
+    cr_assert_eq(memo_record(cache), 1);
+    cr_assert_eq(memo_minor(cache), 1, "the memo of 77.1");
+
+    /* another release installed under the same name: the memo no longer vouches */
+    copy_file(FDL_FAKE_NVJITLINK_2, lib);
+    cr_assert_eq(memo_minor(cache), -1, "a replaced library was taken for the memoed one");
+    age();
+    cr_assert_eq(memo_record(cache), 1);
+    cr_assert_eq(memo_minor(cache), 2, "the memo of the new library");
+
+    /* the same inode with another mtime (the file rewritten in place) */
+    struct timespec times[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, lib, times, 0), 0);
+    cr_assert_eq(memo_minor(cache), -1, "a library with another mtime was trusted");
+
+    /* another override path, even to identical bytes: another memo key */
+    age();
+    cr_assert_eq(memo_record(cache), 1);
+    cr_assert_eq(memo_minor(cache), 2);
+    copy_file(FDL_FAKE_NVJITLINK_2, other);
+    cr_assert_eq(setenv("FDLINK_NVJITLINK", other, 1), 0);
+    cr_assert_eq(memo_minor(cache), -1, "the memo of another path vouched");
+
+    /* a library gone: no memo vouches for it */
+    cr_assert_eq(setenv("FDLINK_NVJITLINK", lib, 1), 0);
+    cr_assert_eq(memo_minor(cache), 2);
+    cr_assert_eq(unlink(lib), 0);
+    cr_assert_eq(memo_minor(cache), -1, "a removed library was trusted");
+    free(other);
+    free(lib);
+    free(cache);
+    free(dir);
+}
+
+/* Rewrite every memo of a library's version in @p cache to say @p major.@p minor. */
+static size_t forge_versions(const char *cache, unsigned major, unsigned minor)
+{
+    DIR *d = opendir(cache);
+    cr_assert_not_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len != 37 || strcmp(e->d_name + 32, ".fdlm") != 0)
+            continue;
+        unsigned char key[FDL__CACHE_KEY_SIZE];
+        for (int i = 0; i < FDL__CACHE_KEY_SIZE; i++) {
+            unsigned v = 0;
+            cr_assert_eq(sscanf(e->d_name + 2 * i, "%2x", &v), 1);
+            key[i] = (unsigned char)v;
+        }
+        fdl__cache_sections s;
+        cr_assert(fdl__cache_memo_get(cache, key, &s), "a memo fdlink wrote does not read back");
+        if (s.n == 3 && s.len[2] == 8) { /* path, file, version */
+            unsigned char v[8];
+            for (int b = 0; b < 4; b++) {
+                v[b] = (unsigned char)(major >> (8 * b));
+                v[4 + b] = (unsigned char)(minor >> (8 * b));
+            }
+            const unsigned char *secs[3] = {s.p[0], s.p[1], v};
+            size_t lens[3] = {s.len[0], s.len[1], 8};
+            fdl__cache_memo_put(cache, key, secs, lens, 3);
+            n++;
+        }
+        fdl__cache_sections_free(&s);
+    }
+    closedir(d);
+    return n;
+}
+
+Test(cache_memo, a_memo_of_another_version_costs_a_load_not_a_wrong_result)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char *c0 = path_in(dir, "0.cubin"), *c1 = path_in(dir, "1.cubin");
+    job j = base_job(cache);
+    outcome a = run_child(&j, c0);
+    cr_assert_eq(a.rc, FDL_OK, "%s", a.warning);
+    cr_assert_eq(a.result, FDL_CACHE_MISS);
+    /* the memo now names a linker that is not there (as if the library had changed in a way
+     * its identity does not show) */
+    cr_assert_eq(forge_versions(cache, 1, 0), 1);
+    outcome b = run_child(&j, c1);
+    cr_assert_eq(b.rc, FDL_OK, "%s", b.warning);
+    cr_assert_eq(b.result, FDL_CACHE_HIT_DISK, "the link under its real version's key");
+    cr_assert_str_eq(a.key, b.key, "the key of another version was used");
+    cr_assert(b.jl_loaded, "the library must be loaded to learn its real version");
+    cr_assert(files_equal(c0, c1));
+    cr_assert_eq(count_files(cache, ".fdlc"), 1, "an entry was stored under a wrong key");
+    free(c0);
+    free(c1);
+    free(cache);
+    free(dir);
+}
+
+Test(cache_memo, options_nvjitlink_refuses_are_refused_at_create_with_a_memo)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    job j = base_job(cache);
+    outcome a = run_child(&j, NULL);
+    cr_assert_eq(a.rc, FDL_OK, "%s", a.warning);
+    outcome b = run_child(&j, NULL);
+    cr_assert_eq(b.result, FDL_CACHE_HIT_DISK);
+    /* the memo of nvJitLink's version holds now; an option it never accepted still fails in
+     * fdl_link_create, from nvJitLink itself */
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.arch = "sm_90";
+        opts.cache = FDL_CACHE_ON;
+        opts.cache_dir = cache;
+        const char *extra[] = {"-no-such-option-at-all", NULL};
+        opts.extra = extra;
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        int rc = fdl_link_create(&link, &opts, &err);
+        fdl_link_destroy(link);
+        _exit(rc == FDL_ELINK && strstr(err.message, "nvJitLink rejected the options") ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "fdl_link_create accepted an option nvJitLink refuses");
+    free(cache);
     free(dir);
 }

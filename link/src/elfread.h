@@ -8,8 +8,8 @@
  * section header") where fdlink says what is wrong, and linking it would make the library depend
  * on libelf.so.1 (and zlib) at run time for what is some 150 lines here.
  */
-#ifndef FDLINK_ELF_H
-#define FDLINK_ELF_H
+#ifndef FDLINK_ELFREAD_H
+#define FDLINK_ELFREAD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -75,4 +75,4 @@ int fdl__elf_is_fatbin_section(const char *name);
 /* Non-zero when a host ELF file has a fatbin section with bytes in it. */
 int fdl__elf_has_device_code(const fdl__elf *e);
 
-#endif /* FDLINK_ELF_H */
+#endif /* FDLINK_ELFREAD_H */

@@ -1,11 +1,11 @@
 /*
- * The ELF reader of elf.h: 64-bit little-endian files in memory, every read bounds-checked.
+ * The ELF reader of elfread.h: 64-bit little-endian files in memory, every read bounds-checked.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <string.h>
 
-#include "elf.h"
+#include "elfread.h"
 #include "internal.h"
 #include "linkint.h"
 
