@@ -83,6 +83,14 @@ int cli_parse_device(const char *v, int *out);
  */
 int cli_link_build(cli_link_args *a, fdl_link **out);
 
+/* Refuse outputs (@p out_path, may be NULL, and --emit-ptx) that name an input or a declaration
+ * file, or each other, with one line: 0, or EXIT_USAGE after printing. */
+int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char *out_path);
+/* An output that names one of @p n inputs (the same path, or the same file through a link) is
+ * refused with one line, before anything is read or written. @return 0, or EXIT_USAGE. */
+int cli_refuse_output_input(const char *cmd, const char *out, const char *const *inputs,
+                            size_t n);
+
 /* Subcommands: run(argc, argv) with argv[0] the command name, and help(out). */
 int cmd_check(int argc, char **argv);
 void help_check(FILE *out);

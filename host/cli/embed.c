@@ -81,6 +81,10 @@ int cmd_embed(int argc, char **argv)
         rc = cli_usage_error("embed", "%s", "no input files");
         goto cleanup;
     }
+    for (size_t i = 0; i < n; i++)
+        if ((rc = cli_refuse_output_input("embed", out_path, &items[i].path, 1)) != 0)
+            goto cleanup;
+    rc = 1;
     fdl_error err = FDL_ERROR_INIT;
     if (fdl_embed_write(out_path, items, n, &err) != FDL_OK) {
         cli_print_error(&err);

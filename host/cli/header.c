@@ -49,6 +49,9 @@ int cmd_header(int argc, char **argv)
     }
     if (!decl_path)
         return cli_usage_error("header", "%s", "missing declaration file");
+    if ((rc = cli_refuse_output_input("header", out_path, &decl_path, 1)) != 0)
+        return rc;
+    rc = 1;
 
     fdl_error err = FDL_ERROR_INIT;
     if (fdl_decls_load(&decls, decl_path, &err) != FDL_OK) {

@@ -382,6 +382,21 @@ fail:
     return 1;
 }
 
+int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char *out_path)
+{
+    int rc;
+    /* neither output may be an input or a declaration file, nor both outputs one file */
+    if (a->ptx_path && out_path && strcmp(a->ptx_path, out_path) == 0)
+        return cli_usage_error(cmd, "-o and --emit-ptx name the same file %s", out_path);
+    for (size_t o = 0; o < 2; o++) {
+        const char *path = o ? a->ptx_path : out_path;
+        if (path && ((rc = cli_refuse_output_input(cmd, path, a->inputs, a->ninputs)) ||
+                     (rc = cli_refuse_output_input(cmd, path, a->decl_paths.v, a->decl_paths.n))))
+            return rc;
+    }
+    return 0;
+}
+
 int cmd_link(int argc, char **argv)
 {
     const char *out_path = "a.cubin";
@@ -427,6 +442,9 @@ int cmd_link(int argc, char **argv)
         rc = cli_usage_error("link", "%s", "no input files");
         goto cleanup;
     }
+    if ((rc = cli_link_refuse_outputs(&a, "link", out_path)) != 0)
+        goto cleanup;
+    rc = 1;
 
     fdl_error err = FDL_ERROR_INIT;
     /* cuLink and "native" need a current context: open the device, which makes it current

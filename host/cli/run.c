@@ -708,6 +708,9 @@ int cmd_run(int argc, char **argv)
         rc = cli_usage_error("run", "%s", "no code to run (a cubin, fatbin, PTX or link inputs)");
         goto cleanup;
     }
+    if ((rc = cli_link_refuse_outputs(&la, "run", NULL)) != 0)
+        goto cleanup;
+    rc = 1;
     if (!kernel_name) {
         rc = cli_usage_error("run", "%s", "missing -k KERNEL");
         goto cleanup;

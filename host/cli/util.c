@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "internal.h"
@@ -64,3 +65,28 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+
+int cli_refuse_output_input(const char *cmd, const char *out, const char *const *inputs, size_t n)
+{
+    if (!out || strcmp(out, "-") == 0)
+        return 0;
+    struct stat so;
+    int out_exists = stat(out, &so) == 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat si;
+        if (!inputs[i])
+            continue;
+        if (strcmp(out, inputs[i]) == 0) {
+            fprintf(stderr, "fdlink: error: output %s is also an input; nothing was read or "
+                            "written (see 'fdlink %s --help')\n", out, cmd);
+            return EXIT_USAGE;
+        }
+        if (out_exists && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino) {
+            fprintf(stderr, "fdlink: error: output %s is the same file as input %s; nothing was "
+                            "read or written (see 'fdlink %s --help')\n", out, inputs[i], cmd);
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}

@@ -163,6 +163,17 @@ struct fdl_kernel {
     size_t *param_sizes;
 };
 
+/* Kernels of an image and how many parameters each takes. */
+typedef struct fdl__kparam {
+    char *name;
+    size_t count;
+} fdl__kparam;
+
+typedef struct fdl__kparams {
+    fdl__kparam *v;
+    size_t n, cap;
+} fdl__kparams;
+
 struct fdl_module {
     fdl__child child; /* first: owned by the device */
     fdl_device *dev;
@@ -177,6 +188,7 @@ struct fdl_module {
     char **defined; /* names of the kernels it defines, sorted; ndefined of them */
     size_t ndefined;
     int defined_known;
+    fdl__kparams params; /* parameter counts of its kernels, from the image */
     fdl__children prepared; /* its prepared launches */
     /* the device status record (fdlink/device.h), 0 when the module has none */
     CUdeviceptr status;
@@ -232,6 +244,25 @@ int fdl__status_attach(fdl_module *mod, const void *image, size_t size, fdl_erro
  */
 int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void *image,
                             size_t size);
+
+/*
+ * The parameter count of each kernel of a module image, read from the image: the
+ * EIATTR_KPARAM_INFO attributes of a cubin's .nv.info.<kernel> sections, the parameter list of
+ * each PTX `.entry`, and for a fatbin those of every member that can be read (decompressed
+ * where needed). A kernel the image says nothing about is absent.
+ * @return FDL_OK, FDL_ENOMEM
+ * Ownership: *out is the caller's (fdl__kparams_free).
+ */
+int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size);
+
+/* The count of kernel @p name: 1 and *count, or 0 when the image did not say. */
+int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count);
+
+void fdl__kparams_free(fdl__kparams *l);
+
+/* Whether some member of a fatbin may hold the @p len bytes of @p needle (a symbol name): 0 only
+ * when every member was read (decompressed where needed) and none does. */
+int fdl__fatbin_may_contain(const void *image, size_t size, const char *needle, size_t len);
 
 /* The driver's handle of a kernel (for the launch benchmark's raw baseline). */
 CUfunction fdl__kernel_function(const fdl_kernel *kernel);

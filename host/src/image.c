@@ -1,6 +1,8 @@
 /*
- * The kernels a module image defines, read from the image itself: for drivers older than CUDA
- * 12.4, which cannot enumerate a module's functions.
+ * What a module image says about its kernels, read from the image itself: their names (for
+ * drivers older than CUDA 12.4, which cannot enumerate a module's functions) and how many
+ * parameters each takes (the driver has no count query, and asking it for parameters until it
+ * refuses an index is an API error under compute-sanitizer).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -10,11 +12,17 @@
 #include "driver.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
+#include "linkint.h"
 
 #define SHT_SYMTAB 2
 #define STT_FUNC 2
 /* st_other flag that marks a kernel (an entry function) in a CUDA ELF image */
 #define STO_CUDA_ENTRY 0x10
+/* .nv.info sections (SHT_LOPROC), and their attribute of one kernel parameter: an SVAL of
+ * {u32 index, u16 ordinal, u16 offset, u32 flags (size in bits 18..31)} */
+#define SHT_NV_INFO 0x70000000u
+#define EIFMT_SVAL 4
+#define EIATTR_KPARAM_INFO 0x17
 
 static uint16_t rd16(const unsigned char *p)
 {
@@ -158,4 +166,213 @@ int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void
     *names = l.names;
     *count = l.n;
     return FDL_OK;
+}
+
+/* ---- parameter counts ------------------------------------------------------------------------ */
+
+static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strlen(l->v[i].name) == len && memcmp(l->v[i].name, name, len) == 0)
+            return FDL_OK; /* members of one fatbin agree: the first one read is kept */
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 8, bytes;
+        fdl__kparam *grown = NULL;
+        if (fdl__size_mul(&bytes, ncap, sizeof *grown))
+            grown = realloc(l->v, bytes);
+        if (!grown)
+            return FDL_ENOMEM;
+        l->v = grown;
+        l->cap = ncap;
+    }
+    char *copy = fdl__strndup(name, len);
+    if (!copy)
+        return FDL_ENOMEM;
+    l->v[l->n].name = copy;
+    l->v[l->n].count = count;
+    l->n++;
+    return FDL_OK;
+}
+
+/* Parameters of the kernel of one .nv.info.<kernel> section: one past the highest ordinal of its
+ * EIATTR_KPARAM_INFO attributes (none: the kernel takes none). 0 when the section is malformed. */
+static int kparam_count(const unsigned char *d, uint64_t size, size_t *count)
+{
+    uint64_t off = 0;
+    size_t n = 0;
+    while (size - off >= 4) {
+        unsigned fmt = d[off], attr = d[off + 1];
+        uint64_t len = 0;
+        if (fmt == EIFMT_SVAL)
+            len = rd16(d + off + 2);
+        else if (fmt < 1 || fmt > 3)
+            return 0; /* a format this reader does not know: say nothing rather than guess */
+        if (len > size - off - 4)
+            return 0;
+        if (attr == EIATTR_KPARAM_INFO) {
+            if (fmt != EIFMT_SVAL || len < 12)
+                return 0;
+            size_t ordinal = rd16(d + off + 4 + 4);
+            if (ordinal + 1 > n)
+                n = ordinal + 1;
+        }
+        off += 4 + len;
+    }
+    if (off != size)
+        return 0;
+    *count = n;
+    return 1;
+}
+
+/* Parameter counts of the kernels of an ELF cubin, from its .nv.info.<kernel> sections. */
+static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
+{
+    if (size < 64 || p[4] != 2 || p[5] != 1)
+        return FDL_OK;
+    uint64_t shoff = rd64(p + 40);
+    uint16_t shentsize = rd16(p + 58), shnum = rd16(p + 60), shstrndx = rd16(p + 62);
+    if (shentsize < 64 || shstrndx >= shnum ||
+        !within(shoff, (uint64_t)shnum * shentsize, size))
+        return FDL_OK;
+    const unsigned char *strh = p + shoff + (uint64_t)shstrndx * shentsize;
+    uint64_t stroff = rd64(strh + 24), strsize = rd64(strh + 32);
+    if (!within(stroff, strsize, size))
+        return FDL_OK;
+    static const char prefix[] = ".nv.info.";
+    for (uint16_t i = 0; i < shnum; i++) {
+        const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
+        uint32_t name = rd32(sh);
+        uint64_t off = rd64(sh + 24), len = rd64(sh + 32);
+        if (rd32(sh + 4) != SHT_NV_INFO || name >= strsize || !within(off, len, size))
+            continue;
+        const char *text = (const char *)p + stroff + name;
+        const char *nul = memchr(text, '\0', (size_t)(strsize - name));
+        size_t tlen = nul ? (size_t)(nul - text) : 0;
+        if (tlen <= sizeof prefix - 1 || memcmp(text, prefix, sizeof prefix - 1) != 0)
+            continue;
+        size_t count;
+        if (!kparam_count(p + off, len, &count))
+            continue;
+        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count);
+        if (rc != FDL_OK)
+            return rc;
+    }
+    return FDL_OK;
+}
+
+/* Parameter counts of the `.entry` definitions of scanned PTX. */
+static int ptx_params(fdl__kparams *l, const fdl_ptx *ptx)
+{
+    for (size_t i = 0; i < fdl_ptx_count(ptx); i++) {
+        const fdl_ptx_func *f = fdl_ptx_get(ptx, i);
+        if (f->is_entry && f->is_definition) {
+            int rc = add_count(l, f->name, strlen(f->name), f->nparams);
+            if (rc != FDL_OK)
+                return rc;
+        }
+    }
+    return FDL_OK;
+}
+
+/* Every member of a fatbin that can be read (decompressed where needed). */
+static int fatbin_params(fdl__kparams *l, const unsigned char *p, size_t size)
+{
+    fdl__images im = {0};
+    int rc = FDL_OK;
+    if (fdl__unpack(&im, p, size, "module", FDL_KIND_FATBIN, NULL) != FDL_OK)
+        goto cleanup;
+    for (size_t i = 0; rc == FDL_OK && i < im.n; i++) {
+        fdl__image *img = &im.v[i];
+        if (img->pub.kind != FDL_KIND_CUBIN && img->pub.kind != FDL_KIND_PTX)
+            continue;
+        int lrc = fdl__image_load(img, NULL);
+        if (lrc == FDL_ENOMEM)
+            rc = lrc;
+        if (lrc != FDL_OK || img->opaque)
+            continue;
+        if (img->pub.kind == FDL_KIND_CUBIN)
+            rc = elf_params(l, img->bytes, img->nbytes);
+        else if (img->ptx)
+            rc = ptx_params(l, img->ptx);
+    }
+cleanup:
+    fdl__images_free(&im);
+    return rc;
+}
+
+void fdl__kparams_free(fdl__kparams *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].name);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size)
+{
+    const unsigned char *p = image;
+    fdl__kparams l = {NULL, 0, 0};
+    int rc = FDL_OK;
+    if (size >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
+        rc = elf_params(&l, p, size);
+    } else if (size >= 4 && rd32(p) == 0xBA55ED50u) {
+        rc = fatbin_params(&l, p, size);
+    } else {
+        const char *nul = memchr(image, '\0', size);
+        fdl_ptx *ptx = NULL;
+        if (fdl_ptx_scan(&ptx, image, nul ? (size_t)(nul - (const char *)image) : size, "module",
+                         NULL) == FDL_OK)
+            rc = ptx_params(&l, ptx);
+        fdl_ptx_destroy(ptx);
+    }
+    if (rc != FDL_OK) {
+        fdl__kparams_free(&l);
+        return rc;
+    }
+    *out = l;
+    return FDL_OK;
+}
+
+int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].name, name) == 0) {
+            *count = l->v[i].count;
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether @p n bytes at @p p contain @p len bytes of @p needle. */
+static int contains(const unsigned char *p, size_t n, const char *needle, size_t len)
+{
+    for (size_t i = 0; len && n >= len && i <= n - len; i++) {
+        const unsigned char *hit = memchr(p + i, needle[0], n - len + 1 - i);
+        if (!hit)
+            return 0;
+        i = (size_t)(hit - p);
+        if (memcmp(hit, needle, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int fdl__fatbin_may_contain(const void *image, size_t size, const char *needle, size_t len)
+{
+    fdl__images im = {0};
+    int may = 1;
+    if (fdl__unpack(&im, image, size, "module", FDL_KIND_FATBIN, NULL) != FDL_OK)
+        goto cleanup; /* not read here: the driver decides */
+    may = 0;
+    for (size_t i = 0; !may && i < im.n; i++) {
+        fdl__image *img = &im.v[i];
+        if (fdl__image_load(img, NULL) != FDL_OK || img->opaque || !img->bytes)
+            may = 1; /* a member not read here (no decompressor, say) may hold it */
+        else
+            may = contains(img->bytes, img->nbytes, needle, len);
+    }
+cleanup:
+    fdl__images_free(&im);
+    return may;
 }

@@ -254,6 +254,11 @@ int fdl_module_load_data(fdl_module **out, fdl_device *dev, const void *image, s
     if ((rc = list_kernels(mod, load, load == text ? size + 1 : size, err)) != FDL_OK ||
         (rc = fdl__status_attach(mod, load, load == text ? size + 1 : size, err)) != FDL_OK)
         goto cleanup;
+    if (fdl__image_param_counts(&mod->params, load, load == text ? size + 1 : size) != FDL_OK) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory reading kernel "
+                        "parameters");
+        goto cleanup;
+    }
     fdl__children_add(&dev->children, &mod->child, FDL__MODULE, module_child_destroy);
     *out = mod;
     mod = NULL;
@@ -309,6 +314,7 @@ void fdl_module_destroy(fdl_module *mod)
         kernel_free(mod->kernels[i]);
     free(mod->kernels);
     free_names(mod->defined, mod->ndefined);
+    fdl__kparams_free(&mod->params);
     free(mod->name);
     free(mod->info_log);
     free(mod->error_log);
@@ -415,12 +421,22 @@ static int read_kernel(fdl_kernel *k, fdl_error *err)
     a->binary_version = v[7];
     if (!cu->func_get_param_info)
         return FDL_OK;
-    /* no count query: ask for parameters until the driver says the index is out of range */
+    /*
+     * The driver has no count query. The image says how many parameters each kernel takes, so
+     * that every index asked for exists: a refused call would be an API error under
+     * compute-sanitizer. Only for a kernel the image says nothing about (a fatbin whose members
+     * cannot be decompressed here) are parameters asked for until the driver refuses an index.
+     */
+    size_t count = 0;
+    int counted = fdl__kparams_find(&k->mod->params, k->name, &count);
+    if (counted && count > 65536)
+        return fdl__error(err, FDL_ECUDA, NULL, 0, 0, k->name,
+                          "the image says kernel '%s' takes %zu parameters", k->name, count);
     size_t cap = 0;
-    for (size_t i = 0;; i++) {
+    for (size_t i = 0; !counted || i < count; i++) {
         size_t offset = 0, size = 0;
         CUresult r = cu->func_get_param_info(k->fn, i, &offset, &size);
-        if (r == CUDA_ERROR_INVALID_VALUE)
+        if (!counted && r == CUDA_ERROR_INVALID_VALUE)
             break;
         if (r != CUDA_SUCCESS) {
             int rc = fdl__device_error(err, dev, r, "cuFuncGetParamInfo");
@@ -467,6 +483,10 @@ int fdl_module_get_kernel(fdl_kernel **out, fdl_module *mod, const char *name, f
             return FDL_OK;
         }
     }
+    /* a name the module is known not to define: no driver call that is bound to fail */
+    if (mod->defined_known &&
+        !bsearch(&name, mod->defined, mod->ndefined, sizeof *mod->defined, compare_names))
+        return not_found(mod, name, CUDA_ERROR_NOT_FOUND, err);
     int rc = fdl__device_enter(mod->dev, err);
     if (rc != FDL_OK)
         return rc;

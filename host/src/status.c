@@ -32,9 +32,9 @@ _Static_assert(sizeof(((status_record *)0)->function) == FDL_DEVICE_STATUS_NAME_
 
 /*
  * Whether @image may define the record: its name appears in the bytes (a cubin's string table,
- * PTX text), or it is a fatbin, whose members may be compressed. Asking the driver for a symbol
- * that is not there is an API error that compute-sanitizer reports, so modules that cannot have
- * the record are not asked.
+ * PTX text), or in a member of a fatbin (decompressed where needed; a member that cannot be read
+ * here may have it). Asking the driver for a symbol that is not there is an API error that
+ * compute-sanitizer reports, so modules that cannot have the record are not asked.
  */
 static int image_may_have_record(const void *image, size_t size)
 {
@@ -42,7 +42,7 @@ static int image_may_have_record(const void *image, size_t size)
     static const char name[] = STATUS_SYMBOL;
     const unsigned char *p = image;
     if (size >= 4 && memcmp(p, fatbin_magic, 4) == 0)
-        return 1;
+        return fdl__fatbin_may_contain(image, size, name, sizeof name - 1);
     for (size_t i = 0; i + sizeof name - 1 <= size; i++) {
         const unsigned char *hit = memchr(p + i, name[0], size - i - (sizeof name - 2));
         if (!hit)

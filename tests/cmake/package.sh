@@ -36,9 +36,9 @@ for f in ./usr/bin/fdlink ./usr/include/fdlink/fdlink.h ./usr/include/fdlink/hos
          ./usr/include/fdlink/device.h $lib/libfdlink.a $lib/cmake/fdlink/fdlinkConfig.cmake \
          $lib/cmake/fdlink/fdlinkFunctions.cmake $lib/cmake/fdlink/fdlinkTargets.cmake \
          $lib/pkgconfig/fdlink.pc; do
-  echo "$contents" | grep -q " $f\$" || fail "the package lacks $f"
+  grep -q " $f\$" <<<"$contents" || fail "the package lacks $f"
 done
-echo "$contents" | grep -q " $lib/libfdlink\.so\.[0-9]" || fail "the package lacks libfdlink.so.N"
+grep -q " $lib/libfdlink\.so\.[0-9]" <<<"$contents" || fail "the package lacks libfdlink.so.N"
 # nothing in it is linked against a CUDA library
 dpkg-deb -x "$deb" "$work/root"
 for bin in "$work"/root/usr/bin/fdlink "$work"/root/usr/$libdir/libfdlink.so.*; do

@@ -1,6 +1,6 @@
 /*
  * Tests of the error record and the internal helpers every module shares (abi/src/error.c,
- * fdlink/error.h, abi/src/internal.h).
+ * strbuf.c, file.c, clock.c, sharedlib.c; fdlink/error.h, abi/src/internal.h).
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fdlink/error.h"
@@ -481,6 +482,38 @@ Test(error_write_atomic, writes_and_replaces)
     cr_assert_eq(st.st_mode & 0777, 0644);
     cr_assert_eq(st.st_size, 0);
 
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(dir);
+}
+
+/* What a writer killed between naming its temporary and renaming it leaves: removed by the next
+ * write of the same output when its process is gone, kept while it lives. */
+Test(error_write_atomic, removes_the_temporaries_of_killed_writers)
+{
+    char *dir = make_temp_dir();
+    char *path = path_in(dir, "out.bin");
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0)
+        _exit(0);
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    char dead[4096], live[4096], other[4096];
+    snprintf(dead, sizeof dead, "%s.tmp.%ld.abc123", path, (long)child);
+    snprintf(live, sizeof live, "%s.tmp.1.abc123", path); /* pid 1 is alive */
+    snprintf(other, sizeof other, "%s.tmp.%ld.not-ours", path, (long)child);
+    write_file(dead, "complete", 8);
+    write_file(live, "writing", 7);
+    write_file(other, "someone's", 9);
+    cr_assert_eq(fdl__write_atomic(path, "new", 3, NULL), FDL_OK);
+    cr_assert_eq(access(dead, F_OK), -1, "the killed writer's temporary is still there");
+    cr_assert_eq(access(live, F_OK), 0, "a live writer's temporary was removed");
+    cr_assert_eq(access(other, F_OK), 0, "a file not named as fdlink names them was removed");
+    cr_assert_eq(count_entries(dir), 3);
+    unlink(live);
+    unlink(other);
     unlink(path);
     rmdir(dir);
     free(path);

@@ -13,7 +13,9 @@
  *                             CUDA 12.4 entry points are absent
  *   MOCK_CUDA_NO_GPA          cuGetProcAddress finds nothing (fdlink falls back to dlsym)
  *   MOCK_CUDA_DEVICES         device count (default 1; 0 makes cuInit fail with NO_DEVICE)
- * mock_cuda_live(kind) reports what is still allocated, for leak checks.
+ * mock_cuda_live(kind) reports what is still allocated, for leak checks; mock_cuda_live(-2) counts
+ * the calls refused for an index or a name that does not exist (what compute-sanitizer reports as
+ * API errors).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -60,12 +62,15 @@ typedef struct alloc {
 
 static alloc *g_allocs;
 static long g_live[LIVE_KINDS];
+static long g_refused;
 
 EXPORT long mock_cuda_live(int kind);
 EXPORT long mock_cuda_live(int kind)
 {
     if (kind == -1)
         return g_ctx.retains;
+    if (kind == -2)
+        return g_refused;
     return kind >= 0 && kind < LIVE_KINDS ? g_live[kind] : -1;
 }
 
@@ -906,6 +911,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *na
             return CUDA_SUCCESS;
         }
     }
+    g_refused++;
     return CUDA_ERROR_NOT_FOUND;
 }
 
@@ -916,8 +922,10 @@ EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m
     if (r != CUDA_SUCCESS)
         return r;
     module *m = (module *)(void *)mod;
-    if (strcmp(name, "fdl_status_v1") != 0 || !m->status)
+    if (strcmp(name, "fdl_status_v1") != 0 || !m->status) {
+        g_refused++;
         return CUDA_ERROR_NOT_FOUND;
+    }
     *ptr = (CUdeviceptr)(uintptr_t)m->status;
     *bytes = sizeof(status_record);
     return CUDA_SUCCESS;
@@ -957,8 +965,10 @@ static CUresult mock_func_get_param_info(CUfunction fn, size_t index, size_t *of
                                          size_t *size)
 {
     const kernel_def *d = ((func *)(void *)fn)->def;
-    if ((int)index >= d->nparams)
+    if ((int)index >= d->nparams) {
+        g_refused++;
         return CUDA_ERROR_INVALID_VALUE;
+    }
     size_t at = 0;
     for (size_t i = 0;; i++) {
         size_t s = d->sizes[i], align = s >= 8 ? 8 : s;

@@ -274,6 +274,63 @@ Test(host_mock, an_async_fault_names_the_last_kernel_even_after_its_module_is_go
     fdl_device_destroy(dev);
 }
 
+/*
+ * Parameter counts come from the image, so that no driver call is made that is bound to fail
+ * (compute-sanitizer reports each as an API error): cuFuncGetParamInfo is asked only for indices
+ * that exist, and a kernel the module does not define is not looked up in the driver.
+ */
+static void params_without_refused_calls(const char *path)
+{
+    static const struct {
+        const char *name;
+        size_t nparams;
+    } expect[] = {{"add_one", 2}, {"bounded", 1},  {"coop_exchange", 3}, {"empty", 0},
+                  {"fill_u32", 3}, {"iota_u32", 2}, {"mm", 4},            {"params_mixed", 6},
+                  {"saxpy", 4},   {"shared_probe", 2}, {"spin", 2},       {"static_shared", 1}};
+    fdl_device *dev = open_mock();
+    fdl_module *mod = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    long before = live(-2);
+    cr_assert_eq(fdl_module_load_file(&mod, dev, path, &err), FDL_OK, "%s", err.message);
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        fdl_kernel *k = NULL;
+        cr_assert_eq(fdl_module_get_kernel(&k, mod, expect[i].name, &err), FDL_OK, "%s",
+                     err.message);
+        fdl_kernel_attrs a;
+        cr_assert_eq(fdl_kernel_get_attrs(k, &a, &err), FDL_OK);
+        cr_assert_eq(a.params_known, 1, "%s: %s", path, expect[i].name);
+        cr_assert_eq(a.nparams, expect[i].nparams, "%s: %s takes %zu, read %zu", path,
+                     expect[i].name, expect[i].nparams, a.nparams);
+    }
+    fdl_kernel *k = (fdl_kernel *)&k;
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "no_such_kernel", &err), FDL_ENOTFOUND);
+    cr_assert_null(k);
+    cr_assert_eq(err.backend_code, 500 /* CUDA_ERROR_NOT_FOUND, as the driver would say */);
+    cr_assert_eq(live(-2), before, "%s: %ld driver calls refused", path, live(-2) - before);
+    /* params_mixed(u64 *, signed char, double, const void *, s24, short): the driver's layout */
+    size_t off = 0, size = 0;
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "params_mixed", &err), FDL_OK);
+    cr_assert_eq(fdl_kernel_param(k, 5, &off, &size, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(size, 2);
+    cr_assert_eq(fdl_kernel_param(k, 6, &off, &size, &err), FDL_EINVAL);
+    fdl_device_destroy(dev);
+}
+
+Test(host_mock, cubin_parameters_come_from_nv_info_without_refused_calls)
+{
+    params_without_refused_calls(KERNELS "/kernels.cubin");
+}
+
+Test(host_mock, ptx_parameters_come_from_the_entries_without_refused_calls)
+{
+    params_without_refused_calls(KERNELS "/kernels.ptx");
+}
+
+Test(host_mock, fatbin_parameters_come_from_its_members_without_refused_calls)
+{
+    params_without_refused_calls(KERNELS "/kernels.fatbin");
+}
+
 Test(host_mock, open_minus_one_takes_the_gpu_ctest_assigned)
 {
     use_mock();
