@@ -90,7 +90,7 @@ typedef struct fdl__jl_run {
 
 /*
  * The files of link/src that work on a link, bottom to top (README.md in this folder): each uses
- * only those above it in this list, never one below.
+ * only those listed before it, never one listed after it.
  *
  *   strv.c                            string vectors (strv.h; also used by libmemo.c)
  *   linkobj.c, linkopts.c, linklog.c  the link object's helpers, its options, its logs
