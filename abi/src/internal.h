@@ -210,4 +210,10 @@ int fdl__dlopen_table(void **handle, const char *env, const char *const *names, 
 int fdl__dlopen_first(void **handle, const char *const *names, const char *purpose,
                       fdl_error *err);
 
+/*
+ * The file that defines the function at @p fn (dladdr), into @p out; 0 when unknown.
+ * Thread-safety: safe.
+ */
+int fdl__library_of(void (*fn)(void), char *out, size_t size);
+
 #endif /* FDLINK_INTERNAL_H */

@@ -1,7 +1,7 @@
 /*
  * Shared libraries loaded at run time: dlopen by the first name that loads, a table of entry
- * points filled by dlsym (internal.h), and where a loaded function lives (dladdr, for
- * `fdlink doctor`; probe.h).
+ * points filled by dlsym, and where a loaded function lives (dladdr, for `fdlink doctor`);
+ * declared in internal.h.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "probe.h"
 
 int fdl__dlopen_first(void **handle, const char *const *names, const char *purpose,
                       fdl_error *err)

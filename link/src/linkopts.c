@@ -24,6 +24,7 @@ static size_t count_strings(const char *const *v)
 }
 
 /* ---- names ----------------------------------------------------------------------------------- */
+
 const char *fdl_link_backend_name(fdl_link_backend backend)
 {
     switch (backend) {
@@ -33,6 +34,8 @@ const char *fdl_link_backend_name(fdl_link_backend backend)
     }
     return "unknown";
 }
+
+/* ---- options --------------------------------------------------------------------------------- */
 
 /*
  * sm_NN, sm_NNa or sm_NNf: two to four digits, no leading zero. nvJitLink ends the whole process
