@@ -1,4 +1,9 @@
-/* Internal helpers shared by every fdlink module (not installed). */
+/*
+ * Internal helpers shared by every fdlink module (not installed), in sections named for the file
+ * that defines them: error records (error.c), strings and buffers (strbuf.c), character classes
+ * (here), name indexes (index.c, decl.c), files (file.c), the clock (clock.c), shared libraries
+ * (sharedlib.c).
+ */
 #ifndef FDLINK_INTERNAL_H
 #define FDLINK_INTERNAL_H
 
@@ -22,6 +27,8 @@
 #  define FDL__CHECK_ARG(cond) (assert(cond), 1)
 #endif
 
+/* ---- error.c: error records ------------------------------------------------------------------ */
+
 /*
  * Fill @err (if not NULL) and return @code. @source, @symbol may be NULL. The message is formatted
  * with vsnprintf and truncated to fit.
@@ -41,6 +48,8 @@ int fdl__message_names(const char *message, const char *symbol);
 
 /* Shorthand for errors with no location: fdl__error(err, code, NULL, 0, 0, NULL, fmt, ...). */
 int fdl__fail(fdl_error *err, int code, const char *fmt, ...) FDL__PRINTF(3, 4);
+
+/* ---- strbuf.c: strings, checked sizes, buffers ----------------------------------------------- */
 
 /* Checked arithmetic: return 0 on overflow, 1 otherwise. */
 int fdl__size_add(size_t *out, size_t a, size_t b);
@@ -75,23 +84,13 @@ int fdl__buf_printf(fdl__buf *b, const char *fmt, ...) FDL__PRINTF(2, 3);
 void fdl__buf_free(fdl__buf *b);
 
 /*
- * Read a whole regular file into a malloc'ed, NUL-terminated buffer. A directory, a missing file or
- * a read error is FDL_EIO naming @path. *data = NULL on failure. Ownership: *data is the caller's.
- */
-int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err);
-
-/*
- * Write @size bytes to @path atomically: a temporary file in the same directory, fsync'ed, then
- * renamed over @path. On any failure the temporary is removed and @path is left untouched.
- */
-int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
-
-/*
  * Write s[0..n) into @buf of @size bytes for quoting in a message: at most @max bytes of the input,
  * every byte outside printable ASCII as '?', and "..." when shortened, so that a message stays one
  * printable line whatever the input holds. Always NUL-terminates when size > 0. Returns buf.
  */
 const char *fdl__quote(char *buf, size_t size, const char *s, size_t n, size_t max);
+
+/* ---- character classes ----------------------------------------------------------------------- */
 
 /* White space of every fdlink text format: space, TAB, LF, CR, VT, FF (not the locale's). */
 static inline int fdl__is_space(unsigned char c)
@@ -112,6 +111,8 @@ static inline int fdl__is_ident_char(unsigned char c)
 
 /* Non-zero when s[0..n) is a C identifier (not checked against keywords). */
 int fdl__is_identifier(const char *s, size_t n);
+
+/* ---- index.c, decl.c: name indexes ----------------------------------------------------------- */
 
 /* FNV-1a, 64-bit, of s[0..n). */
 uint64_t fdl__hash(const char *s, size_t n);
@@ -155,6 +156,8 @@ void fdl__index_free(fdl__index *ix);
 struct fdl_decls;
 size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n);
 
+/* ---- file.c: files --------------------------------------------------------------------------- */
+
 /*
  * Open @path for reading and check that it is a regular file: FDL_EIO naming @path for a missing
  * file, a directory or anything else that is not a regular file, FDL_ENOMEM when its size does
@@ -162,8 +165,24 @@ size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n);
  */
 int fdl__open_file(const char *path, int *fd, size_t *size, fdl_error *err);
 
+/*
+ * Read a whole regular file into a malloc'ed, NUL-terminated buffer. A directory, a missing file or
+ * a read error is FDL_EIO naming @path. *data = NULL on failure. Ownership: *data is the caller's.
+ */
+int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err);
+
+/*
+ * Write @size bytes to @path atomically: a temporary file in the same directory, fsync'ed, then
+ * renamed over @path. On any failure the temporary is removed and @path is left untouched.
+ */
+int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
+
+/* ---- clock.c --------------------------------------------------------------------------------- */
+
 /* Monotonic clock in nanoseconds. */
 uint64_t fdl__now_ns(void);
+
+/* ---- sharedlib.c: shared libraries loaded at run time ---------------------------------------- */
 
 /* One entry point of a dynamically loaded library: where its pointer goes in a table. */
 typedef struct fdl__symbol {
@@ -173,9 +192,9 @@ typedef struct fdl__symbol {
 } fdl__symbol;
 
 /*
- * Open a CUDA library and fill a table of its entry points. When the environment variable @env
- * is set, its value is the only path tried (falling back would hide the mistake); else the names
- * in @names (NULL-terminated) in order. @what names the
+ * Open a shared library (a CUDA library, liblz4) and fill a table of its entry points. When the
+ * environment variable @env is set, its value is the only path tried (falling back would hide the
+ * mistake); else the names in @names (NULL-terminated) in order. @what names the
  * library in messages ("nvJitLink"), @purpose says what needs it ("to link device code").
  * A missing required symbol is FDL_ENOLIB naming it; the handle then stays open (a library that
  * was mapped may have run initialisers). On success *handle is the library and @table is full.
@@ -190,5 +209,11 @@ int fdl__dlopen_table(void **handle, const char *env, const char *const *names, 
  */
 int fdl__dlopen_first(void **handle, const char *const *names, const char *purpose,
                       fdl_error *err);
+
+/*
+ * The file that defines the function at @p fn (dladdr), into @p out; 0 when unknown.
+ * Thread-safety: safe.
+ */
+int fdl__library_of(void (*fn)(void), char *out, size_t size);
 
 #endif /* FDLINK_INTERNAL_H */

@@ -14,6 +14,7 @@
 
 #include "fdlink/error.h"
 #include "fdlink/link.h"
+#include "internal.h"
 
 #define FDL__PROBE_PATH_MAX 1024
 
@@ -35,11 +36,7 @@ typedef struct fdl__toolkit_probe {
     int version;                    /**< CUDA_VERSION of <root>/include/cuda.h, 0 unknown */
 } fdl__toolkit_probe;
 
-/*
- * The file that defines the function at @p fn (dladdr), into @p out; 0 when unknown.
- * Thread-safety: safe.
- */
-int fdl__library_of(void (*fn)(void), char *out, size_t size);
+/* fdl__library_of (where a loaded function lives) is internal.h's, with the loaders. */
 
 /* The driver: path, version (cuDriverGetVersion). host/src/driver.c. */
 void fdl__probe_driver(fdl__lib_probe *out);

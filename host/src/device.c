@@ -459,33 +459,6 @@ int fdl_device_get_info(const fdl_device *dev, fdl_device_info *out, fdl_error *
     return FDL_OK;
 }
 
-int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
-{
-    if (!FDL__CHECK_ARG(dev))
-        return fdl__fail(err, FDL_EINVAL, "fdl_device_synchronize: dev is NULL");
-    int rc = fdl__device_enter(dev, err);
-    if (rc != FDL_OK)
-        return rc;
-    CUresult r = dev->cu->ctx_synchronize();
-    if (r != CUDA_SUCCESS)
-        return fdl__device_error(err, dev, r, "cuCtxSynchronize");
-    /* device status records: the first failure found is the error */
-    for (fdl__child *c = dev->children.head; c; c = c->next) {
-        if (c->kind != FDL__MODULE)
-            continue;
-        fdl_module *mod = (fdl_module *)c;
-        if (!mod->status)
-            continue;
-        fdl_device_status st;
-        const fdl_kernel *kernel = mod->launches == 1 ? mod->last_kernel : NULL;
-        if ((rc = fdl__status_read(mod, &st, err)) != FDL_OK)
-            return rc;
-        if (st.status != 0 || st.failures)
-            return fdl__status_error(err, mod, &st, kernel);
-    }
-    return FDL_OK;
-}
-
 /* ---- ctest resource specification ------------------------------------------------------------ */
 
 int fdl_device_ctest_resource_spec(char **out, size_t *len, int *ngpus, unsigned slots,

@@ -236,16 +236,6 @@ int fdl__stream_of(CUstream *out, const fdl_stream *stream, const fdl_device *de
 int fdl__status_attach(fdl_module *mod, const void *image, size_t size, fdl_error *err);
 
 /*
- * Read the module's status record after synchronising the context, and clear it when it holds
- * a failure; out->status is 0 when it holds none. @return FDL_OK, FDL_ECUDA
- */
-int fdl__status_read(fdl_module *mod, fdl_device_status *out, fdl_error *err);
-
-/* FDL_EDEVICE describing @p st (a failure) of @p mod. */
-int fdl__status_error(fdl_error *err, const fdl_module *mod, const fdl_device_status *st,
-                      const fdl_kernel *kernel);
-
-/*
  * Kernel names from a module image when the driver cannot enumerate them: the STT_FUNC symbols
  * with the CUDA entry flag of an ELF cubin, or the `.entry` definitions of PTX. Fatbins and
  * anything else give *known = 0.

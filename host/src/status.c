@@ -1,4 +1,9 @@
-/* The device status record of fdlink/device.h, read and cleared from the host. */
+/*
+ * The device status record of fdlink/device.h, read and cleared from the host: per module
+ * (fdl_module_read_status, fdl_module_check_status) and for every module of a device
+ * (fdl_device_synchronize). This file sits above device.c (contexts, errors) and below module.c,
+ * which attaches a module's record when it loads; device.c knows nothing of records.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -76,7 +81,11 @@ int fdl__status_attach(fdl_module *mod, const void *image, size_t size, fdl_erro
     return FDL_OK;
 }
 
-int fdl__status_read(fdl_module *mod, fdl_device_status *out, fdl_error *err)
+/*
+ * Read the module's status record after synchronising the context, and clear it when it holds
+ * a failure; out->status is 0 when it holds none. @return FDL_OK, FDL_ECUDA
+ */
+static int status_read(fdl_module *mod, fdl_device_status *out, fdl_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!mod->status)
@@ -120,8 +129,9 @@ int fdl__status_read(fdl_module *mod, fdl_device_status *out, fdl_error *err)
     return FDL_OK;
 }
 
-int fdl__status_error(fdl_error *err, const fdl_module *mod, const fdl_device_status *st,
-                      const fdl_kernel *kernel)
+/* FDL_EDEVICE describing @p st (a failure) of @p mod. */
+static int status_error(fdl_error *err, const fdl_module *mod, const fdl_device_status *st,
+                        const fdl_kernel *kernel)
 {
     (void)mod;
     if (!err)
@@ -150,7 +160,7 @@ int fdl_module_read_status(fdl_module *mod, fdl_device_status *out, fdl_error *e
 {
     if (!FDL__CHECK_ARG(mod) || !FDL__CHECK_ARG(out))
         return fdl__fail(err, FDL_EINVAL, "fdl_module_read_status: mod or out is NULL");
-    return fdl__status_read(mod, out, err);
+    return status_read(mod, out, err);
 }
 
 int fdl_module_check_status(fdl_module *mod, fdl_error *err)
@@ -159,10 +169,37 @@ int fdl_module_check_status(fdl_module *mod, fdl_error *err)
         return fdl__fail(err, FDL_EINVAL, "fdl_module_check_status: mod is NULL");
     const fdl_kernel *kernel = mod->launches == 1 ? mod->last_kernel : NULL;
     fdl_device_status st;
-    int rc = fdl__status_read(mod, &st, err);
+    int rc = status_read(mod, &st, err);
     if (rc != FDL_OK)
         return rc;
     if (st.status == 0)
         return FDL_OK;
-    return fdl__status_error(err, mod, &st, kernel);
+    return status_error(err, mod, &st, kernel);
+}
+
+int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(dev))
+        return fdl__fail(err, FDL_EINVAL, "fdl_device_synchronize: dev is NULL");
+    int rc = fdl__device_enter(dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = dev->cu->ctx_synchronize();
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, dev, r, "cuCtxSynchronize");
+    /* device status records: the first failure found is the error */
+    for (fdl__child *c = dev->children.head; c; c = c->next) {
+        if (c->kind != FDL__MODULE)
+            continue;
+        fdl_module *mod = (fdl_module *)c;
+        if (!mod->status)
+            continue;
+        fdl_device_status st;
+        const fdl_kernel *kernel = mod->launches == 1 ? mod->last_kernel : NULL;
+        if ((rc = status_read(mod, &st, err)) != FDL_OK)
+            return rc;
+        if (st.status != 0 || st.failures)
+            return status_error(err, mod, &st, kernel);
+    }
+    return FDL_OK;
 }

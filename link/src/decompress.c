@@ -1,11 +1,15 @@
 /*
  * Decompression of fatbin payloads: the LZ4 block format (nvcc -compress-mode=speed, and the
- * default of CUDA before 12.8) decoded here, and zstd (the default since) through libzstd,
- * opened with dlopen the first time a zstd payload is read.
+ * default of CUDA before 12.8) through liblz4, and zstd (the default since) through libzstd, each
+ * opened with dlopen the first time a payload of its kind is read. Neither is a dependency of the
+ * library: without one, images so compressed are shown as not readable here (fdl__image_load),
+ * and the link goes on, since nvJitLink and the driver decompress for themselves.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,68 +17,54 @@
 #include "linkint.h"
 #include "probe.h"
 
-/* ---- LZ4 ------------------------------------------------------------------------------------ */
+/* ---- LZ4, through liblz4 --------------------------------------------------------------------- */
 
-/* A length continued in 255-valued bytes; 0 when the input ends or the length overflows. */
-static int lz4_length(const unsigned char *in, size_t n, size_t *ip, size_t *len)
+/* The entry point of liblz4.so.1 that fdlink calls (lz4.h; stable since r129). */
+typedef struct lz4_fn {
+    int (*decompress_safe)(const char *src, char *dst, int src_size, int dst_capacity);
+} lz4_fn;
+
+/* Global state: the entry points, filled once under pthread_once and read-only after. */
+static struct {
+    pthread_once_t once;
+    int status;
+    fdl_error error;
+    lz4_fn fn;
+} g_lz4 = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {NULL}};
+
+static void lz4_load(void)
 {
-    unsigned char b;
-    do {
-        if (*ip >= n)
-            return 0;
-        b = in[(*ip)++];
-        if (*len > SIZE_MAX - b)
-            return 0;
-        *len += b;
-    } while (b == 255);
-    return 1;
+    static const char *const names[] = {"liblz4.so.1", "liblz4.so", NULL};
+    static const fdl__symbol symbols[] = {
+        {"LZ4_decompress_safe", offsetof(lz4_fn, decompress_safe), 0},
+    };
+    void *h = NULL;
+    g_lz4.status = fdl__dlopen_table(&h, "FDLINK_LIBLZ4", names, "liblz4",
+                                     "to read LZ4-compressed fatbin entries", symbols,
+                                     sizeof symbols / sizeof symbols[0], &g_lz4.fn, &g_lz4.error);
 }
 
-/* Decode one LZ4 block into exactly @p cap bytes; every read and write is bounds-checked. */
+/*
+ * Decode one LZ4 block into exactly @p cap bytes. LZ4_decompress_safe never reads past @p n
+ * bytes nor writes past @p cap, whatever the data (liblz4 is fuzzed for this); what stays here is
+ * what it cannot know: that the sizes fit its int arguments and that the block decodes to
+ * exactly the size the fatbin entry states.
+ */
 static int lz4_decode(const unsigned char *in, size_t n, unsigned char *out, size_t cap,
                       const char **why)
 {
-    size_t ip = 0, op = 0;
-    while (ip < n) {
-        unsigned token = in[ip++];
-        size_t lit = token >> 4;
-        if (lit == 15 && !lz4_length(in, n, &ip, &lit)) {
-            *why = "a literal length runs past the data";
-            return 0;
-        }
-        if (lit > n - ip || lit > cap - op) {
-            *why = "literals run past the data or the stated size";
-            return 0;
-        }
-        memcpy(out + op, in + ip, lit);
-        ip += lit;
-        op += lit;
-        if (ip == n)
-            break; /* the last sequence has no match */
-        if (n - ip < 2) {
-            *why = "a match offset is cut short";
-            return 0;
-        }
-        size_t offset = (size_t)in[ip] | (size_t)in[ip + 1] << 8;
-        ip += 2;
-        if (offset == 0 || offset > op) {
-            *why = "a match refers before the start of the output";
-            return 0;
-        }
-        size_t match = token & 15;
-        if (match == 15 && !lz4_length(in, n, &ip, &match)) {
-            *why = "a match length runs past the data";
-            return 0;
-        }
-        if (match > SIZE_MAX - 4 || match + 4 > cap - op) {
-            *why = "a match runs past the stated size";
-            return 0;
-        }
-        match += 4;
-        for (size_t i = 0; i < match; i++, op++) /* may overlap itself */
-            out[op] = out[op - offset];
+    if (n == 0 && cap == 0)
+        return 1; /* nothing, stated as nothing (liblz4 wants at least a token) */
+    if (n > INT_MAX || cap > INT_MAX) {
+        *why = "the data or its stated size is past what LZ4 blocks hold";
+        return 0;
     }
-    if (op != cap) {
+    int got = g_lz4.fn.decompress_safe((const char *)in, (char *)out, (int)n, (int)cap);
+    if (got < 0) {
+        *why = "the data does not decode as an LZ4 block";
+        return 0;
+    }
+    if ((size_t)got != cap) {
         *why = "the data decodes to fewer bytes than stated";
         return 0;
     }
@@ -147,6 +137,13 @@ int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *i
             if (err)
                 *err = g_zstd.error;
             return g_zstd.status;
+        }
+    } else {
+        pthread_once(&g_lz4.once, lz4_load);
+        if (g_lz4.status != FDL_OK) {
+            if (err)
+                *err = g_lz4.error;
+            return g_lz4.status;
         }
     }
     buf = malloc(out_size ? out_size : 1);

@@ -20,7 +20,7 @@
 #include "cacheint.h"
 #include "internal.h"
 #include "libmemo.h"
-#include "linkobj.h"
+#include "strv.h"
 
 #define TAG(a, b, c, d)                                                                            \
     ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)

@@ -1,7 +1,9 @@
 /*
- * Links: options, inputs (recognised from their bytes and unpacked into code images), what each
- * input contributes to the link, and fdl_link_complete, which runs the checks (linkcheck.c) and
- * the backend (linkrun.c).
+ * Links, the top of link/src: create and destroy, inputs (recognised from their bytes and
+ * unpacked into code images), what each input contributes to the link, and fdl_link_complete,
+ * the one place that decides the order: the cache, the inputs prepared, the checks in the order
+ * of `checks`, the backend of `backends`, the cache again. Everything it calls lies below it;
+ * nothing below calls back into this file. The layers are listed in README.md in this folder.
  *
  * Every input is copied and kept for the life of the link; the images of an input point into
  * that copy. The backend runs only in fdl_link_complete, once LTO is decided: nvJitLink compiles
@@ -19,276 +21,55 @@
 #include "fdlink/ptx.h"
 #include "internal.h"
 #include "linkint.h"
-#include "probe.h"
 #include "linkobj.h"
 #include "nvjitlink.h"
-
-/* Most strings one option list may hold (extra options, kernels-used, ...). */
-#define MAX_OPTIONS 4096
+#include "probe.h"
 
 /* The name CUDA C inputs include the declarations' prototypes under. */
 #define DECLS_HEADER "fdlink_decls.cuh"
 
-/* ---- string vectors -------------------------------------------------------------------------- */
-void fdl__strv_free(fdl__strv *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
+/* ---- the checks and the backends ------------------------------------------------------------ */
 
-/* Append a copy of @p text (formatted with one %s of @p arg when @p arg is not NULL). */
-int fdl__strv_push(fdl__strv *s, const char *fmt, const char *arg)
-{
-    if (s->n + 1 >= s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 8, bytes;
-        char **grown = NULL;
-        if (ncap > s->cap && fdl__size_mul(&bytes, ncap, sizeof *grown))
-            grown = realloc(s->v, bytes);
-        if (!grown)
-            return 0;
-        s->v = grown;
-        s->cap = ncap;
-    }
-    fdl__buf b = {0};
-    if (arg)
-        fdl__buf_printf(&b, fmt, arg);
-    else
-        fdl__buf_puts(&b, fmt);
-    if (b.oom)
-        return 0;
-    s->v[s->n++] = b.data;
-    s->v[s->n] = NULL;
-    return 1;
-}
-
-static int strv_copy(fdl__strv *out, const char *const *in)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; in && in[i]; i++)
-        if (!fdl__strv_push(out, in[i], NULL))
-            return 0;
-    return 1;
-}
-
-static size_t count_strings(const char *const *v)
-{
-    size_t n = 0;
-    while (v && v[n])
-        n++;
-    return n;
-}
-
-/* ---- names ----------------------------------------------------------------------------------- */
-const char *fdl_link_backend_name(fdl_link_backend backend)
-{
-    switch (backend) {
-    case FDL_BACKEND_AUTO: return "auto";
-    case FDL_BACKEND_NVJITLINK: return "nvjitlink";
-    case FDL_BACKEND_CULINK: return "culink";
-    }
-    return "unknown";
-}
-
-/* ---- options --------------------------------------------------------------------------------- */
 /*
- * sm_NN, sm_NNa or sm_NNf: two to four digits, no leading zero. nvJitLink ends the whole process
- * (exit status 1) when given a one-digit architecture such as sm_9, so the form is checked here.
+ * The checks fdl_link_complete runs, in this order, between preparing the inputs and the
+ * backend; and the backends a link can have. A new check or backend is a file of its own (see
+ * linkobj.h, "checks and backends") and one line here.
  */
-static int arch_valid(const char *arch, unsigned *number, char *suffix)
+static const fdl__link_check *const checks[] = {&fdl__check_decls, &fdl__check_duplicates};
+static const fdl__link_backend_ops *const backends[] = {&fdl__backend_nvjitlink,
+                                                         &fdl__backend_culink};
+
+/* The backend of @p id (FDL_BACKEND_NVJITLINK or FDL_BACKEND_CULINK), or NULL. */
+static const fdl__link_backend_ops *backend_of(fdl_link_backend id)
 {
-    if (strncmp(arch, "sm_", 3) != 0)
-        return 0;
-    const char *p = arch + 3;
-    if (*p < '1' || *p > '9')
-        return 0;
-    size_t digits = 0;
-    unsigned v = 0;
-    while (*p >= '0' && *p <= '9') {
-        v = v * 10 + (unsigned)(*p - '0');
-        digits++;
-        p++;
-        if (digits > 4)
-            return 0;
-    }
-    if (digits < 2)
-        return 0;
-    char s = 0;
-    if (*p == 'a' || *p == 'f')
-        s = *p++;
-    if (*p != '\0')
-        return 0;
-    *number = v;
-    *suffix = s;
-    return 1;
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (backends[i]->id == id)
+            return backends[i];
+    return NULL;
 }
 
-static int tristate_ok(int v)
+/* What the backend @p id cannot take of @p o, said before anything runs. */
+static int backend_options(fdl_link_backend id, const fdl_link_options *o, fdl_error *err)
 {
-    return v >= -1 && v <= 1;
-}
-
-/* The options of any version, as version 2 (defaults for what version 1 lacks). */
-static int normalise_options(fdl_link_options *o, const fdl_link_options *in, fdl_error *err)
-{
-    static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
-    *o = defaults;
-    if (in->version == 1) {
-        o->arch = in->arch;
-        o->opt_level = in->opt_level;
-        o->debug = in->debug;
-        o->lineinfo = in->lineinfo;
-        o->verbose = in->verbose;
-        o->extra = in->extra;
-        return FDL_OK;
-    }
-    if (in->version == 2) {
-        /* a version-2 struct ends before `cache`: copy only what it has */
-        memcpy(o, in, offsetof(fdl_link_options, cache));
-        o->version = FDL_LINK_OPTIONS_VERSION;
-        o->cache = defaults.cache;
-        o->cache_dir = defaults.cache_dir;
-        return FDL_OK;
-    }
-    if (in->version != FDL_LINK_OPTIONS_VERSION)
-        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
-                         in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
-    *o = *in;
-    return FDL_OK;
-}
-
-/* The options on their own, and the combinations no backend accepts. */
-static int validate_options(const fdl_link_options *o, fdl_error *err)
-{
-    unsigned number;
-    char suffix;
-    if (o->arch && strcmp(o->arch, "native") != 0 && !arch_valid(o->arch, &number, &suffix))
-        return fdl__fail(err, FDL_EINVAL,
-                         "invalid arch '%.64s' (expected sm_NN, e.g. sm_90, or native)", o->arch);
-    if (o->opt_level < -1 || o->opt_level > 3)
-        return fdl__fail(err, FDL_EINVAL,
-                         "invalid opt_level %d (expected 0..3, or -1 for the backend's default)",
-                         o->opt_level);
-    if ((unsigned)o->backend > FDL_BACKEND_CULINK)
-        return fdl__fail(err, FDL_EINVAL, "invalid backend %d", (int)o->backend);
-    if ((unsigned)o->lto > FDL_LTO_OFF)
-        return fdl__fail(err, FDL_EINVAL, "invalid lto mode %d", (int)o->lto);
-    if (o->maxrregcount < 0 || o->maxrregcount > 65535)
-        return fdl__fail(err, FDL_EINVAL, "invalid maxrregcount %d (expected 0 for no limit, or "
-                         "a register count)", o->maxrregcount);
-    static const char *const tri_names[] = {"ftz", "prec_div", "prec_sqrt", "fma"};
-    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
-    for (size_t i = 0; i < 4; i++)
-        if (!tristate_ok(tri[i]))
-            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
-                             "default)", tri_names[i], tri[i]);
-    size_t nextra = count_strings(o->extra);
-    if (nextra > MAX_OPTIONS || count_strings(o->kernels_used) > MAX_OPTIONS ||
-        count_strings(o->variables_used) > MAX_OPTIONS)
-        return fdl__fail(err, FDL_ELIMIT, "more than %d options in one list", MAX_OPTIONS);
-    for (size_t i = 0; i < nextra; i++) {
-        const char *x = o->extra[i];
-        /* what has a field of its own must go there: the checks depend on it */
-        if (strncmp(x, "-arch", 5) == 0)
-            return fdl__fail(err, FDL_EINVAL, "extra option '%.64s': set the arch field instead",
-                             x);
-        if (strcmp(x, "-lto") == 0)
-            return fdl__fail(err, FDL_EINVAL, "extra option '-lto': set the lto field instead");
-        if (strcmp(x, "-ptx") == 0)
-            return fdl__fail(err, FDL_EINVAL,
-                             "extra option '-ptx': set the emit_ptx field instead");
-    }
-    if (o->emit_ptx && o->lto == FDL_LTO_OFF)
-        return fdl__fail(err, FDL_EINVAL,
-                         "emit_ptx needs link-time optimisation (the PTX is what LTO makes of "
-                         "LTO-IR), but lto is off");
-    if ((unsigned)o->cache > FDL_CACHE_OFF)
-        return fdl__fail(err, FDL_EINVAL, "invalid cache mode %d", (int)o->cache);
-    if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
-        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
-                         "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
-    return FDL_OK;
-}
-
-/* What the culink backend cannot do, said before anything runs. */
-static int culink_combination(const fdl_link_options *o, fdl_error *err)
-{
-    if (o->lto == FDL_LTO_ON)
-        return fdl__fail(err, FDL_EINVAL, "LTO needs the nvjitlink backend: cuLink cannot link "
-                                          "LTO-IR");
-    if (o->emit_ptx)
-        return fdl__fail(err, FDL_EINVAL, "emit_ptx needs the nvjitlink backend");
-    if (o->extra && o->extra[0])
-        return fdl__fail(err, FDL_EINVAL, "extra options are nvJitLink options; the culink "
-                                          "backend takes none");
-    if (o->ftz >= 0 || o->prec_div >= 0 || o->prec_sqrt >= 0 || o->fma >= 0 ||
-        (o->kernels_used && o->kernels_used[0]) || (o->variables_used && o->variables_used[0]))
-        return fdl__fail(err, FDL_EINVAL, "ftz, prec-div, prec-sqrt, fma, kernels-used and "
-                                          "variables-used are nvJitLink options; not with culink");
-    if (o->cuda && o->cuda->output == FDL_CUDA_OUTPUT_LTOIR)
-        return fdl__fail(err, FDL_EINVAL, "CUDA C compiled to LTO-IR needs the nvjitlink "
-                                          "backend: cuLink cannot link LTO-IR");
-    return FDL_OK;
-}
-
-/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
-int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
-{
-    const fdl_link_options *o = &link->opts;
-    char num[40];
-    memset(out, 0, sizeof *out);
-    int ok = fdl__strv_push(out, "-arch=%s", link->arch);
-    if (o->opt_level >= 0) {
-        snprintf(num, sizeof num, "-O%d", o->opt_level);
-        ok = ok && fdl__strv_push(out, num, NULL);
-    }
-    if (o->debug)
-        ok = ok && fdl__strv_push(out, "-g", NULL);
-    if (o->lineinfo)
-        ok = ok && fdl__strv_push(out, "-lineinfo", NULL);
-    if (o->verbose)
-        ok = ok && fdl__strv_push(out, "-verbose", NULL);
-    if (o->maxrregcount > 0) {
-        snprintf(num, sizeof num, "-maxrregcount=%d", o->maxrregcount);
-        ok = ok && fdl__strv_push(out, num, NULL);
-    }
-    static const char *const tri_flags[] = {"-ftz=%s", "-prec-div=%s", "-prec-sqrt=%s",
-                                            "-fma=%s"};
-    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
-    for (size_t i = 0; i < 4; i++)
-        if (tri[i] >= 0)
-            ok = ok && fdl__strv_push(out, tri_flags[i], tri[i] ? "1" : "0");
-    for (size_t i = 0; i < link->kernels_used.n; i++)
-        ok = ok && fdl__strv_push(out, "-kernels-used=%s", link->kernels_used.v[i]);
-    for (size_t i = 0; i < link->variables_used.n; i++)
-        ok = ok && fdl__strv_push(out, "-variables-used=%s", link->variables_used.v[i]);
-    for (size_t i = 0; i < link->extra.n; i++)
-        ok = ok && fdl__strv_push(out, link->extra.v[i], NULL);
-    if (lto)
-        ok = ok && fdl__strv_push(out, "-lto", NULL);
-    if (ptx)
-        ok = ok && fdl__strv_push(out, "-ptx", NULL);
-    if (!ok)
-        fdl__strv_free(out);
-    return ok;
+    const fdl__link_backend_ops *b = backend_of(id);
+    return b && b->options ? b->options(o, err) : FDL_OK;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------------ */
 static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *err)
 {
     link->opts = *o;
-    if (!strv_copy(&link->extra, o->extra) || !strv_copy(&link->kernels_used, o->kernels_used) ||
-        !strv_copy(&link->variables_used, o->variables_used))
+    if (!fdl__strv_copy(&link->extra, o->extra) || !fdl__strv_copy(&link->kernels_used, o->kernels_used) ||
+        !fdl__strv_copy(&link->variables_used, o->variables_used))
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->opts.extra = (const char *const *)link->extra.v;
     link->opts.kernels_used = (const char *const *)link->kernels_used.v;
     link->opts.variables_used = (const char *const *)link->variables_used.v;
     static const fdl_nvrtc_options cuda_defaults = FDL_NVRTC_OPTIONS_INIT;
     link->cuda = o->cuda ? *o->cuda : cuda_defaults;
-    if (!strv_copy(&link->cuda_defines, link->cuda.defines) ||
-        !strv_copy(&link->cuda_includes, link->cuda.include_dirs) ||
-        !strv_copy(&link->cuda_extra, link->cuda.extra) ||
+    if (!fdl__strv_copy(&link->cuda_defines, link->cuda.defines) ||
+        !fdl__strv_copy(&link->cuda_includes, link->cuda.include_dirs) ||
+        !fdl__strv_copy(&link->cuda_extra, link->cuda.extra) ||
         (link->cuda.std && !(link->cuda_std = fdl__strdup(link->cuda.std))))
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->cuda.defines = (const char *const *)link->cuda_defines.v;
@@ -333,7 +114,7 @@ static int choose_backend(fdl_link *link, fdl_error *err)
     }
     if (want == FDL_BACKEND_AUTO && rc == FDL_ENOLIB && fdl__cu_load(NULL) == FDL_OK &&
         fdl__cu_require_context(NULL) == FDL_OK) {
-        rc = culink_combination(&link->opts, err);
+        rc = backend_options(FDL_BACKEND_CULINK, &link->opts, err);
         if (rc == FDL_OK)
             link->backend = FDL_BACKEND_CULINK;
         return rc;
@@ -347,7 +128,7 @@ static int choose_backend(fdl_link *link, fdl_error *err)
 static int resolve_arch(fdl_link *link, const char *arch, fdl_error *err)
 {
     if (arch && strcmp(arch, "native") != 0) {
-        arch_valid(arch, &link->arch_number, &link->arch_suffix);
+        fdl__link_arch_parse(arch, &link->arch_number, &link->arch_suffix);
         fdl__strlcpy(link->arch, arch, sizeof link->arch);
         return FDL_OK;
     }
@@ -357,7 +138,7 @@ static int resolve_arch(fdl_link *link, const char *arch, fdl_error *err)
         return rc;
     if (cc >= 10 && cc <= 9999)
         snprintf(link->arch, sizeof link->arch, "sm_%u", (unsigned)cc % 10000u);
-    if (!arch_valid(link->arch, &link->arch_number, &link->arch_suffix))
+    if (!fdl__link_arch_parse(link->arch, &link->arch_number, &link->arch_suffix))
         return fdl__fail(err, FDL_ECUDA, "the current device reports compute capability %d.%d, "
                          "which is no architecture nvJitLink knows", cc / 10, cc % 10);
     return FDL_OK;
@@ -367,12 +148,10 @@ int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err)
 {
     fdl_link_options o;
     int rc;
-    if ((rc = normalise_options(&o, opts, err)) != FDL_OK ||
-        (rc = validate_options(&o, err)) != FDL_OK)
+    if ((rc = fdl__link_options_normalise(&o, opts, err)) != FDL_OK ||
+        (rc = fdl__link_options_validate(&o, err)) != FDL_OK)
         return rc;
-    if (o.backend == FDL_BACKEND_CULINK)
-        return culink_combination(&o, err);
-    return FDL_OK;
+    return backend_options(o.backend, &o, err);
 }
 
 int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err)
@@ -385,10 +164,10 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
     int rc;
     fdl_link *link = NULL;
     fdl_link_options o;
-    if ((rc = normalise_options(&o, opts, err)) != FDL_OK ||
-        (rc = validate_options(&o, err)) != FDL_OK)
+    if ((rc = fdl__link_options_normalise(&o, opts, err)) != FDL_OK ||
+        (rc = fdl__link_options_validate(&o, err)) != FDL_OK)
         goto cleanup;
-    if (o.backend == FDL_BACKEND_CULINK && (rc = culink_combination(&o, err)) != FDL_OK)
+    if ((rc = backend_options(o.backend, &o, err)) != FDL_OK)
         goto cleanup;
     link = calloc(1, sizeof *link);
     if (!link) {
@@ -598,44 +377,8 @@ cleanup:
     return rc;
 }
 
-/* "compute_90a" for sm_90a. */
-const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name)
-{
-    for (size_t i = 0; i < link->ndecls; i++) {
-        const fdl_decl *d = fdl_decls_find(link->decls[i], name);
-        if (d)
-            return d;
-    }
-    return NULL;
-}
 
-int fdl__link_decls_header(const fdl_link *link, char **out, fdl_error *err)
-{
-    *out = NULL;
-    fdl__buf b = {0};
-    int rc = FDL_OK;
-    for (size_t i = 0; i < link->ndecls && rc == FDL_OK; i++) {
-        char *one = NULL;
-        rc = fdl_header_generate(&one, NULL, link->decls[i], NULL, err);
-        if (rc == FDL_OK)
-            fdl__buf_puts(&b, one);
-        free(one);
-    }
-    if (rc == FDL_OK && b.oom)
-        rc = fdl__fail(err, FDL_ENOMEM, "out of memory generating the prototypes header");
-    if (rc == FDL_OK) {
-        *out = b.data;
-        b.data = NULL;
-    }
-    fdl__buf_free(&b);
-    return rc;
-}
 
-void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size)
-{
-    snprintf(out, size, "compute_%u%s", link->arch_number,
-             link->arch_suffix == 'a' ? "a" : link->arch_suffix == 'f' ? "f" : "");
-}
 
 /* Compile CUDA C into PTX or LTO-IR with NVRTC and add it. */
 static int add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
@@ -930,7 +673,7 @@ static int prepare(fdl_link *link, fdl_error *err)
     int any_ltoir = 0;
     for (size_t i = 0; i < link->ninputs; i++)
         any_ltoir |= !link->inputs[i].builtin && input_has_ltoir(link, &link->inputs[i]);
-    if (link->backend == FDL_BACKEND_CULINK)
+    if (!backend_of(link->backend)->lto)
         link->lto = 0;
     else if (link->opts.lto == FDL_LTO_ON && !any_ltoir)
         return fdl__fail(err, FDL_EINVAL, "LTO is on, but no input carries LTO-IR for %s (give "
@@ -965,8 +708,9 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         return fdl__fail(err, FDL_EINVAL, "the link is already complete");
     if (!link->ninputs)
         return fdl__fail(err, FDL_EINVAL, "nothing to link: no inputs were added");
+    const fdl__link_backend_ops *backend = backend_of(link->backend);
     int rc;
-    if (link->backend == FDL_BACKEND_CULINK && (rc = fdl__cu_require_context(err)) != FDL_OK)
+    if (backend->ready && (rc = backend->ready(err)) != FDL_OK)
         return rc;
     link->state = LINK_FAILED;
     if (link->devrt && (rc = add_devrt(link, err)) != FDL_OK)
@@ -981,13 +725,11 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     }
     if ((rc = prepare(link, err)) != FDL_OK)
         return rc;
-    if (link->ndecls && (rc = fdl__link_check_decls(link, err)) != FDL_OK)
-        return rc;
-    if ((rc = fdl__link_check_duplicates(link, err)) != FDL_OK)
-        return rc;
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+        if ((rc = checks[i]->run(link, err)) != FDL_OK)
+            return rc;
     uint64_t start = fdl__now_ns();
-    rc = link->backend == FDL_BACKEND_CULINK ? fdl__link_run_culink(link, err)
-                                             : fdl__link_run_nvjitlink(link, err);
+    rc = backend->run(link, err);
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
         link->wall_ms = 1e-6;

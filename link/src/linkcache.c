@@ -295,7 +295,9 @@ void fdl__link_cache_store(fdl_link *link)
         key[i] = (unsigned char)(hi << 4 | lo);
     }
     unsigned char flags[2] = {(unsigned char)(link->lto != 0), (unsigned char)(link->ptx != NULL)};
-    const char *info = fdl_link_info_log(link), *error = fdl_link_error_log(link);
+    /* as fdl_link_info_log and fdl_link_error_log say them (link.c sits above this file) */
+    const char *info = link->info_log ? link->info_log : "";
+    const char *error = link->error_log ? link->error_log : "";
     const unsigned char *secs[NSECS] = {link->cubin, (const unsigned char *)link->ptx,
                                         (const unsigned char *)info,
                                         (const unsigned char *)error, flags};

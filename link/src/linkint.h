@@ -1,6 +1,7 @@
 /*
- * Internals of link/ shared between its files (not installed): the code images of an input
- * (unpack.c), decompression (decompress.c), NVRTC (nvrtc.c) and the driver's cuLink (culink.c).
+ * Internals of link/ shared between its files (not installed): kind detection (kind.c), the code
+ * images of an input (unpack.c, over the readers of unpack.h), decompression (decompress.c),
+ * NVRTC (nvrtc.c) and the driver's cuLink (culink.c).
  */
 #ifndef FDLINK_LINKINT_H
 #define FDLINK_LINKINT_H
@@ -95,16 +96,17 @@ int fdl__image_load(fdl__image *img, fdl_error *err);
 
 void fdl__images_free(fdl__images *im);
 
-/* "sm_90" -> 90, "sm_100f" -> 100; 0 when not of that form. */
+/* "sm_90" -> 90, "sm_100f" -> 100 (also compute_ and lto_); 0 when not of that form. */
 unsigned fdl__arch_number(const char *arch);
 
 /* ---- decompression --------------------------------------------------------------------------- */
 
 /*
- * Decompress a fatbin payload (LZ4 block format, or zstd through libzstd.so.1, loaded on first
- * use; FDLINK_LIBZSTD names another path) into exactly @p out_size bytes.
- * @return FDL_OK, FDL_EPARSE (corrupt data or a size that disagrees), FDL_ENOLIB (no libzstd),
- *         FDL_ENOMEM. *out is malloc'ed, the caller's.
+ * Decompress a fatbin payload (LZ4 block format through liblz4.so.1, or zstd through
+ * libzstd.so.1, each loaded on first use; FDLINK_LIBLZ4 and FDLINK_LIBZSTD name other paths)
+ * into exactly @p out_size bytes.
+ * @return FDL_OK, FDL_EPARSE (corrupt data or a size that disagrees), FDL_ENOLIB (no liblz4 or
+ *         libzstd), FDL_ENOMEM. *out is malloc'ed, the caller's.
  */
 int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *in, size_t in_size,
                     unsigned flags, fdl_error *err);

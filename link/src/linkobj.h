@@ -1,6 +1,6 @@
 /*
- * The link object and the helpers its files share (internal to link/): link.c (options, inputs,
- * complete), linkcheck.c (checks before the backend runs), linkrun.c (the backends and logs).
+ * The link object and the interfaces between the files of link/src that work on it (internal to
+ * link/): its helpers at the bottom, the checks and backends above them, link.c on top.
  */
 #ifndef FDLINK_LINKOBJ_H
 #define FDLINK_LINKOBJ_H
@@ -12,17 +12,8 @@
 #include "libmemo.h"
 #include "linkint.h"
 #include "nvjitlink.h"
+#include "strv.h"
 
-/* A NULL-terminated vector of owned strings. */
-typedef struct fdl__strv {
-    char **v;
-    size_t n;
-    size_t cap;
-} fdl__strv;
-
-void fdl__strv_free(fdl__strv *s);
-/* Append a copy of @p fmt (formatted with one %s of @p arg when @p arg is not NULL). */
-int fdl__strv_push(fdl__strv *s, const char *fmt, const char *arg);
 
 typedef struct fdl__link_input {
     char *name;
@@ -97,18 +88,74 @@ typedef struct fdl__jl_run {
     char *error;
 } fdl__jl_run;
 
-/* ---- link.c ---- */
+/*
+ * The files of link/src that work on a link, bottom to top (README.md in this folder): each uses
+ * only those listed before it, never one listed after it.
+ *
+ *   strv.c                            string vectors (strv.h; also used by libmemo.c)
+ *   linkobj.c, linkopts.c, linklog.c  the link object's helpers, its options, its logs
+ *   linkjl.c                          nvJitLink runs of a link's inputs
+ *   linkcache.c                       keys, lookups and stores of links and NVRTC compiles
+ *   postlto.c                         the post-LTO PTX of LTO-IR inputs
+ *   undefined.c                       undefined symbols said fully
+ *   check_*.c, backend_*.c            the checks and the backends, behind the interfaces below
+ *   link.c                            create, inputs, fdl_link_complete (the order of it all)
+ */
 
-/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
-int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
-/* "compute_90a" for sm_90a. */
-void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
+/* ---- linkobj.c: the link object's helpers ---------------------------------------------------- */
+
 /* The declaration of @p name in the first set that has one, or NULL. */
 const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name);
 /* The prototypes header of every set (fdl_header_generate), one after the other. */
 int fdl__link_decls_header(const fdl_link *link, char **out, fdl_error *err);
+/* Non-zero when some unit of @p in contributes an image of @p kind. */
+int fdl__link_chosen_kind(const fdl__link_input *in, fdl_input_kind kind);
+/* Where @p name is referenced: an image or post-LTO module, with a position for PTX. */
+int fdl__link_find_reference(const fdl_link *link, const char *name, const char **where,
+                             unsigned *line, unsigned *column);
 
-/* ---- linkcache.c ---- */
+/* ---- linkopts.c: options --------------------------------------------------------------------- */
+
+/* sm_NN, sm_NNa, sm_NNf into its number and suffix. @return 1, or 0 when not of that form */
+int fdl__link_arch_parse(const char *arch, unsigned *number, char *suffix);
+/* The options of any version, as the current one. @return FDL_OK, FDL_EINVAL */
+int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
+                                fdl_error *err);
+/* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
+int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
+/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
+/* "compute_90a" for sm_90a. */
+void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
+
+/* ---- linklog.c: logs ------------------------------------------------------------------------- */
+
+/* Make @p text (owned, NULL for "") the link's info or error log, keeping the old one. */
+int fdl__link_set_log(fdl_link *link, int info, char *text);
+/*
+ * The line of a backend log that says what went wrong, into @p out; the symbol it names (an
+ * undefined reference, a multiple definition) into @p symbol. Both "" when the log says nothing.
+ */
+void fdl__link_log_headline(const char *log, char *out, size_t size, char *symbol,
+                            size_t symsize);
+/* Fill @p err from a failed run's log (made the link's error log, which err->log borrows). */
+int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *code_name,
+                            const char *source, const char *what, char *symbol, size_t symsize,
+                            fdl_error *err);
+
+/* ---- linkjl.c: nvJitLink runs ---------------------------------------------------------------- */
+
+/* Let nvJitLink refuse bad options at create time. @return FDL_OK, FDL_ELINK, FDL_ENOMEM */
+int fdl__link_probe(fdl_link *link, fdl_error *err);
+/*
+ * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
+ * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
+ */
+int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins, size_t nins,
+                 const unsigned char *extra, size_t extra_size, fdl__jl_run *run, fdl_error *err);
+void fdl__jl_run_free(fdl__jl_run *run);
+
+/* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
 
 /*
  * Look the link up in the cache (after devrt was added, before the checks): on a hit the link
@@ -134,51 +181,62 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
                         unsigned char key[FDL__CACHE_KEY_SIZE]);
 /* Report the cache warning, once, through the diagnostic callback. */
 void fdl__link_cache_warn(fdl_link *link);
-
-/* ---- linkrun.c ---- */
-
-/* Make @p text (owned, NULL for "") the link's info or error log, keeping the old one. */
-int fdl__link_set_log(fdl_link *link, int info, char *text);
-/* Let nvJitLink refuse bad options at create time. @return FDL_OK, FDL_ELINK, FDL_ENOMEM */
-int fdl__link_probe(fdl_link *link, fdl_error *err);
-
 /*
  * Load nvJitLink for a link whose version came from the memo (link->nv NULL), and take its own
  * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
  */
 int fdl__link_need_nv(fdl_link *link, fdl_error *err);
-
 /* After a successful probe: memo that this library accepts the link's options. */
 void fdl__link_probe_remember(fdl_link *link);
-
 /* The memo says this library accepted the link's options. */
 int fdl__link_probe_known(fdl_link *link);
+
+/* ---- postlto.c: the post-LTO PTX of LTO-IR inputs ------------------------------------------- */
+
 /*
- * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
- * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
+ * The post-LTO PTX of @p n inputs' LTO-IR, linked together in one nvJitLink run (with the
+ * keeper LTO-IR when @p with_keeper), kept with the first of them.
+ * @return FDL_OK, FDL_ELINK, FDL_EPARSE, FDL_ENOMEM
  */
-int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins, size_t nins,
-                 const unsigned char *extra, size_t extra_size, fdl__jl_run *run, fdl_error *err);
-void fdl__jl_run_free(fdl__jl_run *run);
-/* Fill @p err from a failed run's log (made the link's error log, which err->log borrows). */
-int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *code_name,
-                            const char *source, const char *what, char *symbol, size_t symsize,
-                            fdl_error *err);
-int fdl__link_run_nvjitlink(fdl_link *link, fdl_error *err);
-int fdl__link_run_culink(fdl_link *link, fdl_error *err);
-
-/* ---- linkcheck.c ---- */
-
-/* Non-zero when some unit of @p in contributes an image of @p kind. */
-int fdl__link_chosen_kind(const fdl__link_input *in, fdl_input_kind kind);
+int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, int with_keeper,
+                             fdl_error *err);
 /* The post-LTO PTX of one input's LTO-IR, kept with the input. */
 int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl_error *err);
-/* The declarations against every input. @return FDL_OK, FDL_EABI, FDL_ELINK, FDL_ENOMEM */
-int fdl__link_check_decls(fdl_link *link, fdl_error *err);
-/* ABI-6 for every name: a global function or kernel defined in two inputs. */
-int fdl__link_check_duplicates(const fdl_link *link, fdl_error *err);
-/* Where @p name is referenced: an image or post-LTO module, with a position for PTX. */
-int fdl__link_find_reference(const fdl_link *link, const char *name, const char **where,
-                             unsigned *line, unsigned *column);
+
+/* ---- undefined.c ----------------------------------------------------------------------------- */
+
+/*
+ * Rewrite @p err (a backend's failure naming @p symbol) as an undefined reference said fully:
+ * the input that refers to it and where it is declared, or that it is not.
+ */
+void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *err);
+
+/* ---- checks and backends --------------------------------------------------------------------- */
+
+/*
+ * A check, run by fdl_link_complete once the inputs are prepared (LTO decided, an image chosen
+ * for every unit) and before the backend. One that does not apply to a link returns FDL_OK.
+ * @return FDL_OK, or what it found (err filled; diagnostics through the link's callback)
+ */
+typedef struct fdl__link_check {
+    const char *name;
+    int (*run)(fdl_link *link, fdl_error *err);
+} fdl__link_check;
+
+/* A backend: links the prepared inputs into link->cubin (and link->ptx), its logs kept. */
+typedef struct fdl__link_backend_ops {
+    fdl_link_backend id;
+    int lto; /* links LTO-IR (else LTO is off whatever the options say) */
+    /* what it cannot take of the options, said at create time; NULL: it takes them all */
+    int (*options)(const fdl_link_options *opts, fdl_error *err);
+    /* what must hold on the calling thread when the link completes; NULL: nothing */
+    int (*ready)(fdl_error *err);
+    int (*run)(fdl_link *link, fdl_error *err);
+} fdl__link_backend_ops;
+
+extern const fdl__link_check fdl__check_decls;             /* check_decls.c */
+extern const fdl__link_check fdl__check_duplicates;        /* check_dups.c */
+extern const fdl__link_backend_ops fdl__backend_nvjitlink; /* backend_nvjitlink.c */
+extern const fdl__link_backend_ops fdl__backend_culink;    /* backend_culink.c */
 
 #endif /* FDLINK_LINKOBJ_H */

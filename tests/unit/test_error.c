@@ -1,6 +1,6 @@
 /*
  * Tests of the error record and the internal helpers every module shares (abi/src/error.c,
- * fdlink/error.h, abi/src/internal.h).
+ * strbuf.c, file.c, clock.c, sharedlib.c; fdlink/error.h, abi/src/internal.h).
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>

@@ -978,6 +978,32 @@ Test(link_container, without_libzstd_the_content_is_not_shown_but_links)
     fdl_decls_destroy(decls);
 }
 
+Test(link_container, without_liblz4_the_content_is_not_shown_but_links)
+{
+    cr_assert_eq(setenv("FDLINK_LIBLZ4", "/nonexistent/liblz4.so.1", 1), 0);
+    fdl_inspection *ins = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_inspect_file(&ins, BUILT "/mul_lz4.fatbin", FDL_KIND_AUTO, &err), FDL_OK,
+                 "%s", err.message);
+    const fdl_image *img = fdl_inspection_image(ins, 0);
+    cr_assert_eq(img->kind, FDL_KIND_CUBIN);
+    cr_assert_str_eq(img->compression, "lz4");
+    cr_assert_eq(img->nsymbols, 0);
+    cr_assert(strncmp(img->note, "not shown: cannot load /nonexistent/liblz4.so.1", 47) == 0,
+              "%s", img->note);
+    fdl_inspection_destroy(ins);
+    /* nvJitLink reads it all the same, and the declarations cannot be refuted by it */
+    fdl_decls *decls = NULL;
+    cr_assert_eq(fdl_decls_load(&decls, LINK_DATA "/mul.decl", &err), FDL_OK);
+    fdl_link *link = new_link("sm_90");
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add_fixture(link, "caller.ptx");
+    cr_assert_eq(fdl_link_add_file(link, BUILT "/mul_lz4.fatbin", FDL_KIND_AUTO, &err), FDL_OK);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Options of version 1                                                                        */
 /* ------------------------------------------------------------------------------------------ */
