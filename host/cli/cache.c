@@ -183,7 +183,8 @@ int cmd_cache(int argc, char **argv)
         else if (rc != FDL_OK)
             cli_print_error(&err);
         else {
-            qsort(l.v, l.n, sizeof *l.v, by_name);
+            if (l.n) /* qsort may not be given NULL, even for no elements */
+                qsort(l.v, l.n, sizeof *l.v, by_name);
             for (size_t i = 0; i < l.n; i++) {
                 char when[32] = "?";
                 time_t t = (time_t)l.v[i].mtime;

@@ -1195,7 +1195,8 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
     scan s;
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
-    qsort(s.v, s.n, sizeof *s.v, by_name); /* reports in a stable order */
+    if (s.n > 1) /* qsort may not be given NULL, even for no elements */
+        qsort(s.v, s.n, sizeof *s.v, by_name); /* reports in a stable order */
     size_t nbad = remove_stale_temps(d, &s, fn, ctx);
     for (size_t i = 0; i < s.n; i++) {
         if (s.v[i].temp)

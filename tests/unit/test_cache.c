@@ -257,6 +257,7 @@ Test(cache_key, each_change_is_a_miss_and_the_same_bytes_under_another_name_a_hi
     char *changed = malloc(n + 8);
     memcpy(changed, mul, n);
     memcpy(changed + n, "\n// x\n", 6);
+    changed[n + 6] = '\0'; /* strstr below reads a string */
     input one_byte[] = {BASE[0], {"mul.ptx", changed, n + 6, FDL_KIND_AUTO}};
     job jb = j;
     jb.inputs = one_byte;
