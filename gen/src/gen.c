@@ -470,14 +470,11 @@ static unsigned blocks_for(const launchable *l, size_t work, unsigned per_sm)
     return want ? (unsigned)want : 1u;
 }
 
-int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
-                   fdl_error *err)
+/* The arguments checked into kernel arguments, and a device to launch on; *vec: whether the
+ * 16-byte path may run (every array aligned for it and the kernel built with it). */
+static int prepare_launch(launchable *l, size_t n, const fdl_gen_arg *args, size_t nargs,
+                          fdl_arg *kargs, uint64_t *addrs, int *vec, fdl_error *err)
 {
-    if (!FDL__CHECK_ARG(map != NULL))
-        return fdl__fail(err, FDL_EINVAL, "fdl_map_launch: map is NULL");
-    launchable *l = &map->l;
-    fdl_arg kargs[FDL_SIG_MAX_PARAMS + 4];
-    uint64_t addrs[FDL_SIG_MAX_PARAMS + 4];
     int vec_ok = 0;
     int rc = check_args(l, n, args, nargs, kargs, addrs, &vec_ok, err);
     if (rc != FDL_OK)
@@ -486,8 +483,23 @@ int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs
         return fdl__error(err, FDL_ENODEVICE, NULL, 0, 0, l->k.kernel,
                           "%s was made without a device (compiled and linked for %s only)",
                           l->label, l->gen->arch);
+    *vec = vec_ok && l->k.vec > 1;
+    return FDL_OK;
+}
+
+int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
+                   fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(map != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_map_launch: map is NULL");
+    launchable *l = &map->l;
+    fdl_arg kargs[FDL_SIG_MAX_PARAMS + 4];
+    uint64_t addrs[FDL_SIG_MAX_PARAMS + 4];
+    int vec = 0;
+    int rc = prepare_launch(l, n, args, nargs, kargs, addrs, &vec, err);
+    if (rc != FDL_OK)
+        return rc;
     unsigned long long count = n;
-    int vec = vec_ok && l->k.vec > 1;
     uint64_t fail = fdl_buffer_address(l->scratch);
     size_t na = nargs;
     kargs[na++] = FDL_ARG(count);
@@ -618,16 +630,11 @@ int fdl_reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg *args, 
     launchable *l = &red->l;
     fdl_arg kargs[FDL_SIG_MAX_PARAMS + 4];
     uint64_t addrs[FDL_SIG_MAX_PARAMS + 4];
-    int vec_ok = 0;
-    int rc = check_args(l, n, args, nargs, kargs, addrs, &vec_ok, err);
+    int vec = 0;
+    int rc = prepare_launch(l, n, args, nargs, kargs, addrs, &vec, err);
     if (rc != FDL_OK)
         return rc;
-    if (!l->gen->dev)
-        return fdl__error(err, FDL_ENODEVICE, NULL, 0, 0, l->k.kernel,
-                          "%s was made without a device (compiled and linked for %s only)",
-                          l->label, l->gen->arch);
     unsigned long long count = n;
-    int vec = vec_ok && l->k.vec > 1;
     uint64_t scratch = fdl_buffer_address(l->scratch);
     size_t na = nargs;
     kargs[na++] = FDL_ARG(count);
