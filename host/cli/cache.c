@@ -34,33 +34,6 @@ void help_cache(FILE *out)
           out);
 }
 
-/* N, NK, NM, NG (also KiB, MiB, GiB); 0 when malformed. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    if (!s[0] || s[0] == '-')
-        return 0;
-    unsigned long long n = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return 0;
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30;
-    if (shift)
-        end++;
-    if (shift && end[0] == 'i' && end[1] == 'B')
-        end += 2;
-    if (*end || n > (UINT64_MAX >> shift) || n == 0)
-        return 0;
-    *out = (uint64_t)n << shift;
-    return 1;
-}
-
 typedef struct listing {
     fdl_cache_entry *v;
     char **names;
@@ -141,7 +114,7 @@ int cmd_cache(int argc, char **argv)
     uint64_t max_size = 0;
     if (max_arg && strcmp(command, "prune") != 0)
         return cli_usage_error("cache", "%s", "--max-size goes with prune");
-    if (max_arg && !parse_size(max_arg, &max_size))
+    if (max_arg && (!fdl_cache_parse_size(max_arg, &max_size) || max_size == 0))
         return cli_usage_error("cache", "invalid size '%s' (bytes, or with K, M or G)", max_arg);
 
     fdl_error err = FDL_ERROR_INIT;

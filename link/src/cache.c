@@ -463,17 +463,15 @@ int fdl_cache_dir(char *buf, size_t size, fdl_error *err)
     return FDL_OK;
 }
 
-/* FDLINK_CACHE_MAX_SIZE: bytes, or with K, M, G (KiB, MiB, GiB); the default when unset/bad. */
-static uint64_t max_size_from_env(void)
+int fdl_cache_parse_size(const char *text, uint64_t *bytes)
 {
-    const char *v = getenv("FDLINK_CACHE_MAX_SIZE");
-    if (!v || !v[0])
-        return DEFAULT_MAX_SIZE;
+    if (!text || !bytes || !text[0] || text[0] == '-' || text[0] == '+')
+        return 0;
     char *end = NULL;
     errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || v[0] == '-')
-        return DEFAULT_MAX_SIZE;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (errno || end == text)
+        return 0;
     unsigned shift = 0;
     if (*end == 'K' || *end == 'k')
         shift = 10;
@@ -488,8 +486,16 @@ static uint64_t max_size_from_env(void)
     else if (*end == 'B')
         end++;
     if (*end || n > (UINT64_MAX >> shift))
-        return DEFAULT_MAX_SIZE;
-    return (uint64_t)n << shift;
+        return 0;
+    *bytes = (uint64_t)n << shift;
+    return 1;
+}
+
+/* FDLINK_CACHE_MAX_SIZE (fdl_cache_parse_size); the default when unset or malformed. */
+static uint64_t max_size_from_env(void)
+{
+    uint64_t n = 0;
+    return fdl_cache_parse_size(getenv("FDLINK_CACHE_MAX_SIZE"), &n) ? n : DEFAULT_MAX_SIZE;
 }
 
 void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir)

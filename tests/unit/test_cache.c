@@ -1173,3 +1173,20 @@ Test(cache_memo, options_nvjitlink_refuses_are_refused_at_create_with_a_memo)
     free(cache);
     free(dir);
 }
+
+Test(cache_size, sizes_parse_as_the_environment_and_the_cli_take_them)
+{
+    uint64_t n = 7;
+    cr_expect(fdl_cache_parse_size("512M", &n) && n == 512ull << 20);
+    cr_expect(fdl_cache_parse_size("8G", &n) && n == 8ull << 30);
+    cr_expect(fdl_cache_parse_size("3KiB", &n) && n == 3ull << 10);
+    cr_expect(fdl_cache_parse_size("100B", &n) && n == 100);
+    cr_expect(fdl_cache_parse_size("1MB", &n) && n == 1ull << 20);
+    cr_expect(fdl_cache_parse_size("0", &n) && n == 0);
+    n = 7;
+    const char *bad[] = {"", "-1", "+1", "M", "12X", "1MX", "99999999999999999999", "1 M",
+                         "18446744073709551615G"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect(!fdl_cache_parse_size(bad[i], &n) && n == 7, "'%s' taken", bad[i]);
+    cr_expect(!fdl_cache_parse_size(NULL, &n));
+}

@@ -87,6 +87,16 @@ typedef void (*fdl_cache_entry_fn)(void *ctx, const fdl_cache_entry *entry);
 FDL_API int fdl_cache_dir(char *buf, size_t size, fdl_error *err);
 
 /**
+ * Parse a cache size as FDLINK_CACHE_MAX_SIZE and `fdlink cache prune --max-size` take it:
+ * bytes, or with a K, M or G suffix (KiB, MiB, GiB; "KiB", "B" also accepted), e.g. "512M".
+ * @param text the size (NULL allowed: not a size)
+ * @param bytes receives the size in bytes
+ * @return 1 when @p text is a size, else 0 (and @p bytes is unchanged)
+ * Ownership: nothing is allocated. Thread-safety: safe from any thread.
+ */
+FDL_API int fdl_cache_parse_size(const char *text, uint64_t *bytes);
+
+/**
  * Non-zero unless the environment turns the cache off (FDLINK_CACHE=0, "off", "no", "false").
  * Ownership: nothing is allocated.
  */
