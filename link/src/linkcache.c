@@ -105,30 +105,38 @@ void fdl__link_probe_remember(fdl_link *link)
     fdl__cache_memo_put(link->cache.dir, key, secs, lens, 1);
 }
 
+/* The linker as the key sees it: nvJitLink's major.minor, the arch and the nvJitLink options in
+ * canonical form (fdl__link_jl_options with @p lto and @p ptx); 0 when out of memory. */
+static int key_linker(fdl__keyb *k, fdl_link *link, int lto, int ptx)
+{
+    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), link->jl_major);
+    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), link->jl_minor);
+    fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), link->arch);
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, lto, ptx, &o))
+        return 0;
+    fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
+    for (size_t i = 0; i < o.n; i++)
+        fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o.v[i]);
+    fdl__strv_free(&o);
+    return 1;
+}
+
 /* The link's key; 0 when it cannot be made (then the cache is not used). */
 static int link_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_LINK);
     if (!k)
         return 0;
-    unsigned jl_major = link->jl_major, jl_minor = link->jl_minor;
     if (!link->jl_known) {
         fdl__keyb_free(k); /* a version that cannot be told apart cannot be cached */
         return 0;
     }
     fdl__keyb_str(k, TAG('B', 'A', 'C', 'K'), fdl_link_backend_name(link->backend));
-    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), jl_major);
-    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), jl_minor);
-    fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), link->arch);
-    fdl__strv o;
-    if (!fdl__link_jl_options(link, 0, 0, &o)) {
+    if (!key_linker(k, link, 0, 0)) {
         fdl__keyb_free(k);
         return 0;
     }
-    fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
-    for (size_t i = 0; i < o.n; i++)
-        fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o.v[i]);
-    fdl__strv_free(&o);
     fdl__keyb_u64(k, TAG('L', 'T', 'O', 'M'), (uint64_t)link->opts.lto);
     fdl__keyb_u64(k, TAG('E', 'P', 'T', 'X'), (uint64_t)(link->opts.emit_ptx != 0));
     int names = link->opts.debug || link->opts.lineinfo || link->opts.verbose;
@@ -169,19 +177,10 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_CHECK);
     if (!k)
         return 0;
-    unsigned jl_major = link->jl_major, jl_minor = link->jl_minor;
-    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), jl_major);
-    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), jl_minor);
-    fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), link->arch);
-    fdl__strv o;
-    if (!fdl__link_jl_options(link, 1, 1, &o)) {
+    if (!key_linker(k, link, 1, 1)) {
         fdl__keyb_free(k);
         return 0;
     }
-    fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
-    for (size_t i = 0; i < o.n; i++)
-        fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o.v[i]);
-    fdl__strv_free(&o);
     fdl__keyb_u64(k, TAG('N', 'I', 'N', 'P'), n);
     for (size_t i = 0; i < n; i++) {
         fdl__keyb_u64(k, TAG('K', 'I', 'N', 'D'), (uint64_t)ins[i]->kind);
