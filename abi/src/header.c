@@ -34,6 +34,11 @@ static const char *const c_types[FDL_SCALAR_COUNT] = {
     [FDL_FLOAT64] = "double",
 };
 
+const char *fdl__abi_c_type(int scalar)
+{
+    return scalar >= 0 && scalar < FDL_SCALAR_COUNT ? c_types[scalar] : "void";
+}
+
 static int type_valid(fdl_type t)
 {
     return (unsigned)t.base < FDL_SCALAR_COUNT && t.depth <= FDL_SIG_MAX_DEPTH;

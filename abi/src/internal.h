@@ -216,4 +216,12 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
  */
 int fdl__library_of(void (*fn)(void), char *out, size_t size);
 
+/* ---- header.c: the C types of the ABI ------------------------------------------------------- */
+
+/*
+ * ABI-5: the C type of scalar @p scalar (an fdl_scalar) as the generated prototypes header spells
+ * it ("float", "__half", ...); "void" for a value outside the enum. A static string.
+ */
+const char *fdl__abi_c_type(int scalar);
+
 #endif /* FDLINK_INTERNAL_H */

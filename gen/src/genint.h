@@ -37,9 +37,6 @@ typedef struct fdl__gen_kernel {
 
 void fdl__gen_kernel_free(fdl__gen_kernel *k);
 
-/* C type of a scalar (ABI-5, as the generated header writes it). */
-const char *fdl__gen_c_type(fdl_scalar s);
-
 /* Parse one type ("float", "unsigned int", "float32", "CPointer(int32)"); FDL_EPARSE. */
 int fdl__gen_parse_type(fdl_type *out, const char *text, size_t len, const char *what,
                         unsigned column, fdl_error *err);

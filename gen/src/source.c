@@ -8,30 +8,6 @@
 
 #include "genint.h"
 
-/* ABI-5: the same C types as the generated prototypes header (abi/src/header.c). */
-static const char *const c_types[FDL_SCALAR_COUNT] = {
-    [FDL_VOID] = "void",
-    [FDL_BOOL] = "bool",
-    [FDL_INT8] = "signed char",
-    [FDL_INT16] = "short",
-    [FDL_INT32] = "int",
-    [FDL_INT64] = "long long",
-    [FDL_UINT8] = "unsigned char",
-    [FDL_UINT16] = "unsigned short",
-    [FDL_UINT32] = "unsigned int",
-    [FDL_UINT64] = "unsigned long long",
-    [FDL_INTP] = "long long",
-    [FDL_UINTP] = "unsigned long long",
-    [FDL_FLOAT16] = "__half",
-    [FDL_FLOAT32] = "float",
-    [FDL_FLOAT64] = "double",
-};
-
-const char *fdl__gen_c_type(fdl_scalar s)
-{
-    return (unsigned)s < FDL_SCALAR_COUNT ? c_types[s] : "void";
-}
-
 void fdl__gen_kernel_free(fdl__gen_kernel *k)
 {
     if (k)
@@ -268,7 +244,7 @@ static void put_decl(fdl__buf *b, fdl_type t, int array, int is_const, int restr
     /* const applies to the elements: `const float *x`, `unsigned short **const *x` */
     if (is_const && !t.depth)
         fdl__buf_puts(b, "const ");
-    fdl__buf_puts(b, c_types[t.base]);
+    fdl__buf_puts(b, fdl__abi_c_type(t.base));
     fdl__buf_puts(b, " ");
     for (unsigned i = 0; i < t.depth; i++)
         fdl__buf_puts(b, "*");
@@ -282,7 +258,7 @@ static void put_decl(fdl__buf *b, fdl_type t, int array, int is_const, int restr
 /* The C type of a value of @t (`float`, `int *`). */
 static void put_type(fdl__buf *b, fdl_type t)
 {
-    fdl__buf_puts(b, c_types[t.base]);
+    fdl__buf_puts(b, fdl__abi_c_type(t.base));
     if (t.depth) {
         fdl__buf_puts(b, " ");
         for (unsigned i = 0; i < t.depth; i++)
