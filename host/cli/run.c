@@ -1,7 +1,8 @@
 /*
  * fdlink run: load (or link, then load) device code, launch one kernel with arguments given on
  * the command line, write buffers back, verify them and time the launches. For poking at device
- * code without writing a program, and for ctest tests of vendor code.
+ * code without writing a program, and for ctest tests of vendor code. With --map, the kernel is
+ * generated (fdlink/gen.h): a declared function applied elementwise, no caller kernel written.
  *
  * Exit codes: 0 ran (and every --expect verified), 1 failure or mismatch, 2 usage (including
  * arguments that disagree with the kernel's parameters or with their files), 77 no GPU here.
@@ -21,6 +22,7 @@ void help_run(FILE *out)
 {
     fputs(
         "usage: fdlink run [options] CODE... -k KERNEL [--grid X[,Y,Z]] [--block X[,Y,Z]] ARG...\n"
+        "       fdlink run [options] --decl FILE CODE... --map FUNCTION RESULT ARG...\n"
         "\n"
         "Launch one kernel from the command line. CODE is a cubin, fatbin or PTX file, loaded as\n"
         "it is, or link inputs (any kind 'fdlink link' takes, with its options): they are linked\n"
@@ -41,8 +43,23 @@ void help_run(FILE *out)
         "('{i32:1,f64:2}'), which the shell would otherwise expand, and in shells that glob\n"
         "[ ], buffers too.\n"
         "\n"
+        "Maps: with --map FUNCTION, fdlink writes the kernel itself. It calls the function that\n"
+        "the --decl file declares once per index, RESULT[i] = FUNCTION(ARG1, ARG2, ...) for\n"
+        "i < n, where RESULT (argument 0) is a buffer of the function's return type and n its\n"
+        "length; then one argument per declared parameter, of the declared type (float32 is\n"
+        "f32, int32 i32, intp i64, uintp u64, bool u8 of 0 or 1, a pointer u64):\n"
+        "  TYPE[N]...           an array: call i gets element i (N is at least n)\n"
+        "  TYPE:VALUE           a scalar, the same for every call\n"
+        "A CPointer(T) parameter takes a buffer of T, whose address every call gets, or\n"
+        "u64:ADDRESS. The generated CUDA C is compiled with NVRTC and linked with CODE, the\n"
+        "functions' device code (any kind 'fdlink link' takes); -v prints it. A non-zero status\n"
+        "returned by the function is an error naming the lowest index that failed.\n"
+        "\n",
+        out);
+    fputs(
         "options:\n"
-        "  -k, --kernel NAME      the kernel to launch (required)\n"
+        "  -k, --kernel NAME      the kernel to launch\n"
+        "  --map FUNCTION         instead of a kernel: map a declared function (one --decl)\n"
         "  --grid X[,Y,Z]         blocks (default 1)\n"
         "  --block X[,Y,Z]        threads per block (default 1)\n"
         "  --shared BYTES         dynamic shared memory per block (default 0)\n"
@@ -55,7 +72,7 @@ void help_run(FILE *out)
         "  --repeat N             launch N times (each run sees the last one's results)\n"
         "  --time                 report the runs' times from events: median, min, max\n"
         "  -v, --verbose          say what was linked, the device, the kernel's resources and\n"
-        "                         the launch geometry\n"
+        "                         the launch geometry (a map: its generated source)\n"
         "  -h, --help             show this help\n"
         "and the link options of 'fdlink link' (-arch, --decl, --backend, --lto, -O, -D, -I,\n"
         "...).\n"
@@ -74,7 +91,13 @@ void help_run(FILE *out)
         "      f32[16384]@x.bin f32:0.5 i32:16384 --out 0=y.bin --repeat 100 --time\n"
         "  # CUDA C compiled at run time, compared within 2 ULP\n"
         "  fdlink run kernel.cu -k scale --block 128 f64[128]=iota f64:3 --expect 0=ref.f64 \\\n"
-        "      --ulp 2\n",
+        "      --ulp 2\n"
+        "  # no kernel at all: out[i] = mul_f32_f32(a[i], 2) over 1024 floats, checked\n"
+        "  fdlink run --decl functions.decl functions.ptx --map mul_f32_f32 f32[1024] \\\n"
+        "      f32[1024]=iota f32:2 --expect 0=twice_iota.f32\n"
+        "  # sum_reduce(CPointer(float32), int32) called once: the sum of 100 floats\n"
+        "  fdlink run --decl functions.decl functions.ptx --map sum_reduce f32[1] \\\n"
+        "      f32[100]=rand:3 i32:100 --out 0=sum.f32\n",
         out);
 }
 
@@ -574,10 +597,419 @@ static int needs_link(const cli_link_args *la, int *rc)
     return !(kind == FDL_KIND_CUBIN || kind == FDL_KIND_FATBIN || kind == FDL_KIND_PTX);
 }
 
+/* What follows the launches, for kernels and maps alike: --out, --expect, --repeat, --time, -v. */
+typedef struct run_opts {
+    const io_spec *outs, *expects;
+    size_t nouts, nexpects;
+    fdl_verify_options vopts;
+    unsigned long long repeat;
+    int timed, verbose;
+} run_opts;
+
+/* Create and fill the buffers among @args on @dev; 0, or 1 after printing. */
+static int make_buffers(fdl_device *dev, karg *args, size_t nargs, char **file_data)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    for (size_t k = 0; k < nargs; k++) {
+        karg *a = &args[k];
+        if (!a->is_buffer)
+            continue;
+        if (fdl_buffer_create(&a->buf, dev, a->count * a->type->size, &err) != FDL_OK ||
+            write_buffer(a, file_data[k], &err) != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+        a->address = fdl_buffer_address(a->buf);
+    }
+    return 0;
+}
+
+/* `kernel NAME: 20 runs, median ...` on stdout; sorts @times. */
+static void print_times(const char *what, const char *name, float *times,
+                        unsigned long long repeat)
+{
+    qsort(times, (size_t)repeat, sizeof *times, cmp_float);
+    double median = repeat % 2 ? times[repeat / 2]
+                               : ((double)times[repeat / 2 - 1] + times[repeat / 2]) / 2;
+    printf("%s %s: %llu run%s, median %.4f ms, min %.4f ms, max %.4f ms\n", what, name, repeat,
+           repeat == 1 ? "" : "s", median, (double)times[0], (double)times[repeat - 1]);
+}
+
+/* --out files written and --expect files compared: 0, or 1 after a mismatch or an error. */
+static int write_and_verify(const karg *args, const run_opts *ro)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    for (size_t k = 0; k < ro->nouts; k++) {
+        const karg *a = &args[ro->outs[k].arg];
+        size_t bytes = a->count * a->type->size;
+        char *host = malloc(bytes);
+        if (!host) {
+            fprintf(stderr, "fdlink: error: out of memory\n");
+            return 1;
+        }
+        int wrc = fdl_buffer_read(a->buf, 0, host, bytes, &err);
+        if (wrc == FDL_OK)
+            wrc = fdl__write_atomic(ro->outs[k].path, host, bytes, &err);
+        free(host);
+        if (wrc != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+    }
+    int mismatched = 0;
+    for (size_t k = 0; k < ro->nexpects; k++) {
+        const io_spec *e = &ro->expects[k];
+        const karg *a = &args[e->arg];
+        fdl_verify_report report;
+        int vrc = fdl_buffer_verify(&report, a->buf, 0, a->type->scalar, e->data, a->count,
+                                    &ro->vopts, &err);
+        if (vrc != FDL_OK && vrc != FDL_EVERIFY) {
+            cli_print_error(&err);
+            return 1;
+        }
+        char text[4096];
+        fdl_verify_format(&report, text, sizeof text);
+        if (vrc == FDL_EVERIFY) {
+            mismatched = 1;
+            fprintf(stderr, "fdlink: %s: error: argument %zu '%s': %s", e->path, e->arg, a->text,
+                    text);
+        } else {
+            printf("argument %zu '%s': %s", e->arg, a->text, text);
+        }
+    }
+    return mismatched;
+}
+
+/* ---- maps (--map FUNCTION) ---------------------------------------------------------------- */
+
+/* How the command line spells a value of declared type @t (bool is u8; pointers are u64). */
+static const char *spelling_of(fdl_type t)
+{
+    if (t.depth)
+        return "u64";
+    switch (t.base) {
+    case FDL_BOOL: return "u8";
+    case FDL_INT8: return "i8";
+    case FDL_INT16: return "i16";
+    case FDL_INT32: return "i32";
+    case FDL_INT64: return "i64";
+    case FDL_INTP: return "i64";
+    case FDL_UINT8: return "u8";
+    case FDL_UINT16: return "u16";
+    case FDL_UINT32: return "u32";
+    case FDL_UINT64: return "u64";
+    case FDL_UINTP: return "u64";
+    case FDL_FLOAT16: return "f16";
+    case FDL_FLOAT32: return "f32";
+    case FDL_FLOAT64: return "f64";
+    default: return NULL;
+    }
+}
+
+/* A usage error about the map of @d, at its declaration. */
+static int decl_usage_error(const fdl_decl *d, const char *msg)
+{
+    fprintf(stderr, "fdlink: %s:%u:%u: error: %s (see 'fdlink run --help')\n", d->source,
+            d->line, d->column, msg);
+    return EXIT_USAGE;
+}
+
+/*
+ * The arguments of a map of @d against its declaration: argument 0 the result, argument k
+ * parameter k. Fills @modes ('a' an array, 's' a scalar or a pointer passed through) and *n.
+ * Returns 0, or EXIT_USAGE after printing.
+ */
+static int check_map_args(const fdl_decl *d, const karg *args, size_t nargs, char *modes,
+                          size_t *n)
+{
+    const fdl_sig *sig = &d->sig;
+    char msg[512], type[128];
+    if (sig->ret.base == FDL_VOID && sig->ret.depth == 0) {
+        snprintf(msg, sizeof msg,
+                 "map over '%s': it returns void, so there is no result to map into argument 0",
+                 d->name);
+        return decl_usage_error(d, msg);
+    }
+    if (nargs != sig->nparams + 1) {
+        snprintf(msg, sizeof msg,
+                 "map '%s' takes %zu argument%s (the result, then %zu parameter%s), but %zu "
+                 "%s given",
+                 d->name, sig->nparams + 1, sig->nparams ? "s" : "", sig->nparams,
+                 sig->nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
+        return decl_usage_error(d, msg);
+    }
+    const char *ret = spelling_of(sig->ret);
+    fdl_type_format(sig->ret, type, sizeof type);
+    if (!args[0].is_buffer || args[0].text[0] == '{' || strcmp(args[0].type->name, ret) != 0) {
+        if (args[0].is_buffer)
+            snprintf(msg, sizeof msg,
+                     "map '%s': argument 0 '%s' is the result, a buffer of %s, but %s returns "
+                     "%s: give %s[N]",
+                     d->name, args[0].text, args[0].type->name, d->name, type, ret);
+        else
+            snprintf(msg, sizeof msg,
+                     "map '%s': argument 0 '%s' is the result, which must be a buffer of the "
+                     "return type %s: give %s[N]",
+                     d->name, args[0].text, type, ret);
+        return decl_usage_error(d, msg);
+    }
+    *n = args[0].count;
+    for (size_t k = 1; k < nargs; k++) {
+        const karg *a = &args[k];
+        fdl_type t = sig->params[k - 1];
+        fdl_type pointee = {t.base, t.depth ? t.depth - 1 : 0};
+        const char *want = spelling_of(t);
+        int is_struct = a->text[0] == '{';
+        int ok;
+        char give[160];
+        fdl_type_format(t, type, sizeof type);
+        if (t.depth) {
+            /* CPointer(T): a buffer's address (of T; voidptr: of anything), or u64:ADDRESS */
+            int any = pointee.base == FDL_VOID && pointee.depth == 0;
+            ok = !is_struct &&
+                 (a->is_buffer ? any || strcmp(a->type->name, spelling_of(pointee)) == 0
+                               : strcmp(a->type->name, "u64") == 0);
+            if (any)
+                snprintf(give, sizeof give, "a buffer (passed as a pointer) or u64:ADDRESS");
+            else
+                snprintf(give, sizeof give, "%s[N] (passed as a pointer) or u64:ADDRESS",
+                         spelling_of(pointee));
+            modes[k - 1] = 's';
+        } else {
+            ok = !is_struct && strcmp(a->type->name, want) == 0;
+            snprintf(give, sizeof give, "%s:VALUE or %s[N]", want, want);
+            modes[k - 1] = a->is_buffer ? 'a' : 's';
+        }
+        if (!ok) {
+            char is[64];
+            if (is_struct)
+                snprintf(is, sizeof is, "a struct");
+            else if (a->is_buffer)
+                snprintf(is, sizeof is, "a buffer of %s", a->type->name);
+            else
+                snprintf(is, sizeof is, "%s", a->type->name);
+            snprintf(msg, sizeof msg,
+                     "map '%s': argument %zu '%s' is %s, but parameter %zu is %s: give %s",
+                     d->name, k, a->text, is, k, type, give);
+            return decl_usage_error(d, msg);
+        }
+        if (t.depth == 0 && t.base == FDL_BOOL && !a->is_buffer && a->value[0] > 1) {
+            snprintf(msg, sizeof msg,
+                     "map '%s': argument %zu '%s' is neither 0 nor 1, but parameter %zu is bool",
+                     d->name, k, a->text, k);
+            return decl_usage_error(d, msg);
+        }
+        if (modes[k - 1] == 'a' && a->count < *n) {
+            snprintf(msg, sizeof msg,
+                     "map '%s': argument %zu '%s' (parameter %zu, %s) has %zu element%s, but n "
+                     "is %zu (the length of the result, argument 0)",
+                     d->name, k, a->text, k, type, a->count, a->count == 1 ? "" : "s", *n);
+            return cli_usage_error("run", "%s", msg);
+        }
+    }
+    modes[sig->nparams] = '\0';
+    return 0;
+}
+
+/*
+ * A generator on @dev (NULL: compile and link for la->opts.arch only) with the inputs of @la,
+ * and the map of @name made from it. 0, or 1 after printing.
+ */
+static int make_map(fdl_gen **gen, fdl_map **map, fdl_device *dev, const cli_link_args *la,
+                    const char *name, const char *modes)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_gen_options go = FDL_GEN_OPTIONS_INIT;
+    go.arch = la->opts.arch;
+    go.decls = la->decls[0];
+    go.link = &la->opts;
+    if (fdl_gen_create(gen, dev, &go, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    for (size_t i = 0; i < la->ninputs; i++) {
+        char *data = NULL;
+        size_t size = 0;
+        int rc = fdl__read_file(la->inputs[i], &data, &size, &err);
+        if (rc == FDL_OK)
+            rc = fdl_gen_add_data(*gen, data, size, la->inputs[i], la->kinds[i], &err);
+        free(data);
+        if (rc != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+    }
+    if (fdl_map_create(map, *gen, name, modes, &err) != FDL_OK) {
+        cli_print_error(&err);
+        /* NVRTC's or nvJitLink's whole log */
+        if (err.log && err.log[0])
+            fprintf(stderr, "%s%s", err.log, err.log[strlen(err.log) - 1] == '\n' ? "" : "\n");
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * fdlink run --map NAME: check the arguments against the declaration, generate, compile and link
+ * the map, fill the buffers, run it (--repeat times), report the lowest failing index, write
+ * and verify the results. Returns the exit status.
+ */
+static int run_map(cli_link_args *la, const char *name, karg *args, size_t nargs,
+                   char **file_data, const run_opts *ro)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_device *dev = NULL;
+    fdl_gen *gen = NULL;
+    fdl_map *map = NULL;
+    fdl_event *start = NULL, *stop = NULL;
+    float *times = NULL;
+    char modes[FDL_SIG_MAX_PARAMS + 1];
+    fdl_gen_arg gargs[FDL_SIG_MAX_PARAMS + 1];
+    size_t n = 0;
+    int rc = EXIT_USAGE;
+
+    /* ---- the declaration, and the arguments against it, before any GPU is needed ---- */
+    if (la->decl_paths.n != 1) {
+        rc = cli_usage_error("run",
+                             la->decl_paths.n
+                                 ? "--map takes one --decl file, the one that declares '%s'"
+                                 : "--map needs the declaration of '%s': --decl FILE",
+                             name);
+        goto cleanup;
+    }
+    if (la->ptx_path || la->kernels.n) {
+        rc = cli_usage_error("run", "%s does not apply to --map (the map's kernel is generated)",
+                             la->ptx_path ? "--emit-ptx" : "--kernels-used");
+        goto cleanup;
+    }
+    la->decls = calloc(1, sizeof *la->decls);
+    if (!la->decls) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        rc = 1;
+        goto cleanup;
+    }
+    if (fdl_decls_load(&la->decls[0], la->decl_paths.v[0], &err) != FDL_OK) {
+        cli_print_error(&err);
+        rc = 1;
+        goto cleanup;
+    }
+    la->nsets = 1;
+    const fdl_decl *d = fdl_decls_find(la->decls[0], name);
+    if (!d) {
+        char msg[FDL_DECL_MAX_NAME + 1024];
+        snprintf(msg, sizeof msg, "map over '%s': no such function is declared in %s", name,
+                 la->decl_paths.v[0]);
+        rc = cli_usage_error("run", "%s", msg);
+        goto cleanup;
+    }
+    if ((rc = check_map_args(d, args, nargs, modes, &n)) != 0)
+        goto cleanup;
+    rc = 1;
+    if (cli_link_check_options(la) != 0)
+        goto cleanup;
+
+    /* ---- the device, and the map ---- */
+    if (fdl_device_open(&dev, la->device, &err) != FDL_OK) {
+        if (!cli_no_gpu_here(&err)) {
+            cli_print_device_error(la, &err);
+            goto cleanup;
+        }
+        /* for a stated architecture, everything short of the launch is checked first */
+        fdl_error nogpu = err;
+        if (la->opts.arch && !cli_link_needs_device(la) &&
+            make_map(&gen, &map, NULL, la, name, modes) != 0)
+            goto cleanup;
+        fprintf(stderr, "fdlink: skipped: map '%s' not run: no GPU here (%s)\n", name,
+                nogpu.message);
+        rc = RUN_EXIT_SKIP;
+        goto cleanup;
+    }
+    if (make_map(&gen, &map, dev, la, name, modes) != 0)
+        goto cleanup;
+    if (ro->verbose) {
+        size_t cubin = 0;
+        fdl_map_cubin(map, &cubin);
+        fprintf(stderr,
+                "fdlink: device %d: %s (%s); map '%s' (modes %s): kernel %s, compiled with "
+                "NVRTC and linked with %zu input%s (cubin of %zu bytes); n = %zu, %u element%s "
+                "per vector access, %d threads per block\n",
+                fdl_device_ordinal(dev), fdl_device_name(dev), fdl_device_arch(dev), name, modes,
+                fdl_map_kernel_name(map), la->ninputs, la->ninputs == 1 ? "" : "s", cubin, n,
+                fdl_map_vector_width(map), fdl_map_vector_width(map) == 1 ? "" : "s",
+                FDL_GEN_BLOCK);
+        const char *src = fdl_map_source(map);
+        size_t len = strlen(src);
+        fprintf(stderr, "fdlink: the generated CUDA C of map '%s':\n%s%s", name, src,
+                len && src[len - 1] == '\n' ? "" : "\n");
+    }
+
+    /* ---- buffers, and the map's arguments ---- */
+    if (make_buffers(dev, args, nargs, file_data) != 0)
+        goto cleanup;
+    gargs[0] = fdl_gen_buffer(args[0].buf);
+    for (size_t k = 1; k < nargs; k++) {
+        karg *a = &args[k];
+        if (modes[k - 1] == 'a')
+            gargs[k] = fdl_gen_buffer(a->buf);
+        else if (a->is_buffer) /* a pointer parameter: the buffer's address */
+            gargs[k] = fdl_gen_scalar(&a->address, sizeof a->address);
+        else
+            gargs[k] = fdl_gen_scalar(a->value, a->size);
+    }
+
+    /* ---- the runs ---- */
+    if (ro->repeat == 1 && !ro->timed) {
+        if (fdl_map_run(map, n, gargs, nargs, &err) != FDL_OK) {
+            cli_print_error(&err);
+            goto cleanup;
+        }
+    } else {
+        times = calloc((size_t)ro->repeat, sizeof *times);
+        if (!times) {
+            fprintf(stderr, "fdlink: error: out of memory\n");
+            goto cleanup;
+        }
+        if (fdl_event_create(&start, dev, &err) != FDL_OK ||
+            fdl_event_create(&stop, dev, &err) != FDL_OK) {
+            cli_print_error(&err);
+            goto cleanup;
+        }
+        for (size_t r = 0; r < ro->repeat; r++) {
+            if (fdl_event_record(start, NULL, &err) != FDL_OK ||
+                fdl_map_launch(map, n, gargs, nargs, &err) != FDL_OK ||
+                fdl_event_record(stop, NULL, &err) != FDL_OK ||
+                fdl_event_elapsed_ms(&times[r], start, stop, &err) != FDL_OK) {
+                cli_print_error(&err);
+                goto cleanup;
+            }
+        }
+        /* the lowest failing index of all the runs */
+        if (fdl_map_check(map, &err) != FDL_OK) {
+            cli_print_error(&err);
+            goto cleanup;
+        }
+    }
+    if (ro->timed)
+        print_times("map", name, times, ro->repeat);
+    rc = write_and_verify(args, ro);
+cleanup:
+    fdl_event_destroy(start);
+    fdl_event_destroy(stop);
+    for (size_t k = 0; k < nargs; k++) {
+        fdl_buffer_destroy(args[k].buf);
+        args[k].buf = NULL;
+    }
+    fdl_map_destroy(map);
+    fdl_gen_destroy(gen);
+    fdl_device_destroy(dev);
+    free(times);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     cli_link_args la;
-    const char *kernel_name = NULL;
+    const char *kernel_name = NULL, *map_name = NULL, *geometry = NULL;
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
     fdl_verify_options vopts = FDL_VERIFY_OPTIONS_INIT;
     int have_tol = 0, have_ulp = 0, timed = 0, after_dashes = 0, verbose = 0;
@@ -629,19 +1061,28 @@ int cmd_run(int argc, char **argv)
                 goto cleanup;
             }
             kernel_name = v;
+        } else if ((v = cli_option_value(a, "--map", argc, argv, &i, &missing)) || missing) {
+            if (missing || !v[0]) {
+                rc = cli_usage_error("run", "option '%s' needs a declared function's name", a);
+                goto cleanup;
+            }
+            map_name = v;
         } else if ((v = cli_option_value(a, "--grid", argc, argv, &i, &missing)) || missing) {
+            geometry = "--grid";
             if (!v || !parse_dim3(v, &cfg.grid)) {
                 rc = cli_usage_error(
                     "run", "option --grid needs X[,Y,Z] of at least 1, e.g. --grid 64,2%s", "");
                 goto cleanup;
             }
         } else if ((v = cli_option_value(a, "--block", argc, argv, &i, &missing)) || missing) {
+            geometry = "--block";
             if (!v || !parse_dim3(v, &cfg.block)) {
                 rc = cli_usage_error(
                     "run", "option --block needs X[,Y,Z] of at least 1, e.g. --block 256%s", "");
                 goto cleanup;
             }
         } else if ((v = cli_option_value(a, "--shared", argc, argv, &i, &missing)) || missing) {
+            geometry = "--shared";
             if (!parse_size(v, 0xffffffffULL, &n)) {
                 rc = cli_usage_error("run", "option --shared needs a size in bytes%s", "");
                 goto cleanup;
@@ -711,8 +1152,18 @@ int cmd_run(int argc, char **argv)
     if ((rc = cli_link_refuse_outputs(&la, "run", NULL)) != 0)
         goto cleanup;
     rc = 1;
-    if (!kernel_name) {
-        rc = cli_usage_error("run", "%s", "missing -k KERNEL");
+    if (kernel_name && map_name) {
+        rc = cli_usage_error("run", "%s", "-k and --map exclude each other (a map generates "
+                                          "its own kernel)");
+        goto cleanup;
+    }
+    if (!kernel_name && !map_name) {
+        rc = cli_usage_error("run", "%s", "missing -k KERNEL or --map FUNCTION");
+        goto cleanup;
+    }
+    if (map_name && geometry) {
+        rc = cli_usage_error("run", "%s does not apply to --map (a map chooses its own grid "
+                                    "and block)", geometry);
         goto cleanup;
     }
     if (have_tol && have_ulp) {
@@ -761,6 +1212,12 @@ int cmd_run(int argc, char **argv)
             rc = EXIT_USAGE;
             goto cleanup;
         }
+    }
+
+    run_opts ro = {outs, expects, nouts, nexpects, vopts, repeat, timed, verbose};
+    if (map_name) {
+        rc = run_map(&la, map_name, args, nargs, file_data, &ro);
+        goto cleanup;
     }
 
     /* ---- the kernel's parameters, where the PTX shows them ---- */
@@ -869,19 +1326,12 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "fdlink: error: out of memory\n");
         goto cleanup;
     }
+    if (make_buffers(dev, args, nargs, file_data) != 0)
+        goto cleanup;
     for (size_t k = 0; k < nargs; k++) {
         karg *a = &args[k];
-        if (a->is_buffer) {
-            if (fdl_buffer_create(&a->buf, dev, a->count * a->type->size, &err) != FDL_OK ||
-                write_buffer(a, file_data[k], &err) != FDL_OK) {
-                cli_print_error(&err);
-                goto cleanup;
-            }
-            a->address = fdl_buffer_address(a->buf);
-            kargs[k] = fdl_arg_make(&a->address, sizeof a->address);
-        } else {
-            kargs[k] = fdl_arg_make(a->value, a->size);
-        }
+        kargs[k] = a->is_buffer ? fdl_arg_make(&a->address, sizeof a->address)
+                                : fdl_arg_make(a->value, a->size);
     }
     if (cfg.shared_bytes > 48 * 1024 &&
         fdl_kernel_set_max_dynamic_shared(kernel, cfg.shared_bytes, &err) != FDL_OK) {
@@ -923,54 +1373,9 @@ int cmd_run(int argc, char **argv)
             goto cleanup;
         }
     }
-    if (timed) {
-        qsort(times, (size_t)repeat, sizeof *times, cmp_float);
-        double median = repeat % 2 ? times[repeat / 2]
-                                   : ((double)times[repeat / 2 - 1] + times[repeat / 2]) / 2;
-        printf("kernel %s: %llu run%s, median %.4f ms, min %.4f ms, max %.4f ms\n", kernel_name,
-               repeat, repeat == 1 ? "" : "s", median, (double)times[0],
-               (double)times[repeat - 1]);
-    }
-
-    /* ---- results ---- */
-    for (size_t k = 0; k < nouts; k++) {
-        karg *a = &args[outs[k].arg];
-        size_t bytes = a->count * a->type->size;
-        char *host = malloc(bytes);
-        if (!host) {
-            fprintf(stderr, "fdlink: error: out of memory\n");
-            goto cleanup;
-        }
-        int wrc = fdl_buffer_read(a->buf, 0, host, bytes, &err);
-        if (wrc == FDL_OK)
-            wrc = fdl__write_atomic(outs[k].path, host, bytes, &err);
-        free(host);
-        if (wrc != FDL_OK) {
-            cli_print_error(&err);
-            goto cleanup;
-        }
-    }
-    int mismatched = 0;
-    for (size_t k = 0; k < nexpects; k++) {
-        karg *a = &args[expects[k].arg];
-        fdl_verify_report report;
-        int vrc = fdl_buffer_verify(&report, a->buf, 0, a->type->scalar, expects[k].data,
-                                    a->count, &vopts, &err);
-        if (vrc != FDL_OK && vrc != FDL_EVERIFY) {
-            cli_print_error(&err);
-            goto cleanup;
-        }
-        char text[4096];
-        fdl_verify_format(&report, text, sizeof text);
-        if (vrc == FDL_EVERIFY) {
-            mismatched = 1;
-            fprintf(stderr, "fdlink: %s: error: argument %zu '%s': %s", expects[k].path,
-                    expects[k].arg, a->text, text);
-        } else {
-            printf("argument %zu '%s': %s", expects[k].arg, a->text, text);
-        }
-    }
-    rc = mismatched;
+    if (timed)
+        print_times("kernel", kernel_name, times, repeat);
+    rc = write_and_verify(args, &ro);
 cleanup:
     fdl_launch_destroy(launch);
     fdl_event_destroy(start);

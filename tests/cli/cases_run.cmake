@@ -3,7 +3,8 @@
 #   _nogpu  FDLINK_LIBCUDA names a library that does not exist: no driver
 #   _mock   the mock driver of tests/gpu/mock, which runs multiply_vectors on the host
 # Data in tests/data/run: mv_expected.f32 (8 floats: 2.5 i), mv_wrong.f32 (element 5 is 12.25
-# instead of 12.5), short.f32 (3 floats).
+# instead of 12.5), short.f32 (3 floats), sqrt_in.f32 (0 1 4 9 -16 25 -36 49), safe_sqrt.cu and
+# safe_sqrt.decl (a function that fails with status 1 for a negative argument).
 set(_nogpu ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1)
 set(_mock ENV FDLINK_LIBCUDA=$<TARGET_FILE:fdlink_mock_cuda>)
 # multiply_vectors (out = a * b through mul_f32_f32), linked for sm_90 with nvJitLink
@@ -181,3 +182,50 @@ fdlink_doctor_test(doctor_ctest_resource_spec_mock RC 0 ${_mock}
   EXPECT local/0/gpus/0/id=0 local/0/gpus/0/slots=3)
 fdlink_doctor_test(doctor_ctest_resource_spec_not_first RC 2 ARGS doctor --json --ctest-resource-spec
   TEXT STDERR "must come first")
+
+# run --map: a declared function mapped over buffers, the kernel generated (fdlink/gen.h).
+# mul_f32_f32 over f32[8]=iota times a broadcast 2.5 (modes "as"; the mock runs that map).
+set(_map --decl link/mul.decl link/mul.ptx --map mul_f32_f32)
+set(_map_args f32[8] f32[8]=iota f32:2.5)
+# the command line and the arguments against the declaration, before any GPU is needed
+fdlink_cli_test(run_map_no_decl ARGS run link/mul.ptx --map mul_f32_f32 ${_map_args})
+fdlink_cli_test(run_map_two_decls
+  ARGS run --decl link/mul.decl --decl check/functions.decl link/mul.ptx --map mul_f32_f32
+       ${_map_args})
+fdlink_cli_test(run_map_unknown_function ARGS run --decl link/mul.decl link/mul.ptx --map mul
+  ${_map_args})
+fdlink_cli_test(run_map_void_function
+  ARGS run --decl check/functions.decl check/conforming.ptx --map store_void f32[8] f32[8] f32:1)
+fdlink_cli_test(run_map_and_kernel ARGS run ${_map} -k multiply_vectors ${_map_args})
+fdlink_cli_test(run_map_with_block ARGS run ${_map} --block 8 ${_map_args})
+fdlink_cli_test(run_map_result_type ARGS run ${_map} f64[8] f32[8]=iota f32:2.5)
+fdlink_cli_test(run_map_result_scalar ARGS run ${_map} f32:0 f32[8]=iota f32:2.5)
+fdlink_cli_test(run_map_too_few_args ARGS run ${_map} f32[8] f32[8]=iota)
+fdlink_cli_test(run_map_too_many_args ARGS run ${_map} ${_map_args} f32:1)
+fdlink_cli_test(run_map_scalar_type ARGS run ${_map} f32[8] f32[8]=iota f64:2.5)
+fdlink_cli_test(run_map_buffer_type ARGS run ${_map} f32[8] i32[8]=iota f32:2.5)
+fdlink_cli_test(run_map_struct ARGS run ${_map} f32[8] f32[8]=iota {f32:2.5})
+fdlink_cli_test(run_map_buffer_shorter ARGS run ${_map} f32[8] f32[4]=iota f32:2.5)
+# CPointer(float32): a buffer of float32 (its address), not of another type
+fdlink_cli_test(run_map_pointer_type
+  ARGS run --decl check/functions.decl check/conforming.ptx --map sum_reduce f32[1] f64[4] i32:4)
+# bool parameters take u8 of 0 or 1
+fdlink_cli_test(run_map_bool_value
+  ARGS run --decl check/functions.decl check/conforming.ptx --map small_ints i32[2] u8:2 i8:1
+       i16:1)
+# no GPU: a skip (exit 77), after the map has been generated, compiled and linked for -arch ...
+fdlink_cli_test(run_map_no_gpu ${_nogpu} ARGS run -arch=sm_90 ${_map} ${_map_args})
+# ... so that code disagreeing with its declaration is an error even there
+fdlink_cli_test(run_map_no_gpu_abi_error ${_nogpu}
+  ARGS run -arch=sm_90 --decl link/mul.decl link/mul_wide.ptx --map mul_f32_f32 ${_map_args})
+# on the mock driver: results written and verified, a mismatch, timed runs, a failing status
+fdlink_cli_test(run_mock_map_expect ${_mock} PRESENT out.f32
+  ARGS run ${_map} ${_map_args} --expect 0=run/mv_expected.f32 --out 0=@OUT@/out.f32)
+fdlink_cli_test(run_mock_map_mismatch ${_mock}
+  ARGS run ${_map} ${_map_args} --expect 0=run/mv_wrong.f32)
+fdlink_cli_test(run_mock_map_status ${_mock}
+  ARGS run --decl run/safe_sqrt.decl run/safe_sqrt.cu --map safe_sqrt f32[8]
+       f32[8]@run/sqrt_in.f32)
+fdlink_cli_test(run_mock_map_status_repeated ${_mock}
+  ARGS run --decl run/safe_sqrt.decl run/safe_sqrt.cu --map safe_sqrt f32[8]
+       f32[8]@run/sqrt_in.f32 --repeat 3)

@@ -1,7 +1,8 @@
 /*
  * A mock CUDA driver for machines without a GPU: the driver API entry points fdlink uses,
  * simulated in host memory, with host implementations of the kernels of tests/gpu/src (and the
- * link fixtures), so that the GPU tests and the host runtime's logic run anywhere through
+ * link fixtures, and two maps that gen/ generates for `fdlink run --map`), so that the GPU tests
+ * and the host runtime's logic run anywhere through
  * FDLINK_LIBCUDA=<this library>. It models what fdlink relies on and checks: one device with the
  * limits of an H100, a primary context that must be current, device memory that is bounds-checked
  * (a bad address in a kernel poisons the context, as on a GPU), launch checks, parameter info,
@@ -556,6 +557,72 @@ static void k_sqrt_twice_2d(const launch *L)
                 }
 }
 
+/*
+ * Maps that gen/ generates (fdlink/gen.h), as `fdlink run --map` makes them: out, the
+ * parameters (an array's address, or a broadcast scalar), then n, vec and the failure record.
+ * The mock's parameter sizes are fixed, so each is modelled for one choice of modes. Every index
+ * below n is computed once, whatever the grid: the generated kernel's loop is grid-stride.
+ */
+
+/* fdl_gen_fail of gen/src/source.c: the lowest failing index, its status and function. */
+static void map_failed(uint64_t fail, uint64_t i, const char *function, int status)
+{
+    unsigned char *p = dmem(fail, 88);
+    if (!p)
+        return;
+    uint64_t index, failures;
+    memcpy(&index, p + 8, 8);
+    memcpy(&failures, p + 16, 8);
+    failures++;
+    memcpy(p + 16, &failures, 8);
+    if (i < index) {
+        int32_t st = status;
+        memcpy(p + 4, &st, 4);
+        memcpy(p + 8, &i, 8);
+        memset(p + 24, 0, 64);
+        memcpy(p + 24, function, strlen(function));
+    }
+}
+
+/* mul_f32_f32 with modes "as": out[i] = a[i] * s */
+static void k_map_mul_f32_f32(const launch *L)
+{
+    uint64_t out = arg_u64(L, 0), a = arg_u64(L, 1), n = arg_u64(L, 3);
+    float s = arg_f32(L, 2);
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char *po = dmem(out + 4 * i, 4), *pa = dmem(a + 4 * i, 4);
+        if (!po || !pa)
+            return;
+        float fa, r;
+        memcpy(&fa, pa, 4);
+        r = fa * s;
+        memcpy(po, &r, 4);
+    }
+}
+
+/* safe_sqrt with modes "a": out[i] = sqrt(x[i]); a failure leaves out[i] zero and is recorded
+ * (in the map's record, and through FDL_CALL in the module's) */
+static void k_map_safe_sqrt(const launch *L)
+{
+    uint64_t out = arg_u64(L, 0), x = arg_u64(L, 1), n = arg_u64(L, 2), fail = arg_u64(L, 4);
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char *po = dmem(out + 4 * i, 4), *px = dmem(x + 4 * i, 4);
+        if (!po || !px)
+            return;
+        float v, r = 0.0f;
+        memcpy(&v, px, 4);
+        int st = safe_sqrt(&r, v);
+        if (st) {
+            unsigned b[3] = {(unsigned)(i / L->block[0]), 0, 0},
+                     t[3] = {(unsigned)(i % L->block[0]), 0, 0};
+            record_failure(L, st, b, t);
+            map_failed(fail, i, "safe_sqrt", st);
+            r = 0.0f;
+        }
+        memcpy(po, &r, 4);
+    }
+}
+
 static const kernel_def g_kernels[] = {
     {"fill", 3, {8, 4, 4}, 1024, 0, k_fill},
     {"fill_u32", 3, {8, 4, 4}, 1024, 0, k_fill},
@@ -577,6 +644,8 @@ static const kernel_def g_kernels[] = {
     {"sqrt_all", 3, {8, 8, 4}, 1024, 0, k_sqrt_all},
     {"sqrt_whole", 3, {8, 8, 4}, 1024, 0, k_sqrt_all},
     {"sqrt_twice_2d", 4, {8, 8, 4, 4}, 1024, 0, k_sqrt_twice_2d},
+    {"fdl_map_mul_f32_f32", 6, {8, 8, 4, 8, 4, 8}, 256, 0, k_map_mul_f32_f32},
+    {"fdl_map_safe_sqrt", 5, {8, 8, 8, 4, 8}, 256, 0, k_map_safe_sqrt},
 };
 
 /* ---- images --------------------------------------------------------------------------------- */
