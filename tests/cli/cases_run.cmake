@@ -215,6 +215,9 @@ fdlink_cli_test(run_map_bool_value
        i16:1)
 # no GPU: a skip (exit 77), after the map has been generated, compiled and linked for -arch ...
 fdlink_cli_test(run_map_no_gpu ${_nogpu} ARGS run -arch=sm_90 ${_map} ${_map_args})
+fdlink_cli_test(run_map_pointer_no_gpu ${_nogpu}
+  ARGS run -arch=sm_90 --decl check/functions.decl check/conforming.ptx --map sum_reduce f32[4]
+       f32[100]=1 i32:100)
 # ... so that code disagreeing with its declaration is an error even there
 fdlink_cli_test(run_map_no_gpu_abi_error ${_nogpu}
   ARGS run -arch=sm_90 --decl link/mul.decl link/mul_wide.ptx --map mul_f32_f32 ${_map_args})

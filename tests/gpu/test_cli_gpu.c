@@ -1,14 +1,17 @@
 /*
  * GPU tests of the command line: `fdlink run` (the seed's multiply_vectors checked with --expect,
  * a planted mismatch, a device function's failure through FDL_CALL, a kernel of mixed struct,
- * pointer and scalar parameters, timed repeats), `fdlink doctor` on a GPU, and
+ * pointer and scalar parameters, timed repeats), `fdlink run --map` (a declared function mapped
+ * with no kernel written: arrays and a broadcast scalar, a pointer parameter, a failing status),
+ * `fdlink doctor` on a GPU, and
  * `fdlink link --backend=culink` for each input kind cuLink takes, each result loaded and
  * launched by `fdlink run` and verified.
  *
  * Each test runs the fdlink executable (FDL_CLI) and checks its exit status, its output and the
  * files it writes. Every test skips where fdl_device_count finds no driver or no device. Run as
  * test_cli_gpu (label gpu) on a GPU host, and as test_cli_gpu_mock (label unit) against the mock
- * driver of tests/gpu/mock, which has no cuLink: there (FDL_TEST_MOCK set) the cuLink tests skip.
+ * driver of tests/gpu/mock, which has no cuLink: there (FDL_TEST_MOCK set) the cuLink tests skip,
+ * and of the maps only those the mock models run (mul_f32_f32 'as', safe_sqrt 'a').
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
@@ -26,7 +29,8 @@
 #include "fdlink/host.h"
 
 #define LINK FDL_LINK_FIXTURES /* mul.ptx caller.ptx mul.cubin ... mul.decl, tests/link */
-#define KERNELS FDL_GPU_KERNELS /* kernels.fatbin status_*.ptx, tests/gpu */
+#define KERNELS FDL_GPU_KERNELS /* kernels.fatbin status_*.ptx gen_functions.ptx, tests/gpu */
+#define DEVICE_DECL FDL_DEVICE_DECL /* device/functions.decl, of gen_functions.ptx */
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -334,6 +338,145 @@ Test(cli_run, timed_repeats)
                  3, "%s", r.out);
     cr_expect(min > 0 && min <= median && median <= max, "%s", r.out);
     cli_free(&r);
+    free(dir);
+}
+
+/* ---- run --map ------------------------------------------------------------------------------ */
+
+#define NM 1003 /* not a multiple of the vector width: the map's tail runs too */
+
+/* out[i] = mul_f32_f32(x[i], 3) with x[i] = 0.5 + i % 7, each product exact in float */
+Test(cli_run_map, array_times_broadcast_scalar)
+{
+    skip_without_gpu();
+    char *dir = make_temp_dir();
+    float x[NM], want[NM];
+    for (int i = 0; i < NM; i++) {
+        x[i] = 0.5f + (float)(i % 7);
+        want[i] = x[i] * 3.0f;
+    }
+    char *px = path_in(dir, "x.f32"), *pw = path_in(dir, "want.f32"),
+         *out = path_in(dir, "out.f32");
+    write_all(px, x, sizeof x);
+    write_all(pw, want, sizeof want);
+    char arg_x[512], exp[512], outa[512];
+    snprintf(arg_x, sizeof arg_x, "f32[%d]@%s", NM, px);
+    snprintf(exp, sizeof exp, "0=%s", pw);
+    snprintf(outa, sizeof outa, "0=%s", out);
+    /* the result starts as -1 everywhere: every element is written */
+    cli_result r = fdlink(dir, "run", "--decl", LINK "/mul.decl", LINK "/mul.ptx", "--map",
+                          "mul_f32_f32", "f32[1003]=-1", arg_x, "f32:3", "--expect", exp, "--out",
+                          outa, "-v", NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect_str_eq(r.out, "argument 0 'f32[1003]=-1': float32: all 1003 values match (exact)\n");
+    /* -v: the map, and the generated source as compiled */
+    cr_expect(strstr(r.err, "; map 'mul_f32_f32' (modes as): kernel fdl_map_mul_f32_f32, compiled "
+                            "with NVRTC and linked with 1 input (cubin of ") != NULL,
+              "%s", r.err);
+    cr_expect(strstr(r.err, "fdlink: the generated CUDA C of map 'mul_f32_f32':\n") != NULL, "%s",
+              r.err);
+    cr_expect(strstr(r.err, "/* map: out[i] = mul_f32_f32(p1[i], p2) for i < n */\n") != NULL,
+              "%s", r.err);
+    size_t size = 0;
+    char *got = read_all(out, &size);
+    cr_assert_eq(size, sizeof want);
+    cr_expect_eq(memcmp(got, want, size), 0);
+    free(got);
+    cli_free(&r);
+    /* a planted difference is a mismatch (exit 1), named by index */
+    want[1002] += 1.0f;
+    write_all(pw, want, sizeof want);
+    r = fdlink(dir, "run", "--decl", LINK "/mul.decl", LINK "/mul.ptx", "--map", "mul_f32_f32",
+               "f32[1003]", arg_x, "f32:3", "--expect", exp, NULL);
+    cr_assert_eq(r.status, 1, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect(strstr(r.err, "float32: 1 of 1003 values differ (exact)") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "\n  [1002] got 4.5, expected 5.5 (") != NULL, "%s", r.err);
+    cli_free(&r);
+    /* timed repeats */
+    r = fdlink(dir, "run", "--decl", LINK "/mul.decl", LINK "/mul.ptx", "--map", "mul_f32_f32",
+               "f32[1003]", arg_x, "f32:3", "--repeat", "10", "--time", NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstderr: %s", r.status, r.err);
+    double median = -1, min = -1, max = -1;
+    cr_assert_eq(sscanf(r.out, "map mul_f32_f32: 10 runs, median %lf ms, min %lf ms, max %lf ms",
+                        &median, &min, &max),
+                 3, "%s", r.out);
+    cr_expect(min > 0 && min <= median && median <= max, "%s", r.out);
+    cli_free(&r);
+    free(px);
+    free(pw);
+    free(out);
+    free(dir);
+}
+
+/* sum_reduce(CPointer(float32), int32): the buffer's address passed to every call */
+Test(cli_run_map, pointer_parameter_gets_the_buffer)
+{
+    skip_without_gpu();
+    if (on_mock())
+        cr_skip_test("the mock driver does not model the map of sum_reduce");
+    char *dir = make_temp_dir();
+    char *out = path_in(dir, "out.f32");
+    char outa[512];
+    snprintf(outa, sizeof outa, "0=%s", out);
+    cli_result r = fdlink(dir, "run", "--decl", DEVICE_DECL, KERNELS "/gen_functions.ptx", "--map",
+                          "sum_reduce", "f32[5]", "f32[100]=iota", "i32:100", "--out", outa, NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    size_t size = 0;
+    char *got = read_all(out, &size);
+    cr_assert_eq(size, 5 * sizeof(float));
+    for (int i = 0; i < 5; i++) {
+        float v;
+        memcpy(&v, got + 4 * i, 4);
+        cr_expect_eq(v, 4950.0f, "out[%d] = %g, want 0 + 1 + ... + 99 = 4950", i, (double)v);
+    }
+    free(got);
+    cli_free(&r);
+    free(out);
+    free(dir);
+}
+
+/* safe_sqrt over 64 values, two of them negative: the lowest failing index is reported */
+Test(cli_run_map, device_status_failure)
+{
+    skip_without_gpu();
+    char *dir = make_temp_dir();
+    float in[64];
+    for (int i = 0; i < 64; i++)
+        in[i] = (float)(i * i);
+    in[40] = -1.0f;
+    in[9] = -4.0f;
+    char *pin = path_in(dir, "in.f32"), *decl = path_in(dir, "sqrt.decl");
+    write_all(pin, in, sizeof in);
+    static const char text[] = "safe_sqrt: float32(float32)\n";
+    write_all(decl, text, sizeof text - 1);
+    char arg_in[512];
+    snprintf(arg_in, sizeof arg_in, "f32[64]@%s", pin);
+    cli_result r = fdlink(dir, "run", "--decl", decl, KERNELS "/status_functions.ptx", "--map",
+                          "safe_sqrt", "f32[64]", arg_in, NULL);
+    cr_assert_eq(r.status, 1, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect_str_eq(r.out, "");
+    cr_expect_str_eq(r.err, "fdlink: error: safe_sqrt: device function safe_sqrt returned status 1 "
+                            "at index 9 in map 'safe_sqrt' (first of 2 failures)\n");
+    cli_free(&r);
+    /* without the negative values the same map runs clean: sqrt(i * i) = i */
+    in[9] = 81.0f;
+    in[40] = 1600.0f;
+    write_all(pin, in, sizeof in);
+    float want[64];
+    for (int i = 0; i < 64; i++)
+        want[i] = (float)i;
+    char *pw = path_in(dir, "want.f32");
+    write_all(pw, want, sizeof want);
+    char exp[512];
+    snprintf(exp, sizeof exp, "0=%s", pw);
+    r = fdlink(dir, "run", "--decl", decl, KERNELS "/status_functions.ptx", "--map", "safe_sqrt",
+               "f32[64]", arg_in, "--expect", exp, NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect_str_eq(r.out, "argument 0 'f32[64]': float32: all 64 values match (exact)\n");
+    cli_free(&r);
+    free(pw);
+    free(pin);
+    free(decl);
     free(dir);
 }
 
