@@ -706,6 +706,26 @@ static const char *spelling_of(fdl_type t)
     }
 }
 
+/* Non-zero when every value of u8 argument @a (a scalar, or a buffer as it will be filled from
+ * @file_data) is 0 or 1, as a bool must be. */
+static int bool_values_ok(const karg *a, const char *file_data)
+{
+    if (!a->is_buffer)
+        return a->value[0] <= 1;
+    switch (a->fill) {
+    case FILL_ZEROS: return 1;
+    case FILL_CONST: return a->constant[0] <= 1;
+    case FILL_IOTA: return a->count <= 2;
+    case FILL_RAND: return 0; /* integers in [0,100) */
+    case FILL_FILE:
+        for (size_t i = 0; i < a->count; i++)
+            if ((unsigned char)file_data[i] > 1)
+                return 0;
+        return 1;
+    }
+    return 0;
+}
+
 /* A usage error about the map of @d, at its declaration. */
 static int decl_usage_error(const fdl_decl *d, const char *msg)
 {
@@ -716,11 +736,12 @@ static int decl_usage_error(const fdl_decl *d, const char *msg)
 
 /*
  * The arguments of a map of @d against its declaration: argument 0 the result, argument k
- * parameter k. Fills @modes ('a' an array, 's' a scalar or a pointer passed through) and *n.
- * Returns 0, or EXIT_USAGE after printing.
+ * parameter k (@file_data: the contents of buffers filled from files). Fills @modes ('a' an
+ * array, 's' a scalar or a pointer passed through) and *n. Returns 0, or EXIT_USAGE after
+ * printing.
  */
-static int check_map_args(const fdl_decl *d, const karg *args, size_t nargs, char *modes,
-                          size_t *n)
+static int check_map_args(const fdl_decl *d, const karg *args, size_t nargs,
+                          char *const *file_data, char *modes, size_t *n)
 {
     const fdl_sig *sig = &d->sig;
     char msg[512], type[128];
@@ -793,10 +814,10 @@ static int check_map_args(const fdl_decl *d, const karg *args, size_t nargs, cha
                      d->name, k, a->text, is, k, type, give);
             return decl_usage_error(d, msg);
         }
-        if (t.depth == 0 && t.base == FDL_BOOL && !a->is_buffer && a->value[0] > 1) {
+        if (t.depth == 0 && t.base == FDL_BOOL && !bool_values_ok(a, file_data[k])) {
             snprintf(msg, sizeof msg,
-                     "map '%s': argument %zu '%s' is neither 0 nor 1, but parameter %zu is bool",
-                     d->name, k, a->text, k);
+                     "map '%s': argument %zu '%s' %s, but parameter %zu is bool",
+                     d->name, k, a->text, a->is_buffer ? "holds values other than 0 and 1" : "is neither 0 nor 1", k);
             return decl_usage_error(d, msg);
         }
         if (modes[k - 1] == 'a' && a->count < *n) {
@@ -902,7 +923,7 @@ static int run_map(cli_link_args *la, const char *name, karg *args, size_t nargs
         rc = cli_usage_error("run", "%s", msg);
         goto cleanup;
     }
-    if ((rc = check_map_args(d, args, nargs, modes, &n)) != 0)
+    if ((rc = check_map_args(d, args, nargs, file_data, modes, &n)) != 0)
         goto cleanup;
     rc = 1;
     if (cli_link_check_options(la) != 0)

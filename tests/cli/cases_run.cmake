@@ -209,10 +209,16 @@ fdlink_cli_test(run_map_buffer_shorter ARGS run ${_map} f32[8] f32[4]=iota f32:2
 # CPointer(float32): a buffer of float32 (its address), not of another type
 fdlink_cli_test(run_map_pointer_type
   ARGS run --decl check/functions.decl check/conforming.ptx --map sum_reduce f32[1] f64[4] i32:4)
-# bool parameters take u8 of 0 or 1
+# bool parameters take u8 of 0 or 1, as scalars and as arrays
 fdlink_cli_test(run_map_bool_value
   ARGS run --decl check/functions.decl check/conforming.ptx --map small_ints i32[2] u8:2 i8:1
        i16:1)
+fdlink_cli_test(run_map_bool_array
+  ARGS run --decl check/functions.decl check/conforming.ptx --map small_ints i32[3] u8[3]=iota
+       i8:1 i16:1)
+fdlink_cli_test(run_map_bool_array_ok ${_nogpu}
+  ARGS run --decl check/functions.decl check/conforming.ptx --map small_ints i32[2] u8[2]=iota
+       i8[2]=-3 i16:1)
 # no GPU: a skip (exit 77), after the map has been generated, compiled and linked for -arch ...
 fdlink_cli_test(run_map_no_gpu ${_nogpu} ARGS run -arch=sm_90 ${_map} ${_map_args})
 fdlink_cli_test(run_map_pointer_no_gpu ${_nogpu}
