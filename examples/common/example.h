@@ -35,6 +35,20 @@ static inline double example_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/*
+ * How many timed repetitions to run: @wanted, or 1 under compute-sanitizer (its tools
+ * instrument every access, so timings there mean nothing and repetitions only cost minutes;
+ * racecheck on the tiled matmul takes minutes a launch). Detected from the sanitizer's
+ * injection in LD_PRELOAD, or FDLINK_UNDER_SANITIZER set to anything.
+ */
+static inline int example_repeats(int wanted)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (getenv("FDLINK_UNDER_SANITIZER") || (pre && strstr(pre, "compute-sanitizer")))
+        return 1;
+    return wanted;
+}
+
 static inline void example_summary(const example *ex, const char *verified, const char *figure)
 {
     printf("fdlink-example: %s | %s | verified %s | %s\n", ex->name, ex->exercised, verified,

@@ -31,11 +31,13 @@ static int time_kernel(example *ex, run *r, fdl_buffer *dc, fdl_buffer *da, fdl_
     int ok = 0;
     if (fdl_buffer_zero(dc, &ex->err) != FDL_OK ||
         fdl_event_create(&start, ex->dev, &ex->err) != FDL_OK ||
-        fdl_event_create(&stop, ex->dev, &ex->err) != FDL_OK ||
-        fdl_kernel_launch_ex(r->kernel, &cfg, args, 3, &ex->err) != FDL_OK) /* warm-up */
+        fdl_event_create(&stop, ex->dev, &ex->err) != FDL_OK)
         goto cleanup;
+    const int repeats = example_repeats(5); /* 1 under compute-sanitizer: no warm-up either */
+    if (repeats > 1 && fdl_kernel_launch_ex(r->kernel, &cfg, args, 3, &ex->err) != FDL_OK)
+        goto cleanup; /* warm-up */
     float best = 1e30f;
-    for (int rep = 0; rep < 5; rep++) {
+    for (int rep = 0; rep < repeats; rep++) {
         float ms = 0;
         if (fdl_event_record(start, NULL, &ex->err) != FDL_OK ||
             fdl_kernel_launch_ex(r->kernel, &cfg, args, 3, &ex->err) != FDL_OK ||

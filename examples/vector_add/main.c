@@ -41,7 +41,7 @@ int main(void)
     void *args[] = {&pc, &pa, &pb, &nn};
     fdl_dim3 grid = {(unsigned)((n + 255) / 256), 1, 1}, block = {256, 1, 1};
     double best = 1e30;
-    for (int rep = 0; rep < 10; rep++) {
+    for (int rep = 0; rep < example_repeats(10); rep++) {
         double t0 = example_now_ms();
         if (fdl_kernel_launch(k, grid, block, 0, args, 4, &ex.err) != FDL_OK ||
             fdl_device_synchronize(ex.dev, &ex.err) != FDL_OK) {
