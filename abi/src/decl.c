@@ -33,28 +33,50 @@ static const char opt_c[] = "abi=c";
  * C and C++ keywords (C++20 and C23): a function with one of these names could not be declared
  * in the generated header, so the declaration is rejected where it is written.
  */
-static const char *const keywords[] = {
-    "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
-    "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-    "_Thread_local", "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-    "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "char8_t", "class",
-    "co_await", "co_return", "co_yield", "compl", "concept", "const", "const_cast", "consteval",
-    "constexpr", "constinit", "continue", "decltype", "default", "delete", "do", "double",
-    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
-    "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-    "register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
-    "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
-    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
-    "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-    "while", "xor", "xor_eq",
-};
+typedef struct keyword {
+    const char *name;
+    size_t len;
+} keyword;
 
+#define K(name) {name, sizeof name - 1}
+static const keyword keywords[] = {
+    K("_Alignas"), K("_Alignof"), K("_Atomic"), K("_BitInt"), K("_Bool"), K("_Complex"),
+    K("_Decimal128"), K("_Decimal32"), K("_Decimal64"), K("_Generic"), K("_Imaginary"),
+    K("_Noreturn"), K("_Static_assert"), K("_Thread_local"), K("alignas"), K("alignof"), K("and"),
+    K("and_eq"), K("asm"), K("auto"), K("bitand"), K("bitor"), K("bool"), K("break"), K("case"),
+    K("catch"), K("char"), K("char16_t"), K("char32_t"), K("char8_t"), K("class"), K("co_await"),
+    K("co_return"), K("co_yield"), K("compl"), K("concept"), K("const"), K("const_cast"),
+    K("consteval"), K("constexpr"), K("constinit"), K("continue"), K("decltype"), K("default"),
+    K("delete"), K("do"), K("double"), K("dynamic_cast"), K("else"), K("enum"), K("explicit"),
+    K("export"), K("extern"), K("false"), K("float"), K("for"), K("friend"), K("goto"), K("if"),
+    K("inline"), K("int"), K("long"), K("mutable"), K("namespace"), K("new"), K("noexcept"),
+    K("not"), K("not_eq"), K("nullptr"), K("operator"), K("or"), K("or_eq"), K("private"),
+    K("protected"), K("public"), K("register"), K("reinterpret_cast"), K("requires"),
+    K("restrict"), K("return"), K("short"), K("signed"), K("sizeof"), K("static"),
+    K("static_assert"), K("static_cast"), K("struct"), K("switch"), K("template"), K("this"),
+    K("thread_local"), K("throw"), K("true"), K("try"), K("typedef"), K("typeid"), K("typename"),
+    K("typeof"), K("typeof_unqual"), K("union"), K("unsigned"), K("using"), K("virtual"),
+    K("void"), K("volatile"), K("wchar_t"), K("while"), K("xor"), K("xor_eq"),
+};
+#undef K
+
+/* Binary search: the table is in strcmp order (test_decl's rejects_keywords_as_names tries each). */
 static int is_keyword(const char *s, size_t n)
 {
-    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-        if (strlen(keywords[i]) == n && memcmp(keywords[i], s, n) == 0)
+    size_t lo = 0, hi = sizeof keywords / sizeof keywords[0];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const keyword *k = &keywords[mid];
+        int c = memcmp(s, k->name, n < k->len ? n : k->len);
+        if (c == 0)
+            c = n < k->len ? -1 : n > k->len;
+        if (c == 0)
             return 1;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
     return 0;
 }
 
@@ -126,6 +148,11 @@ static int fail(ctx *c, int code, unsigned line, size_t col0, const char *symbol
 /* Check the name s[0..n) at column offset @at; on success the name is a C identifier. */
 static int check_name(ctx *c, unsigned line, size_t at, const char *s, size_t n)
 {
+    size_t i = 0;
+    while (i < n && fdl__is_ident_char((unsigned char)s[i]))
+        i++;
+    if (i == n && n <= FDL_DECL_MAX_NAME && !(s[0] >= '0' && s[0] <= '9') && !is_keyword(s, n))
+        return FDL_OK; /* the usual case, said at once */
     char q[QUOTE_MAX + 4];
     fdl__quote(q, sizeof q, s, n, QUOTE_MAX);
     if (n > FDL_DECL_MAX_NAME)
@@ -135,7 +162,7 @@ static int check_name(ctx *c, unsigned line, size_t at, const char *s, size_t n)
     if (s[0] >= '0' && s[0] <= '9')
         return fail(c, FDL_EPARSE, line, at, NULL,
                     "function name '%s' starts with a digit (names are C identifiers)", q);
-    for (size_t i = 0; i < n; i++) {
+    for (i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
         if (fdl__is_ident_char(ch))
             continue;
@@ -216,15 +243,19 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     if (sig_end == sig_at)
         return fail(c, FDL_EPARSE, line, sig_at, name, "missing signature after ':'");
 
-    fdl_decl decl;
-    memset(&decl, 0, sizeof decl);
-    decl.abi = FDL_ABI_NUMBA;
-    decl.line = line;
-    decl.column = (unsigned)(name_at + 1);
-    decl.sig_column = (unsigned)(sig_at + 1);
+    /* parsed in place, in the slot after the last item (kept only when all of it is good) */
+    if (!items_reserve(d, d->count + 1))
+        return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
+    fdl_decl *decl = &d->items[d->count];
+    decl->name = NULL;
+    decl->abi = FDL_ABI_NUMBA;
+    decl->source = NULL;
+    decl->line = line;
+    decl->column = (unsigned)(name_at + 1);
+    decl->sig_column = (unsigned)(sig_at + 1);
 
-    fdl_error sig_err = FDL_ERROR_INIT;
-    rc = fdl_sig_parse(&decl.sig, s + sig_at, sig_end - sig_at, &sig_err);
+    fdl_error sig_err; /* filled whole by fdl_sig_parse when it fails, read only then */
+    rc = fdl_sig_parse(&decl->sig, s + sig_at, sig_end - sig_at, &sig_err);
     if (rc != FDL_OK) {
         /* The parser's column is 1-based within the signature. */
         size_t col0 = sig_at + (sig_err.column ? sig_err.column - 1 : 0);
@@ -238,9 +269,9 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
             k++;
         size_t wl = k - w;
         if (wl == sizeof opt_numba - 1 && memcmp(s + w, opt_numba, wl) == 0) {
-            decl.abi = FDL_ABI_NUMBA;
+            decl->abi = FDL_ABI_NUMBA;
         } else if (wl == sizeof opt_c - 1 && memcmp(s + w, opt_c, wl) == 0) {
-            decl.abi = FDL_ABI_C;
+            decl->abi = FDL_ABI_C;
         } else {
             char q[QUOTE_MAX + 4];
             return fail(c, FDL_EPARSE, line, w, name,
@@ -264,12 +295,10 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
                     "too many declarations: at most %d (FDL_DECL_MAX_COUNT)", FDL_DECL_MAX_COUNT);
 
     size_t offset = d->arena.len;
-    if (!items_reserve(d, d->count + 1) ||
-        !fdl__index_reserve(&d->index, d->count + 1, item_name, d) ||
+    if (!fdl__index_reserve(&d->index, d->count + 1, item_name, d) ||
         !fdl__buf_append(&d->arena, name, name_len + 1))
         return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
     d->offsets[d->count] = offset;
-    d->items[d->count] = decl;
     *fdl__index_slot(&d->index, name, name_len, item_name, d) = d->count + 1;
     d->count++;
     return FDL_OK;
@@ -297,6 +326,13 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
     }
     c.d = d;
     c.source = d->source;
+    /* room from the start for what a text of this size usually holds (a declaration every few
+     * dozen bytes), so that the items are not copied as they grow; only a hint */
+    size_t hint = len / 32 + 16;
+    if (!items_reserve(d, hint < 16384 ? hint : 16384)) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        goto cleanup;
+    }
 
     /* A UTF-8 byte-order mark is not part of the first line. */
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)

@@ -3,7 +3,15 @@
  * .entry prototype with its linkage, return parameter and parameters. Everything else at module
  * scope is skipped; bodies and other brace blocks are skipped by brace matching that respects
  * comments and string literals. One pass over the input, no backtracking beyond one token of
- * look-ahead, and every read is bounded by the input length (the text need not be NUL-terminated).
+ * look-ahead (or a parameter's head, read straight from the bytes in nvcc's form and read again
+ * as tokens when it is not: each byte twice at most), and every read is bounded by the input length
+ * (the text need not be NUL-terminated).
+ *
+ * Speed (benchmark 5: prototypes are most of its text): directives are told apart by one switch
+ * when they are read (dir_id), identifiers end sixteen bytes at a time, nvcc's parameters skip the
+ * tokens, and bodies are passed over in words to the next byte that matters. test_ptx's
+ * scans.golden holds a digest of every result on the fuzz corpus, its prefixes and its mutations,
+ * as the scanner gave them before it was made fast.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -14,6 +22,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "fdlink/ptx.h"
 #include "internal.h"
@@ -42,8 +54,24 @@ struct fdl_ptx {
 /* Token kinds. */
 enum { T_EOF, T_DIR, T_IDENT, T_NUM, T_STR, T_PUNCT };
 
+/*
+ * Directives the scanner tells apart (dir_id): first the parameter types, in the order of `types`
+ * (their values index it), then the rest; the statement starts (D_FUNC to D_LOC) are contiguous.
+ */
+enum dir_id {
+    D_B8, D_B16, D_B32, D_B64, D_B128, D_U8, D_U16, D_U32, D_U64, D_S8, D_S16, D_S32, D_S64,
+    D_F16, D_F16X2, D_BF16, D_BF16X2, D_F32, D_F64, D_PRED,
+    D_NTYPES,
+    D_PARAM = D_NTYPES, D_REG, D_ALIGN, D_PTR, D_GLOBAL, D_CONST, D_LOCAL, D_SHARED, D_ATTRIBUTE,
+    D_PRAGMA,
+    D_FUNC, D_ENTRY, D_VISIBLE, D_WEAK, D_EXTERN, D_COMMON, D_VERSION, D_TARGET, D_ADDRESS_SIZE,
+    D_FILE, D_SECTION, D_LOC,
+    D_OTHER
+};
+
 typedef struct token {
     int kind;
+    int id;         /* T_DIR: which directive (enum dir_id), D_OTHER for one not modelled */
     size_t off;     /* byte offset of the first character */
     size_t len;
     unsigned line;  /* 1-based */
@@ -128,12 +156,17 @@ static void tok_text(const scanner *sc, const token *t, char *buf, size_t size)
 /* ---- lexer -------------------------------------------------------------------------------- */
 
 /* PTX identifiers: C identifiers that may also hold '$', and start with '%' (registers). */
-/* Character classes, one table lookup per byte: bit 1 starts an identifier, bit 2 continues one. */
+/*
+ * Character classes, one table lookup per byte: bit 1 starts an identifier, bit 2 continues one,
+ * bit 3 is white space other than a newline (which also counts lines).
+ */
 #define ID_START 1
 #define ID_CHAR 2
+#define BLANK 4
 #define ID_BOTH (ID_START | ID_CHAR)
 #define ID_DIGIT ID_CHAR
 static const unsigned char char_class[256] = {
+    [' '] = BLANK, ['\t'] = BLANK, ['\r'] = BLANK, ['\v'] = BLANK, ['\f'] = BLANK,
     ['$'] = ID_BOTH, ['%'] = ID_START, ['_'] = ID_BOTH,
     ['0'] = ID_DIGIT, ['1'] = ID_DIGIT, ['2'] = ID_DIGIT, ['3'] = ID_DIGIT, ['4'] = ID_DIGIT,
     ['5'] = ID_DIGIT, ['6'] = ID_DIGIT, ['7'] = ID_DIGIT, ['8'] = ID_DIGIT, ['9'] = ID_DIGIT,
@@ -196,28 +229,28 @@ static int skip_comment(scanner *sc)
 }
 
 /* Skip whitespace and comments. */
-static int skip_space(scanner *sc)
+static inline int skip_space(scanner *sc)
 {
-    while (sc->pos < sc->len) {
-        unsigned char c = (unsigned char)sc->s[sc->pos];
-        if (c == ' ' || c == '\t') {
-            sc->pos++;
-            continue;
-        }
-        if (c == '\n') {
-            newline_at(sc, sc->pos);
-            sc->pos++;
-        } else if (fdl__is_space(c)) {
-            sc->pos++;
-        } else if (c == '/' && sc->pos + 1 < sc->len &&
-                   (sc->s[sc->pos + 1] == '/' || sc->s[sc->pos + 1] == '*')) {
+    const char *s = sc->s;
+    size_t p = sc->pos, len = sc->len;
+    while (p < len) {
+        unsigned char c = (unsigned char)s[p];
+        if (char_class[c] & BLANK) {
+            p++;
+        } else if (c == '\n') {
+            newline_at(sc, p);
+            p++;
+        } else if (c == '/' && p + 1 < len && (s[p + 1] == '/' || s[p + 1] == '*')) {
+            sc->pos = p;
             int rc = skip_comment(sc);
             if (rc != FDL_OK)
                 return rc;
+            p = sc->pos;
         } else {
             break;
         }
     }
+    sc->pos = p;
     return FDL_OK;
 }
 
@@ -243,43 +276,149 @@ static int skip_string(scanner *sc, size_t p, size_t *end)
     return sc_fail(sc, FDL_EPARSE, line, col, NULL, "unterminated string literal");
 }
 
-static int next(scanner *sc, token *t)
+/*
+ * The directive named @p w (@p n bytes after the dot): a parameter type (its index in `types`,
+ * below), a directive the scanner acts on, or D_OTHER. One switch per directive token, so that
+ * the parser compares small integers instead of strings.
+ */
+/* The first @p n bytes of @p w are @p lit (unrolled: @p n is a constant wherever it is used). */
+static inline int same(const char *w, const char *lit, size_t n)
 {
-    if (sc->has_back) {
-        *t = sc->back;
-        sc->has_back = 0;
-        return FDL_OK;
+    for (size_t i = 0; i < n; i++)
+        if (w[i] != lit[i])
+            return 0;
+    return 1;
+}
+
+static int dir_id(const char *w, size_t n)
+{
+#define IS(lit) same(w, lit, sizeof lit - 1)
+    switch (n) {
+    case 2:
+        if (w[1] != '8')
+            return D_OTHER;
+        return w[0] == 'b' ? D_B8 : w[0] == 'u' ? D_U8 : w[0] == 's' ? D_S8 : D_OTHER;
+    case 3: {
+        /* b, u, s, f with 16, 32, 64; reg, ptr, loc */
+        int width = w[1] == '1' && w[2] == '6' ? 0 : w[1] == '3' && w[2] == '2' ? 1
+                    : w[1] == '6' && w[2] == '4' ? 2 : -1;
+        static const unsigned char floats[3] = {D_F16, D_F32, D_F64};
+        switch (w[0]) {
+        case 'b': return width < 0 ? D_OTHER : D_B16 + width;
+        case 'u': return width < 0 ? D_OTHER : D_U16 + width;
+        case 's': return width < 0 ? D_OTHER : D_S16 + width;
+        case 'f': return width < 0 ? D_OTHER : floats[width];
+        case 'r': return IS("reg") ? D_REG : D_OTHER;
+        case 'p': return IS("ptr") ? D_PTR : D_OTHER;
+        case 'l': return IS("loc") ? D_LOC : D_OTHER;
+        default: return D_OTHER;
+        }
     }
+    case 4:
+        switch (w[0]) {
+        case 'b': return IS("b128") ? D_B128 : IS("bf16") ? D_BF16 : D_OTHER;
+        case 'p': return IS("pred") ? D_PRED : D_OTHER;
+        case 'w': return IS("weak") ? D_WEAK : D_OTHER;
+        case 'f': return IS("func") ? D_FUNC : IS("file") ? D_FILE : D_OTHER;
+        default: return D_OTHER;
+        }
+    case 5:
+        switch (w[0]) {
+        case 'f': return IS("f16x2") ? D_F16X2 : D_OTHER;
+        case 'p': return IS("param") ? D_PARAM : D_OTHER;
+        case 'a': return IS("align") ? D_ALIGN : D_OTHER;
+        case 'c': return IS("const") ? D_CONST : D_OTHER;
+        case 'l': return IS("local") ? D_LOCAL : D_OTHER;
+        case 'e': return IS("entry") ? D_ENTRY : D_OTHER;
+        default: return D_OTHER;
+        }
+    case 6:
+        switch (w[0]) {
+        case 'b': return IS("bf16x2") ? D_BF16X2 : D_OTHER;
+        case 'g': return IS("global") ? D_GLOBAL : D_OTHER;
+        case 's': return IS("shared") ? D_SHARED : D_OTHER;
+        case 'p': return IS("pragma") ? D_PRAGMA : D_OTHER;
+        case 'e': return IS("extern") ? D_EXTERN : D_OTHER;
+        case 'c': return IS("common") ? D_COMMON : D_OTHER;
+        case 't': return IS("target") ? D_TARGET : D_OTHER;
+        default: return D_OTHER;
+        }
+    case 7:
+        switch (w[0]) {
+        case 'v': return IS("visible") ? D_VISIBLE : IS("version") ? D_VERSION : D_OTHER;
+        case 's': return IS("section") ? D_SECTION : D_OTHER;
+        default: return D_OTHER;
+        }
+    case 9:
+        return IS("attribute") ? D_ATTRIBUTE : D_OTHER;
+    case 12:
+        return IS("address_size") ? D_ADDRESS_SIZE : D_OTHER;
+    default:
+        return D_OTHER;
+    }
+#undef IS
+}
+
+/*
+ * The end of the identifier characters from @p p (is_ident_char), sixteen bytes at a time where
+ * SSE2 is there: [A-Za-z0-9_$], found by range compares, the first byte outside them by its bit.
+ */
+static inline size_t ident_end(const char *s, size_t p, size_t len)
+{
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    const __m128i case_bit = _mm_set1_epi8(0x20), a = _mm_set1_epi8('a' - 1),
+                  z = _mm_set1_epi8('z' + 1), d0 = _mm_set1_epi8('0' - 1),
+                  d9 = _mm_set1_epi8('9' + 1), us = _mm_set1_epi8('_'),
+                  dollar = _mm_set1_epi8('$');
+    while (p + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + p));
+        /* bytes >= 0x80 are negative as signed: outside every range */
+        __m128i low = _mm_or_si128(v, case_bit);
+        __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(low, a), _mm_cmpgt_epi8(z, low));
+        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, d0), _mm_cmpgt_epi8(d9, v));
+        __m128i other = _mm_or_si128(_mm_cmpeq_epi8(v, us), _mm_cmpeq_epi8(v, dollar));
+        unsigned in = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(alpha, digit), other));
+        if (in != 0xffffu)
+            return p + (size_t)__builtin_ctz(~in);
+        p += 16;
+    }
+#endif
+    while (p < len && is_ident_char((unsigned char)s[p]))
+        p++;
+    return p;
+}
+
+/* The lexer proper: the next token after white space and comments. */
+static int lex(scanner *sc, token *t)
+{
     int rc = skip_space(sc);
     if (rc != FDL_OK)
         return rc;
-    t->off = sc->pos;
+    const char *s = sc->s;
+    size_t p = sc->pos, len = sc->len;
+    t->off = p;
     t->line = sc->line;
-    t->col = col_at(sc, sc->pos);
+    t->col = col_at(sc, p);
     t->len = 0;
-    if (sc->pos >= sc->len) {
+    t->id = D_OTHER;
+    if (p >= len) {
         t->kind = T_EOF;
         return FDL_OK;
     }
-    const char *s = sc->s;
-    size_t p = sc->pos;
     unsigned char c = (unsigned char)s[p];
     if (c == '\0')
         return fail_nul(sc, p);
-    if (c == '.' && p + 1 < sc->len && is_ident_start((unsigned char)s[p + 1]) && s[p + 1] != '%') {
+    if (c == '.' && p + 1 < len && is_ident_start((unsigned char)s[p + 1]) && s[p + 1] != '%') {
         t->kind = T_DIR;
-        p++;
-        while (p < sc->len && is_ident_char((unsigned char)s[p]))
-            p++;
+        p = ident_end(s, p + 1, len);
+        t->id = dir_id(s + t->off + 1, p - t->off - 1);
     } else if (is_ident_start(c)) {
         t->kind = T_IDENT;
-        p++;
-        while (p < sc->len && is_ident_char((unsigned char)s[p]))
-            p++;
+        p = ident_end(s, p + 1, len);
     } else if (c >= '0' && c <= '9') {
         t->kind = T_NUM;
         p++;
-        while (p < sc->len && (is_ident_char((unsigned char)s[p]) || s[p] == '.'))
+        while (p < len && (is_ident_char((unsigned char)s[p]) || s[p] == '.'))
             p++;
     } else if (c == '"') {
         t->kind = T_STR;
@@ -295,13 +434,23 @@ static int next(scanner *sc, token *t)
     return FDL_OK;
 }
 
-static void push_back(scanner *sc, const token *t)
+static inline int next(scanner *sc, token *t)
+{
+    if (sc->has_back) {
+        *t = sc->back;
+        sc->has_back = 0;
+        return FDL_OK;
+    }
+    return lex(sc, t);
+}
+
+static inline void push_back(scanner *sc, const token *t)
 {
     sc->back = *t;
     sc->has_back = 1;
 }
 
-static int peek(scanner *sc, token *t)
+static inline int peek(scanner *sc, token *t)
 {
     int rc = next(sc, t);
     if (rc == FDL_OK)
@@ -309,13 +458,13 @@ static int peek(scanner *sc, token *t)
     return rc;
 }
 
-static int tok_is(const scanner *sc, const token *t, const char *text)
+/* Is @p t the directive @p id? */
+static inline int tok_dir(const token *t, int id)
 {
-    size_t n = strlen(text);
-    return t->len == n && memcmp(sc->s + t->off, text, n) == 0;
+    return t->kind == T_DIR && t->id == id;
 }
 
-static int tok_punct(const scanner *sc, const token *t, char c)
+static inline int tok_punct(const scanner *sc, const token *t, char c)
 {
     return t->kind == T_PUNCT && sc->s[t->off] == c;
 }
@@ -337,17 +486,11 @@ static int skip_line(scanner *sc)
  * Bodies are most of a PTX module and hold nothing the scan needs but their end, so they are
  * skipped sixteen bytes at a time with SSE2 (every x86-64), else eight (SWAR): a block with none
  * of the bytes that matter ({ } " / NUL) is passed over at once, its newlines counted, as memchr
- * does. Little-endian GCC/Clang hosts only; elsewhere one byte at a time.
+ * does, and a block with one is left exactly at it. Little-endian GCC/Clang hosts only; elsewhere one byte at a time.
  */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
     (defined(__GNUC__) || defined(__clang__))
 #define FAST_SKIP 1
-#ifdef __SSE2__
-#include <emmintrin.h>
-#define SKIP_STEP 16
-#else
-#define SKIP_STEP 8
-#endif
 #define ONES 0x0101010101010101ull
 #define LOW7 0x7f7f7f7f7f7f7f7full
 
@@ -359,6 +502,7 @@ static inline uint64_t bytes_equal(uint64_t w, unsigned char c)
     return ~(t | LOW7);
 }
 
+#ifdef __SSE2__
 /* Bits set in a 16-bit mask (no popcnt instruction needed). */
 static inline unsigned count16(unsigned m)
 {
@@ -368,7 +512,19 @@ static inline unsigned count16(unsigned m)
     return (m + (m >> 8)) & 0x1fu;
 }
 
-/* Pass over whole words with none of { } " / NUL from @p p; newlines are counted. */
+/* Count the newlines flagged in @p nl (bits of the bytes from @p p), the last one's end the bol. */
+static inline void count_lines(scanner *sc, size_t p, unsigned nl)
+{
+    unsigned count = count16(nl);
+    sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
+    sc->bol = p + (size_t)(31 - __builtin_clz(nl)) + 1;
+}
+#endif
+
+/*
+ * Pass over bytes with none of { } " / NUL from @p p, to the first byte that is one (or to where
+ * fewer than a word's bytes are left); the newlines passed over are counted.
+ */
 static size_t skip_plain_words(scanner *sc, size_t p)
 {
     const char *s = sc->s;
@@ -383,14 +539,17 @@ static size_t skip_plain_words(scanner *sc, size_t p)
             _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
                          _mm_cmpeq_epi8(v, nul)));
-        if (_mm_movemask_epi8(stop))
-            return p;
         unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline));
-        if (nl) {
-            unsigned count = count16(nl);
-            sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
-            sc->bol = p + (size_t)(31 - __builtin_clz(nl)) + 1;
+        unsigned stops = (unsigned)_mm_movemask_epi8(stop);
+        if (stops) {
+            unsigned first = (unsigned)__builtin_ctz(stops);
+            nl &= (1u << first) - 1; /* the newlines before it */
+            if (nl)
+                count_lines(sc, p, nl);
+            return p + first;
         }
+        if (nl)
+            count_lines(sc, p, nl);
         p += 16;
     }
 #endif
@@ -399,14 +558,19 @@ static size_t skip_plain_words(scanner *sc, size_t p)
         memcpy(&w, s + p, 8);
         uint64_t stop = bytes_equal(w, '{') | bytes_equal(w, '}') | bytes_equal(w, '"') |
                         bytes_equal(w, '/') | bytes_equal(w, 0);
-        if (stop)
-            return p;
         uint64_t nl = bytes_equal(w, '\n');
+        unsigned first = 8;
+        if (stop) {
+            first = (unsigned)__builtin_ctzll(stop) >> 3;
+            nl &= (1ull << (8 * first)) - 1; /* the newlines before it */
+        }
         if (nl) {
             unsigned count = (unsigned)(((nl >> 7) * ONES) >> 56); /* bytes flagged */
             sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
             sc->bol = p + (size_t)((63 - __builtin_clzll(nl)) >> 3) + 1;
         }
+        if (stop)
+            return p + first;
         p += 8;
     }
     return p;
@@ -423,18 +587,12 @@ static int skip_block(scanner *sc, const token *open, const char *symbol)
     size_t len = sc->len;
     size_t p = sc->pos;
     size_t depth = 1;
+    for (;;) {
 #ifdef FAST_SKIP
-    size_t plain_until = p; /* bytes before this were checked by the word loop: go on from it */
+        p = skip_plain_words(sc, p); /* to the next byte that matters, or the last few */
 #endif
-    while (p < len) {
-#ifdef FAST_SKIP
-        if (p >= plain_until) {
-            p = skip_plain_words(sc, p);
-            plain_until = p + SKIP_STEP; /* a byte that matters is in these: one at a time */
-            if (p >= len)
-                break;
-        }
-#endif
+        if (p >= len)
+            break;
         char c = s[p];
         switch (c) {
         case '\n':
@@ -536,31 +694,26 @@ static int new_param(scanner *sc, const token *at, size_t *index)
 /* ---- prototypes --------------------------------------------------------------------------- */
 
 typedef struct type_info {
-    const char *name;
+    char name[8]; /* NUL-padded, as fdl_ptx_param.type holds it */
     unsigned bits;
-    size_t len; /* strlen(name) */
 } type_info;
 
-#define TYPE(name, bits) {name, bits, sizeof name - 1}
-static const type_info types[] = {
-    TYPE("b8", 8),    TYPE("b16", 16),    TYPE("b32", 32),   TYPE("b64", 64),
-    TYPE("b128", 128), TYPE("u8", 8),     TYPE("u16", 16),   TYPE("u32", 32),
-    TYPE("u64", 64),  TYPE("s8", 8),      TYPE("s16", 16),   TYPE("s32", 32),
-    TYPE("s64", 64),  TYPE("f16", 16),    TYPE("f16x2", 32), TYPE("bf16", 16),
-    TYPE("bf16x2", 32), TYPE("f32", 32),  TYPE("f64", 64),   TYPE("pred", 1),
+/* Indexed by dir_id: D_B8 to D_PRED. */
+static const type_info types[D_NTYPES] = {
+    [D_B8] = {"b8", 8},       [D_B16] = {"b16", 16},       [D_B32] = {"b32", 32},
+    [D_B64] = {"b64", 64},    [D_B128] = {"b128", 128},    [D_U8] = {"u8", 8},
+    [D_U16] = {"u16", 16},    [D_U32] = {"u32", 32},       [D_U64] = {"u64", 64},
+    [D_S8] = {"s8", 8},       [D_S16] = {"s16", 16},       [D_S32] = {"s32", 32},
+    [D_S64] = {"s64", 64},    [D_F16] = {"f16", 16},       [D_F16X2] = {"f16x2", 32},
+    [D_BF16] = {"bf16", 16},  [D_BF16X2] = {"bf16x2", 32}, [D_F32] = {"f32", 32},
+    [D_F64] = {"f64", 64},    [D_PRED] = {"pred", 1},
 };
-#undef TYPE
+_Static_assert(sizeof types[0].name == sizeof ((fdl_ptx_param *)0)->type,
+               "a type name is copied whole into fdl_ptx_param.type");
 
-static const type_info *find_type(const scanner *sc, const token *t)
+static const type_info *find_type(const token *t)
 {
-    if (t->kind != T_DIR || t->len < 3 || t->len > 7)
-        return NULL;
-    const char *name = sc->s + t->off + 1; /* after the dot */
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (t->len == types[i].len + 1 && name[0] == types[i].name[0] &&
-            memcmp(name, types[i].name, types[i].len) == 0)
-            return &types[i];
-    return NULL;
+    return t->kind == T_DIR && t->id < D_NTYPES ? &types[t->id] : NULL;
 }
 
 /* Context of the prototype being read, for messages. */
@@ -606,6 +759,106 @@ static int tok_decimal(const scanner *sc, const token *t, size_t max, size_t *va
     return 1;
 }
 
+static void set_type(fdl_ptx_param *p, const type_info *type)
+{
+    memcpy(p->type, type->name, sizeof p->type);
+    p->bits = type->bits;
+    p->bytes = type->bits < 8 ? 1 : type->bits / 8;
+}
+
+/* After a parameter's name (or type), @p t the token that follows: an optional `[N]`. */
+static int param_array(scanner *sc, const proto_ctx *pc, fdl_ptx_param *p, token *t)
+{
+    if (!tok_punct(sc, t, '['))
+        return FDL_OK;
+    next(sc, t);
+    size_t n;
+    int rc;
+    if ((rc = next(sc, t)) != FDL_OK)
+        return rc;
+    if (!tok_decimal(sc, t, SIZE_MAX, &n) || n == 0)
+        return proto_fail(sc, pc, t, "an array size");
+    if (!fdl__size_mul(&p->bytes, p->bytes, n))
+        return sc_fail(sc, FDL_ELIMIT, t->line, t->col, pc_name(sc, pc),
+                       "array size %.*s is too large", (int)(t->len > 32 ? 32 : t->len),
+                       sc->s + t->off);
+    p->array = n;
+    if ((rc = next(sc, t)) != FDL_OK)
+        return rc;
+    if (!tok_punct(sc, t, ']'))
+        return proto_fail(sc, pc, t, "']'");
+    return FDL_OK;
+}
+
+/*
+ * The head of a parameter as nvcc writes every one, `.param .TYPE NAME` with only blanks and
+ * newlines between, read straight from the bytes without tokens (the `.param` may be the
+ * look-ahead token already). 1 when it was that (the position,
+ * type and name of @p p set, the scanner after the name, as the token path would leave them); 0
+ * when it is anything else (nothing consumed: the token path reads it and says what is wrong);
+ * FDL_ENOMEM (reported) when the name cannot be kept.
+ */
+static int param_head(scanner *sc, fdl_ptx_param *p, size_t index)
+{
+    const char *s = sc->s;
+    size_t len = sc->len, pos = sc->pos, bol = sc->bol;
+    unsigned line = sc->line;
+    size_t at[3], end[3], at_bol[3];
+    unsigned at_line[3], first_col = 0;
+    int k = 0;
+    if (sc->has_back) {
+        /* `.param` already read as the look-ahead token (after a parameter list's `(`) */
+        if (!tok_dir(&sc->back, D_PARAM))
+            return 0;
+        at_line[0] = sc->back.line;
+        first_col = sc->back.col;
+        k = 1;
+    }
+    for (; k < 3; k++) {
+        while (pos < len) {
+            unsigned char c = (unsigned char)s[pos];
+            if (char_class[c] & BLANK) {
+                pos++;
+            } else if (c == '\n') {
+                if (line < UINT_MAX)
+                    line++;
+                bol = ++pos;
+            } else {
+                break;
+            }
+        }
+        if (pos + 1 >= len)
+            return 0;
+        at[k] = pos;
+        at_line[k] = line;
+        at_bol[k] = bol;
+        unsigned char c = (unsigned char)s[pos], c1 = (unsigned char)s[pos + 1];
+        if (k < 2 ? c != '.' || !is_ident_start(c1) || c1 == '%' : !is_ident_start(c))
+            return 0;
+        end[k] = pos = ident_end(s, pos + 1, len);
+    }
+    int type = dir_id(s + at[1] + 1, end[1] - at[1] - 1);
+    if ((!sc->has_back && dir_id(s + at[0] + 1, end[0] - at[0] - 1) != D_PARAM) ||
+        type >= D_NTYPES || end[2] - at[2] > FDL_PTX_MAX_IDENT)
+        return 0;
+    if (!sc->has_back) {
+        size_t col = at[0] - at_bol[0] + 1;
+        first_col = col > UINT_MAX ? UINT_MAX : (unsigned)col;
+    }
+    sc->has_back = 0;
+    sc->pos = pos;
+    sc->line = line;
+    sc->bol = bol;
+    size_t name_col = at[2] - at_bol[2] + 1;
+    p->line = at_line[0];
+    p->column = first_col;
+    set_type(p, &types[type]);
+    token name = {T_IDENT, D_OTHER, at[2], end[2] - at[2], at_line[2],
+                  name_col > UINT_MAX ? UINT_MAX : (unsigned)name_col};
+    int rc = add_name(sc, &name, &sc->pname[index]);
+    return rc == FDL_OK ? 1 : rc;
+}
+
 /*
  * One parameter: `.param` or `.reg`, then `.align N`, a type, `.ptr` and state spaces in any order,
  * an optional name and an optional `[N]`.
@@ -613,37 +866,43 @@ static int tok_decimal(const scanner *sc, const token *t, size_t max, size_t *va
 static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
 {
     token t;
-    int rc = next(sc, &t);
-    if (rc != FDL_OK)
-        return rc;
-    if (t.kind != T_DIR || !(tok_is(sc, &t, ".param") || tok_is(sc, &t, ".reg")))
-        return proto_fail(sc, pc, &t, "'.param'");
+    int rc;
     fdl_ptx_param *p = &sc->ptx->params[index];
+    const type_info *type = NULL;
+    if ((rc = param_head(sc, p, index)) != 0) {
+        if (rc < 0)
+            return rc;
+        if ((rc = peek(sc, &t)) != FDL_OK)
+            return rc;
+        return param_array(sc, pc, p, &t);
+    }
+    if ((rc = next(sc, &t)) != FDL_OK)
+        return rc;
+    if (!tok_dir(&t, D_PARAM) && !tok_dir(&t, D_REG))
+        return proto_fail(sc, pc, &t, "'.param'");
     p->line = t.line;
     p->column = t.col;
-    const type_info *type = NULL;
     for (;;) {
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
         if (t.kind != T_DIR)
             break;
         next(sc, &t);
-        const type_info *ti = find_type(sc, &t);
+        const type_info *ti = find_type(&t);
         if (ti) {
             if (type)
                 return proto_fail(sc, pc, &t, "one parameter type");
             type = ti;
-        } else if (tok_is(sc, &t, ".align")) {
+        } else if (t.id == D_ALIGN) {
             size_t a;
             if ((rc = next(sc, &t)) != FDL_OK)
                 return rc;
             if (!tok_decimal(sc, &t, 1u << 20, &a) || a == 0 || (a & (a - 1)) != 0)
                 return proto_fail(sc, pc, &t, "an alignment (a power of two)");
             p->align = (unsigned)a;
-        } else if (tok_is(sc, &t, ".ptr")) {
+        } else if (t.id == D_PTR) {
             p->is_ptr = 1;
-        } else if (tok_is(sc, &t, ".global") || tok_is(sc, &t, ".const") ||
-                   tok_is(sc, &t, ".local") || tok_is(sc, &t, ".shared")) {
+        } else if (t.id == D_GLOBAL || t.id == D_CONST || t.id == D_LOCAL || t.id == D_SHARED) {
             /* state space of a .ptr kernel parameter: not part of the ABI check */
         } else {
             return proto_fail(sc, pc, &t, "a parameter type (.b32, .u64, .f32, ...)");
@@ -651,9 +910,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
     }
     if (!type)
         return proto_fail(sc, pc, &t, "a parameter type (.b32, .u64, .f32, ...)");
-    memcpy(p->type, type->name, type->len + 1); /* at most "bf16x2": fits p->type */
-    p->bits = type->bits;
-    p->bytes = type->bits < 8 ? 1 : type->bits / 8;
+    set_type(p, type);
     if (t.kind == T_IDENT) {
         next(sc, &t);
         if ((rc = add_name(sc, &t, &sc->pname[index])) != FDL_OK)
@@ -661,24 +918,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
     }
-    if (tok_punct(sc, &t, '[')) {
-        next(sc, &t);
-        size_t n;
-        if ((rc = next(sc, &t)) != FDL_OK)
-            return rc;
-        if (!tok_decimal(sc, &t, SIZE_MAX, &n) || n == 0)
-            return proto_fail(sc, pc, &t, "an array size");
-        if (!fdl__size_mul(&p->bytes, p->bytes, n))
-            return sc_fail(sc, FDL_ELIMIT, t.line, t.col, pc_name(sc, pc),
-                           "array size %.*s is too large",
-                           (int)(t.len > 32 ? 32 : t.len), sc->s + t.off);
-        p->array = n;
-        if ((rc = next(sc, &t)) != FDL_OK)
-            return rc;
-        if (!tok_punct(sc, &t, ']'))
-            return proto_fail(sc, pc, &t, "']'");
-    }
-    return FDL_OK;
+    return param_array(sc, pc, p, &t);
 }
 
 /* Skip a balanced `( ... )` group whose `(` is the next token (e.g. `.attribute(...)`). */
@@ -711,7 +951,7 @@ static int skip_parens(scanner *sc, const proto_ctx *pc)
 static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx_linkage linkage)
 {
     fdl_ptx *ptx = sc->ptx;
-    int is_entry = tok_is(sc, kw, ".entry");
+    int is_entry = tok_dir(kw, D_ENTRY);
     proto_ctx pc = {is_entry ? ".entry" : ".func", 0, 0};
     token t;
     int rc;
@@ -741,7 +981,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     for (;;) {
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
-        if (t.kind != T_DIR || !tok_is(sc, &t, ".attribute"))
+        if (!tok_dir(&t, D_ATTRIBUTE))
             break;
         next(sc, &t);
         if ((rc = skip_parens(sc, &pc)) != FDL_OK)
@@ -822,7 +1062,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
                 return rc;
             break;
         }
-        if (t.kind == T_DIR && tok_is(sc, &t, ".pragma")) {
+        if (tok_dir(&t, D_PRAGMA)) {
             /* .pragma "a", "b"; */
             for (;;) {
                 if ((rc = next(sc, &t)) != FDL_OK)
@@ -863,19 +1103,10 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
 
 /* ---- module-scope statements -------------------------------------------------------------- */
 
-static const char *const statement_starts[] = {
-    ".func", ".entry", ".visible", ".weak", ".extern", ".common", ".version", ".target",
-    ".address_size", ".file", ".section", ".loc",
-};
-
-static int starts_statement(const scanner *sc, const token *t)
+/* A directive that starts a module-scope statement (.func to .loc in enum dir_id). */
+static int starts_statement(const token *t)
 {
-    if (t->kind != T_DIR)
-        return 0;
-    for (size_t i = 0; i < sizeof statement_starts / sizeof statement_starts[0]; i++)
-        if (tok_is(sc, t, statement_starts[i]))
-            return 1;
-    return 0;
+    return t->kind == T_DIR && t->id >= D_FUNC && t->id <= D_LOC;
 }
 
 /*
@@ -900,7 +1131,7 @@ static int skip_statement(scanner *sc)
                 return rc;
             if (!seen_eq)
                 return FDL_OK;
-        } else if (starts_statement(sc, &t) || tok_punct(sc, &t, '@')) {
+        } else if (starts_statement(&t) || tok_punct(sc, &t, '@')) {
             push_back(sc, &t);
             return FDL_OK;
         }
@@ -919,7 +1150,7 @@ static int skip_section(scanner *sc)
             return skip_block(sc, &t, NULL);
         if (t.kind == T_EOF || tok_punct(sc, &t, ';'))
             return FDL_OK;
-        if (starts_statement(sc, &t) || tok_punct(sc, &t, '@')) {
+        if (starts_statement(&t) || tok_punct(sc, &t, '@')) {
             push_back(sc, &t);
             return FDL_OK;
         }
@@ -1031,17 +1262,15 @@ static int parse_file(scanner *sc)
     }
 }
 
-static fdl_ptx_linkage linkage_of(const scanner *sc, const token *t)
+static fdl_ptx_linkage linkage_of(const token *t)
 {
-    if (tok_is(sc, t, ".visible"))
-        return FDL_PTX_LINK_VISIBLE;
-    if (tok_is(sc, t, ".weak"))
-        return FDL_PTX_LINK_WEAK;
-    if (tok_is(sc, t, ".extern"))
-        return FDL_PTX_LINK_EXTERN;
-    if (tok_is(sc, t, ".common"))
-        return FDL_PTX_LINK_COMMON;
-    return FDL_PTX_LINK_NONE;
+    switch (t->id) {
+    case D_VISIBLE: return FDL_PTX_LINK_VISIBLE;
+    case D_WEAK: return FDL_PTX_LINK_WEAK;
+    case D_EXTERN: return FDL_PTX_LINK_EXTERN;
+    case D_COMMON: return FDL_PTX_LINK_COMMON;
+    default: return FDL_PTX_LINK_NONE;
+    }
 }
 
 static int scan_module(scanner *sc)
@@ -1053,7 +1282,7 @@ static int scan_module(scanner *sc)
         sc->pos = 3;
     if ((rc = next(sc, &t)) != FDL_OK)
         return rc;
-    if (t.kind != T_DIR || !tok_is(sc, &t, ".version")) {
+    if (!tok_dir(&t, D_VERSION)) {
         if (t.kind == T_EOF)
             return sc_fail(sc, FDL_EPARSE, 0, 0, NULL, "no .version directive: not PTX");
         return sc_fail(sc, FDL_EPARSE, t.line, t.col, NULL, "no .version directive: not PTX");
@@ -1066,30 +1295,30 @@ static int scan_module(scanner *sc)
         if (t.kind == T_EOF)
             return FDL_OK;
         if (t.kind == T_DIR) {
-            fdl_ptx_linkage link = linkage_of(sc, &t);
-            if (tok_is(sc, &t, ".func") || tok_is(sc, &t, ".entry")) {
+            fdl_ptx_linkage link = linkage_of(&t);
+            if (t.id == D_FUNC || t.id == D_ENTRY) {
                 rc = parse_proto(sc, &t, &t, FDL_PTX_LINK_NONE);
             } else if (link != FDL_PTX_LINK_NONE) {
                 token kw;
                 if ((rc = next(sc, &kw)) != FDL_OK)
                     return rc;
-                if (tok_is(sc, &kw, ".func") || tok_is(sc, &kw, ".entry")) {
+                if (tok_dir(&kw, D_FUNC) || tok_dir(&kw, D_ENTRY)) {
                     rc = parse_proto(sc, &t, &kw, link);
                 } else {
                     push_back(sc, &kw);
                     rc = skip_statement(sc);
                 }
-            } else if (tok_is(sc, &t, ".version")) {
+            } else if (t.id == D_VERSION) {
                 rc = sc_fail(sc, FDL_EPARSE, t.line, t.col, NULL, "duplicate .version directive");
-            } else if (tok_is(sc, &t, ".target")) {
+            } else if (t.id == D_TARGET) {
                 rc = parse_target(sc, &t);
-            } else if (tok_is(sc, &t, ".address_size")) {
+            } else if (t.id == D_ADDRESS_SIZE) {
                 rc = parse_address_size(sc, &t);
-            } else if (tok_is(sc, &t, ".file")) {
+            } else if (t.id == D_FILE) {
                 rc = parse_file(sc);
-            } else if (tok_is(sc, &t, ".loc")) {
+            } else if (t.id == D_LOC) {
                 rc = skip_line(sc);
-            } else if (tok_is(sc, &t, ".section")) {
+            } else if (t.id == D_SECTION) {
                 rc = skip_section(sc);
             } else {
                 rc = skip_statement(sc);

@@ -35,23 +35,25 @@ typedef struct type_name {
     const char *name;
     fdl_scalar base;
     unsigned depth;
+    size_t len; /* strlen(name), so that a lookup compares lengths first */
 } type_name;
 
+#define T(name, base, depth) {name, base, depth, sizeof name - 1}
 static const type_name type_names[] = {
-    {"void", FDL_VOID, 0},       {"none", FDL_VOID, 0},         {"voidptr", FDL_VOID, 1},
-    {"boolean", FDL_BOOL, 0},    {"bool_", FDL_BOOL, 0},        {"b1", FDL_BOOL, 0},
-    {"int8", FDL_INT8, 0},       {"i1", FDL_INT8, 0},           {"char", FDL_INT8, 0},
-    {"int16", FDL_INT16, 0},     {"i2", FDL_INT16, 0},          {"short", FDL_INT16, 0},
-    {"int32", FDL_INT32, 0},     {"i4", FDL_INT32, 0},          {"intc", FDL_INT32, 0},
-    {"int64", FDL_INT64, 0},     {"i8", FDL_INT64, 0},          {"longlong", FDL_INT64, 0},
-    {"uint8", FDL_UINT8, 0},     {"u1", FDL_UINT8, 0},          {"byte", FDL_UINT8, 0},
-    {"uchar", FDL_UINT8, 0},     {"uint16", FDL_UINT16, 0},     {"u2", FDL_UINT16, 0},
-    {"ushort", FDL_UINT16, 0},   {"uint32", FDL_UINT32, 0},     {"u4", FDL_UINT32, 0},
-    {"uintc", FDL_UINT32, 0},    {"uint64", FDL_UINT64, 0},     {"u8", FDL_UINT64, 0},
-    {"ulonglong", FDL_UINT64, 0}, {"intp", FDL_INTP, 0},        {"uintp", FDL_UINTP, 0},
-    {"float16", FDL_FLOAT16, 0}, {"f2", FDL_FLOAT16, 0},        {"float32", FDL_FLOAT32, 0},
-    {"f4", FDL_FLOAT32, 0},      {"float_", FDL_FLOAT32, 0},    {"float64", FDL_FLOAT64, 0},
-    {"f8", FDL_FLOAT64, 0},      {"double", FDL_FLOAT64, 0},
+    T("void", FDL_VOID, 0),       T("none", FDL_VOID, 0),         T("voidptr", FDL_VOID, 1),
+    T("boolean", FDL_BOOL, 0),    T("bool_", FDL_BOOL, 0),        T("b1", FDL_BOOL, 0),
+    T("int8", FDL_INT8, 0),       T("i1", FDL_INT8, 0),           T("char", FDL_INT8, 0),
+    T("int16", FDL_INT16, 0),     T("i2", FDL_INT16, 0),          T("short", FDL_INT16, 0),
+    T("int32", FDL_INT32, 0),     T("i4", FDL_INT32, 0),          T("intc", FDL_INT32, 0),
+    T("int64", FDL_INT64, 0),     T("i8", FDL_INT64, 0),          T("longlong", FDL_INT64, 0),
+    T("uint8", FDL_UINT8, 0),     T("u1", FDL_UINT8, 0),          T("byte", FDL_UINT8, 0),
+    T("uchar", FDL_UINT8, 0),     T("uint16", FDL_UINT16, 0),     T("u2", FDL_UINT16, 0),
+    T("ushort", FDL_UINT16, 0),   T("uint32", FDL_UINT32, 0),     T("u4", FDL_UINT32, 0),
+    T("uintc", FDL_UINT32, 0),    T("uint64", FDL_UINT64, 0),     T("u8", FDL_UINT64, 0),
+    T("ulonglong", FDL_UINT64, 0), T("intp", FDL_INTP, 0),        T("uintp", FDL_UINTP, 0),
+    T("float16", FDL_FLOAT16, 0), T("f2", FDL_FLOAT16, 0),        T("float32", FDL_FLOAT32, 0),
+    T("f4", FDL_FLOAT32, 0),      T("float_", FDL_FLOAT32, 0),    T("float64", FDL_FLOAT64, 0),
+    T("f8", FDL_FLOAT64, 0),      T("double", FDL_FLOAT64, 0),
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -86,14 +88,15 @@ static const rejected_name rejected_names[] = {
 
 /* Names from C, CUDA and NumPy that people write by habit, with the type they most likely mean. */
 static const type_name habit_names[] = {
-    {"float", FDL_FLOAT32, 0},     {"half", FDL_FLOAT16, 0},     {"__half", FDL_FLOAT16, 0},
-    {"int", FDL_INT32, 0},         {"unsigned", FDL_UINT32, 0},  {"long", FDL_INT64, 0},
-    {"bool", FDL_BOOL, 0},         {"size_t", FDL_UINTP, 0},     {"ssize_t", FDL_INTP, 0},
-    {"ptrdiff_t", FDL_INTP, 0},    {"int8_t", FDL_INT8, 0},      {"int16_t", FDL_INT16, 0},
-    {"int32_t", FDL_INT32, 0},     {"int64_t", FDL_INT64, 0},    {"uint8_t", FDL_UINT8, 0},
-    {"uint16_t", FDL_UINT16, 0},   {"uint32_t", FDL_UINT32, 0},  {"uint64_t", FDL_UINT64, 0},
-    {"intptr_t", FDL_INTP, 0},     {"uintptr_t", FDL_UINTP, 0},
+    T("float", FDL_FLOAT32, 0),     T("half", FDL_FLOAT16, 0),     T("__half", FDL_FLOAT16, 0),
+    T("int", FDL_INT32, 0),         T("unsigned", FDL_UINT32, 0),  T("long", FDL_INT64, 0),
+    T("bool", FDL_BOOL, 0),         T("size_t", FDL_UINTP, 0),     T("ssize_t", FDL_INTP, 0),
+    T("ptrdiff_t", FDL_INTP, 0),    T("int8_t", FDL_INT8, 0),      T("int16_t", FDL_INT16, 0),
+    T("int32_t", FDL_INT32, 0),     T("int64_t", FDL_INT64, 0),    T("uint8_t", FDL_UINT8, 0),
+    T("uint16_t", FDL_UINT16, 0),   T("uint32_t", FDL_UINT32, 0),  T("uint64_t", FDL_UINT64, 0),
+    T("intptr_t", FDL_INTP, 0),     T("uintptr_t", FDL_UINTP, 0),
 };
+#undef T
 
 static const char cpointer_name[] = "CPointer";
 
@@ -105,7 +108,8 @@ static int name_is(const char *s, size_t n, const char *name)
 static const type_name *find_type_name(const char *s, size_t n)
 {
     for (size_t i = 0; i < COUNT_OF(type_names); i++)
-        if (name_is(s, n, type_names[i].name))
+        if (type_names[i].len == n && type_names[i].name[0] == s[0] &&
+            memcmp(s, type_names[i].name, n) == 0)
             return &type_names[i];
     return NULL;
 }
@@ -397,14 +401,9 @@ static int check_suffix(parser *p, fdl_type written)
  */
 static int parse_type(parser *p, fdl_type *out, size_t index)
 {
-    char what[64];
-    if (index)
-        snprintf(what, sizeof what, "expected a type for parameter %zu", index);
-    else
-        snprintf(what, sizeof what, "expected the return type");
-
     unsigned opened = 0;
-    while (p->tok.kind == TOK_IDENT && name_is(p->s + p->tok.pos, p->tok.len, cpointer_name)) {
+    while (p->tok.kind == TOK_IDENT && p->tok.len == sizeof cpointer_name - 1 &&
+           memcmp(p->s + p->tok.pos, cpointer_name, sizeof cpointer_name - 1) == 0) {
         if (opened == FDL_SIG_MAX_DEPTH)
             return fail_at(p, FDL_ELIMIT, p->tok.pos,
                            "pointer nesting too deep: at most %d levels of CPointer "
@@ -418,8 +417,14 @@ static int parse_type(parser *p, fdl_type *out, size_t index)
         if (p->tok.kind != TOK_IDENT)
             return fail_expected(p, "expected a type inside CPointer(...)");
     }
-    if (p->tok.kind != TOK_IDENT)
+    if (p->tok.kind != TOK_IDENT) {
+        char what[64];
+        if (index)
+            snprintf(what, sizeof what, "expected a type for parameter %zu", index);
+        else
+            snprintf(what, sizeof what, "expected the return type");
         return fail_expected(p, what);
+    }
 
     token name = p->tok;
     const type_name *tn = find_type_name(p->s + name.pos, name.len);
@@ -471,8 +476,10 @@ int fdl_sig_parse(fdl_sig *out, const char *text, size_t len, fdl_error *err)
                        "signature too long: %zu bytes, at most %d (FDL_SIG_MAX_LENGTH)", len,
                        FDL_SIG_MAX_LENGTH);
 
-    fdl_sig sig;
-    memset(&sig, 0, sizeof sig);
+    fdl_sig sig; /* ret and nparams set here, params[i] before nparams passes i */
+    sig.ret.base = FDL_VOID;
+    sig.ret.depth = 0;
+    sig.nparams = 0;
     next(&p);
     if (p.tok.kind == TOK_END)
         return fail_at(&p, FDL_EPARSE, p.tok.pos, "empty signature");
@@ -527,6 +534,9 @@ int fdl_sig_parse(fdl_sig *out, const char *text, size_t len, fdl_error *err)
                        p.s[p.tok.pos]);
     if (p.tok.kind != TOK_END)
         return fail_expected(&p, "");
-    *out = sig;
+    /* *out is all zero: copy what was parsed, not the whole array */
+    out->ret = sig.ret;
+    out->nparams = sig.nparams;
+    memcpy(out->params, sig.params, sig.nparams * sizeof sig.params[0]);
     return FDL_OK;
 }

@@ -12,7 +12,8 @@
  *
  * Global state: the memory tier, a list under one mutex (statically initialised, so nothing runs
  * at load time; fork handlers, registered once on first use, keep a child's copy unlocked). It is the in-process counterpart of the directory and holds nothing a caller
- * can observe except speed; fdl_cache_clear empties it. (STYLE.md allows global state only for
+ * can observe except speed; fdl_cache_clear empties it. It also holds the process memos
+ * (cacheint.h), small facts that spare a repeated link its option probe and its PTX scans. (STYLE.md allows global state only for
  * the dlopen tables; the issue asks that a process repeating a link not touch nvJitLink, which
  * needs memory that outlives a link.)
  *
@@ -370,7 +371,8 @@ static void mem_put(uint32_t kind, const unsigned char *key, const unsigned char
         free(e);
         return;
     }
-    memcpy(e->payload, payload, size);
+    if (size)
+        memcpy(e->payload, payload, size);
     e->kind = kind;
     memcpy(e->key, key, FDL__CACHE_KEY_SIZE);
     e->size = size;
@@ -401,6 +403,25 @@ static void mem_put(uint32_t kind, const unsigned char *key, const unsigned char
         free(o);
     }
     pthread_mutex_unlock(&g_mem.lock);
+}
+
+int fdl__cache_pmemo_known(const unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    int found = 0;
+    mem_lock();
+    for (mem_entry *e = g_mem.head; e; e = e->next)
+        if (e->kind == FDL__CACHE_PMEMO && memcmp(e->key, key, FDL__CACHE_KEY_SIZE) == 0) {
+            e->used = ++g_mem.tick;
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&g_mem.lock);
+    return found;
+}
+
+void fdl__cache_pmemo_put(const unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    mem_put(FDL__CACHE_PMEMO, key, NULL, 0, 0);
 }
 
 static void mem_clear(void)

@@ -19,6 +19,7 @@
 #define FDL__CACHE_NVRTC 2u
 #define FDL__CACHE_CHECK 3u /* the post-LTO PTX of the declaration check */
 #define FDL__CACHE_MEMO 4u  /* a memo (libmemo.c): "<key>.fdlm", not an entry */
+#define FDL__CACHE_PMEMO 5u /* a process memo (fdl__cache_pmemo_*): memory only, never on disk */
 
 #define FDL__CACHE_KEY_SIZE 16
 #define FDL__CACHE_MAX_SECTIONS 8
@@ -91,5 +92,16 @@ int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_
 /* Store a memo, best effort (nothing is reported). */
 void fdl__cache_memo_put(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
                          const unsigned char *const *secs, const size_t *lens, size_t nsecs);
+
+/*
+ * Process memos: facts that hold for the life of the process whatever the cache mode (options
+ * the loaded nvJitLink accepted, bytes that fdl_ptx_scan accepted), kept in the memory tier as
+ * entries of kind FDL__CACHE_PMEMO with no sections: never written to disk, evicted like any
+ * other entry, emptied by fdl_cache_clear. Losing one costs the work it saved, nothing else.
+ * @return 1 when @p key (of kind FDL__CACHE_PMEMO) is known
+ */
+int fdl__cache_pmemo_known(const unsigned char key[FDL__CACHE_KEY_SIZE]);
+/* Remember @p key (best effort: out of memory forgets it). */
+void fdl__cache_pmemo_put(const unsigned char key[FDL__CACHE_KEY_SIZE]);
 
 #endif /* FDLINK_CACHEINT_H */

@@ -6,7 +6,9 @@
  * nothing below calls back into this file. The layers are listed in README.md in this folder.
  *
  * Every input is copied and kept for the life of the link; the images of an input point into
- * that copy. The backend runs only in fdl_link_complete, once LTO is decided: nvJitLink compiles
+ * that copy. PTX is scanned as it is added (a malformed one is refused there), unless this process
+ * scanned the same bytes before (a process memo): then the scan waits for prepare(), and a cache
+ * hit needs none. The backend runs only in fdl_link_complete, once LTO is decided: nvJitLink compiles
  * PTX as it is added and complains on stderr about what the checks report better.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -178,9 +180,10 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         (rc = choose_backend(link, err)) != FDL_OK ||
         (rc = resolve_arch(link, o.arch, err)) != FDL_OK)
         goto cleanup;
-    /* nvJitLink checks the options now, unless the memo says that this very library accepted
-     * them (then it need not be loaded before a cache hit) */
-    if (link->backend == FDL_BACKEND_NVJITLINK && !(link->jl_memo && fdl__link_probe_known(link))) {
+    /* nvJitLink checks the options now, unless a memo says that this very library accepted
+     * them: this process's (a repeated link creates no nvJitLink handle for them) or the cache
+     * directory's (then the library need not even be loaded before a cache hit) */
+    if (link->backend == FDL_BACKEND_NVJITLINK && !fdl__link_probe_known(link)) {
         if ((rc = fdl__link_need_nv(link, err)) != FDL_OK && link->jl_memo) {
             /* the memoed library exists but does not load: decide as without a memo (which
              * may fall back to cuLink) */
@@ -315,7 +318,7 @@ static int reserve_input(fdl_link *link, const char *name, fdl_error *err)
 }
 
 /* Refusals that depend only on the input and the link's options (not yet on LTO's decision). */
-static int check_input(const fdl_link *link, fdl__link_input *in, fdl_error *err)
+static int check_input(fdl_link *link, fdl__link_input *in, fdl_error *err)
 {
     if (in->kind == FDL_KIND_LTOIR) {
         if (link->backend == FDL_BACKEND_CULINK)
@@ -343,8 +346,18 @@ static int check_input(const fdl_link *link, fdl__link_input *in, fdl_error *err
                               "LTO-IR",
                               img->pub.arch, link->arch, link->arch);
     }
-    if (in->kind == FDL_KIND_PTX)
-        return fdl__image_load(&in->images.v[0], err);
+    if (in->kind == FDL_KIND_PTX) {
+        /* bytes this process scanned before scan again at once (a scan is a pure function of
+         * them), so theirs can wait for the link to need it: a cache hit never does */
+        if (link->cache.on && fdl__link_scan_known(in)) {
+            link->scans_put_off++;
+            return FDL_OK;
+        }
+        int rc = fdl__image_load(&in->images.v[0], err);
+        if (rc == FDL_OK && link->cache.on)
+            fdl__link_scan_remember(in);
+        return rc;
+    }
     return FDL_OK;
 }
 
@@ -670,6 +683,13 @@ static int add_devrt(fdl_link *link, fdl_error *err)
 /* Decide LTO and the image of every unit; refuse what cannot be linked. */
 static int prepare(fdl_link *link, fdl_error *err)
 {
+    /* the scans that check_input put off: the choice of images needs them from here on */
+    for (size_t i = 0; i < link->ninputs; i++) {
+        fdl__link_input *in = &link->inputs[i];
+        int rc;
+        if (in->kind == FDL_KIND_PTX && (rc = fdl__image_load(&in->images.v[0], err)) != FDL_OK)
+            return rc;
+    }
     int any_ltoir = 0;
     for (size_t i = 0; i < link->ninputs; i++)
         any_ltoir |= !link->inputs[i].builtin && input_has_ltoir(link, &link->inputs[i]);

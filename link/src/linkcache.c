@@ -61,33 +61,56 @@ int fdl__link_need_nv(fdl_link *link, fdl_error *err)
     return FDL_OK;
 }
 
-/* The memo of options that a library accepted: its key. */
-static int probe_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
+/* The options nvJitLink checks at create time, as the probe passes them (for the memos' keys). */
+static void key_probe_options(fdl__keyb *k, const fdl__strv *o)
+{
+    fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o->n);
+    for (size_t i = 0; i < o->n; i++)
+        fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o->v[i]);
+}
+
+/* The memo of options that a library accepted, in the cache directory: its key. */
+static int probe_key(fdl_link *link, const fdl__strv *o, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
     if (!link->jl_id_ok || !link->cache.on || !link->cache.dir)
-        return 0;
-    fdl__strv o;
-    if (!fdl__link_jl_options(link, 0, 0, &o))
         return 0;
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_MEMO);
     if (k) {
         fdl__keyb_str(k, TAG('P', 'R', 'O', 'B'), "nvJitLinkCreate accepts");
         fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->jl_id, sizeof link->jl_id);
-        fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
-        for (size_t i = 0; i < o.n; i++)
-            fdl__keyb_str(k, TAG('O', 'P', 'T', ' '), o.v[i]);
+        key_probe_options(k, o);
     }
-    fdl__strv_free(&o);
+    return k && fdl__keyb_finish(k, key);
+}
+
+/*
+ * The same in this process (a process memo, whatever the cache mode): the library is the one
+ * this process loaded, or would load, told by its version and, when known, its identity.
+ */
+static int probe_pkey(fdl_link *link, const fdl__strv *o, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_PMEMO);
+    if (k) {
+        fdl__keyb_str(k, TAG('P', 'R', 'O', 'B'), "nvJitLinkCreate accepts");
+        fdl__keyb_u64(k, TAG('J', 'L', 'K', 'N'), (uint64_t)link->jl_known);
+        fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), link->jl_major);
+        fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), link->jl_minor);
+        fdl__keyb_u64(k, TAG('L', 'I', 'B', 'K'), (uint64_t)link->jl_id_ok);
+        if (link->jl_id_ok)
+            fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->jl_id, sizeof link->jl_id);
+        key_probe_options(k, o);
+    }
     return k && fdl__keyb_finish(k, key);
 }
 
 static const char PROBE_OK[] = "accepted";
 
-int fdl__link_probe_known(fdl_link *link)
+/* The memo in the cache directory says that this library accepted these options. */
+static int probe_known_on_disk(fdl_link *link, const fdl__strv *o)
 {
     unsigned char key[FDL__CACHE_KEY_SIZE];
     fdl__cache_sections s;
-    if (!probe_key(link, key) || !fdl__cache_memo_get(link->cache.dir, key, &s))
+    if (!probe_key(link, o, key) || !fdl__cache_memo_get(link->cache.dir, key, &s))
         return 0;
     int ok = s.n == 1 && s.len[0] == sizeof PROBE_OK - 1 &&
              memcmp(s.p[0], PROBE_OK, sizeof PROBE_OK - 1) == 0;
@@ -95,14 +118,61 @@ int fdl__link_probe_known(fdl_link *link)
     return ok;
 }
 
+int fdl__link_probe_known(fdl_link *link)
+{
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, 0, 0, &o))
+        return 0;
+    unsigned char pkey[FDL__CACHE_KEY_SIZE];
+    int have_pkey = probe_pkey(link, &o, pkey);
+    int known = have_pkey && fdl__cache_pmemo_known(pkey);
+    if (!known && probe_known_on_disk(link, &o)) {
+        known = 1;
+        if (have_pkey)
+            fdl__cache_pmemo_put(pkey);
+    }
+    fdl__strv_free(&o);
+    return known;
+}
+
 void fdl__link_probe_remember(fdl_link *link)
 {
-    unsigned char key[FDL__CACHE_KEY_SIZE];
-    if (!probe_key(link, key) || fdl__link_probe_known(link))
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, 0, 0, &o))
         return;
-    const unsigned char *secs[1] = {(const unsigned char *)PROBE_OK};
-    size_t lens[1] = {sizeof PROBE_OK - 1};
-    fdl__cache_memo_put(link->cache.dir, key, secs, lens, 1);
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    if (probe_pkey(link, &o, key))
+        fdl__cache_pmemo_put(key);
+    if (probe_key(link, &o, key) && !probe_known_on_disk(link, &o)) {
+        const unsigned char *secs[1] = {(const unsigned char *)PROBE_OK};
+        size_t lens[1] = {sizeof PROBE_OK - 1};
+        fdl__cache_memo_put(link->cache.dir, key, secs, lens, 1);
+    }
+    fdl__strv_free(&o);
+}
+
+/* The process memo that fdl_ptx_scan accepts @p in's bytes: its key. */
+static int scan_pkey(const fdl__link_input *in, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_PMEMO);
+    if (k) {
+        fdl__keyb_str(k, TAG('S', 'C', 'A', 'N'), "fdl_ptx_scan accepts");
+        fdl__keyb_bytes(k, TAG('D', 'A', 'T', 'A'), in->data, in->size);
+    }
+    return k && fdl__keyb_finish(k, key);
+}
+
+int fdl__link_scan_known(const fdl__link_input *in)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    return scan_pkey(in, key) && fdl__cache_pmemo_known(key);
+}
+
+void fdl__link_scan_remember(const fdl__link_input *in)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    if (scan_pkey(in, key))
+        fdl__cache_pmemo_put(key);
 }
 
 /* The linker as the key sees it: nvJitLink's major.minor, the arch and the nvJitLink options in

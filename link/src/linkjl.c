@@ -42,6 +42,7 @@ int fdl__link_probe(fdl_link *link, fdl_error *err)
         return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
     int rc = FDL_OK;
     nvJitLinkHandle h = NULL;
+    link->jl_probes++;
     nvJitLinkResult r = link->nv->create(&h, (uint32_t)o.n, (const char **)o.v);
     if (r != NVJITLINK_SUCCESS) {
         /* the handle may hold a log even though creation failed */

@@ -76,6 +76,8 @@ struct fdl_link {
     size_t nvrtc_hits, nvrtc_compiled;
     char *cache_dir;        /* owned copy of opts.cache_dir */
     size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
+    size_t jl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
+    size_t scans_put_off;   /* PTX inputs whose scan waited for the link to need it (tests) */
 };
 
 /* The outcome of one nvJitLink run. */
@@ -186,10 +188,20 @@ void fdl__link_cache_warn(fdl_link *link);
  * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
  */
 int fdl__link_need_nv(fdl_link *link, fdl_error *err);
-/* After a successful probe: memo that this library accepts the link's options. */
+/*
+ * After a successful probe: memo that this library accepts the link's options, in this process
+ * (a process memo, cacheint.h) and in the cache directory (when the cache is on).
+ */
 void fdl__link_probe_remember(fdl_link *link);
-/* The memo says this library accepted the link's options. */
+/* A memo (this process's, or the cache directory's) says this library accepted the options. */
 int fdl__link_probe_known(fdl_link *link);
+/*
+ * A process memo says that fdl_ptx_scan accepted @p in's bytes (PTX) before, so that its scan
+ * can wait for the link to need it (none does on a cache hit).
+ */
+int fdl__link_scan_known(const fdl__link_input *in);
+/* After a scan of @p in's bytes succeeded: remember it in this process. */
+void fdl__link_scan_remember(const fdl__link_input *in);
 
 /* ---- postlto.c: the post-LTO PTX of LTO-IR inputs ------------------------------------------- */
 

@@ -1190,3 +1190,168 @@ Test(cache_size, sizes_parse_as_the_environment_and_the_cli_take_them)
         cr_expect(!fdl_cache_parse_size(bad[i], &n) && n == 7, "'%s' taken", bad[i]);
     cr_expect(!fdl_cache_parse_size(NULL, &n));
 }
+
+/* ---- process memos: the option probe and the PTX scans of a repeated link ---------------- */
+
+/* Create a link for sm_90 with @p mode in @p dir; @p extra, if not NULL, one more option. */
+static int create_in(fdl_link **out, fdl_cache_mode mode, const char *dir, int lineinfo,
+                     const char *extra, fdl_error *err)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = mode;
+    opts.cache_dir = dir;
+    opts.lineinfo = lineinfo;
+    const char *extras[] = {extra, NULL};
+    opts.extra = extra ? extras : NULL;
+    return fdl_link_create(out, &opts, err);
+}
+
+/* The probes of one create that must succeed. */
+static size_t probes_of_create(fdl_cache_mode mode, const char *dir, int lineinfo)
+{
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = create_in(&link, mode, dir, lineinfo, NULL, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    size_t probes = link->jl_probes;
+    fdl_link_destroy(link);
+    return probes;
+}
+
+Test(cache_pmemo, nvjitlink_checks_the_same_options_once_per_process)
+{
+    char *dir = make_temp_dir();
+    /* the probe is nvJitLinkCreate with the options: once for each set, cache on or off */
+    cr_assert_eq(probes_of_create(FDL_CACHE_OFF, NULL, 0), 1);
+    cr_assert_eq(probes_of_create(FDL_CACHE_OFF, NULL, 0), 0, "the same options again");
+    cr_assert_eq(probes_of_create(FDL_CACHE_OFF, NULL, 1), 1, "other options (-lineinfo)");
+    cr_assert_eq(probes_of_create(FDL_CACHE_OFF, NULL, 1), 0);
+    cr_assert_eq(probes_of_create(FDL_CACHE_ON, dir, 0), 1, "with the cache: the library's "
+                 "identity is in the memo's key, so a memo without it does not count");
+    cr_assert_eq(probes_of_create(FDL_CACHE_ON, dir, 0), 0);
+    /* options nvJitLink refuses are never remembered: refused each time, the same way */
+    char first[FDL_ERROR_MESSAGE_MAX] = "";
+    for (int round = 0; round < 3; round++) {
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        int rc = create_in(&link, round == 2 ? FDL_CACHE_ON : FDL_CACHE_OFF, dir, 0,
+                           "-no-such-option-at-all", &err);
+        cr_assert_eq(rc, FDL_ELINK, "round %d: %s", round, err.message);
+        cr_assert_null(link);
+        cr_assert(strstr(err.message, "nvJitLink rejected the options") != NULL, "%s",
+                  err.message);
+        if (round == 0)
+            memcpy(first, err.message, sizeof first);
+        cr_assert_str_eq(err.message, first, "round %d", round);
+    }
+    /* fdl_cache_clear empties the memory tier, the memos with it */
+    cr_assert_eq(fdl_cache_clear(dir, NULL, NULL), FDL_OK);
+    cr_assert_eq(probes_of_create(FDL_CACHE_OFF, NULL, 0), 1);
+    free(dir);
+}
+
+/* Link @p n of @p texts (PTX, named @p names) with @p mode in @p dir; what happened in *o. */
+typedef struct scan_outcome {
+    int rc;
+    int add_failed;
+    size_t put_off;
+    fdl_cache_result result;
+    uint64_t cubin_hash;
+    char message[FDL_ERROR_MESSAGE_MAX];
+} scan_outcome;
+
+static scan_outcome link_ptx(fdl_cache_mode mode, const char *dir, const char *const *texts,
+                             const char *const *names, size_t n)
+{
+    scan_outcome o;
+    memset(&o, 0, sizeof o);
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    o.rc = create_in(&link, mode, dir, 0, NULL, &err);
+    if (o.rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(o.rc, FDL_OK, "%s", err.message);
+    for (size_t i = 0; i < n && o.rc == FDL_OK; i++) {
+        o.rc = fdl_link_add_data(link, texts[i], strlen(texts[i]), names[i], FDL_KIND_AUTO, &err);
+        o.add_failed = o.rc != FDL_OK;
+    }
+    if (o.rc == FDL_OK)
+        o.rc = fdl_link_complete(link, &err);
+    if (o.rc != FDL_OK)
+        memcpy(o.message, err.message, sizeof o.message);
+    o.put_off = link->scans_put_off;
+    o.result = fdl_link_cache_result(link, NULL);
+    size_t size = 0;
+    const void *cubin = fdl_link_cubin(link, &size);
+    o.cubin_hash = cubin ? fdl__hash(cubin, size) : 0;
+    fdl_link_destroy(link);
+    return o;
+}
+
+Test(cache_pmemo, ptx_scanned_before_is_scanned_only_when_the_link_needs_it)
+{
+    char *dir = make_temp_dir();
+    size_t n = 0;
+    char *caller = slurp(LINK_DATA "/caller.ptx", &n), *mul = slurp(LINK_DATA "/mul.ptx", &n);
+    const char *texts[] = {caller, mul, mul};
+    const char *names[] = {"caller.ptx", "mul.ptx", "mul_again.ptx"};
+    /* a first link scans as it adds; a memory hit of the same bytes scans nothing */
+    scan_outcome a = link_ptx(FDL_CACHE_ON, dir, texts, names, 2);
+    cr_assert_eq(a.rc, FDL_OK, "%s", a.message);
+    cr_assert_eq(a.result, FDL_CACHE_MISS);
+    cr_assert_eq(a.put_off, 0);
+    scan_outcome b = link_ptx(FDL_CACHE_ON, dir, texts, names, 2);
+    cr_assert_eq(b.rc, FDL_OK, "%s", b.message);
+    cr_assert_eq(b.result, FDL_CACHE_HIT_MEMORY);
+    cr_assert_eq(b.put_off, 2, "both scans waited, and the hit needed neither");
+    cr_assert_eq(b.cubin_hash, a.cubin_hash);
+    /* a miss with scans put off still finds what the scans show: mul_f32_f32 defined twice,
+     * reported as a link without the cache (which scans as it adds) reports it */
+    scan_outcome dup_off = link_ptx(FDL_CACHE_OFF, NULL, texts, names, 3);
+    scan_outcome dup_on = link_ptx(FDL_CACHE_ON, dir, texts, names, 3);
+    cr_assert_eq(dup_off.put_off, 0);
+    cr_assert_eq(dup_on.put_off, 3, "all three scans waited for the miss to need them");
+    cr_assert_neq(dup_off.rc, FDL_OK, "a definition made twice must fail the link");
+    cr_assert_eq(dup_on.rc, dup_off.rc, "%s / %s", dup_on.message, dup_off.message);
+    cr_assert(!dup_on.add_failed && !dup_off.add_failed);
+    cr_assert_str_eq(dup_on.message, dup_off.message);
+    cr_assert(strstr(dup_on.message, "mul_f32_f32") != NULL, "%s", dup_on.message);
+    /* PTX for a newer architecture than the link's: its .target, known from the scan, makes
+     * it unusable, whether the scan ran as it was added or waited */
+    char *newer = strdup(mul);
+    cr_assert_not_null(newer);
+    char *target = strstr(newer, ".target sm_");
+    cr_assert_not_null(target);
+    memcpy(target + strlen(".target sm_"), "99", 2); /* sm_90 links; sm_99 code cannot be */
+    const char *too_new[] = {caller, newer};
+    scan_outcome n1 = link_ptx(FDL_CACHE_ON, dir, too_new, names, 2);
+    scan_outcome n2 = link_ptx(FDL_CACHE_ON, dir, too_new, names, 2);
+    cr_assert_eq(n1.put_off, 1, "caller.ptx only: the newer mul is new bytes");
+    cr_assert_eq(n2.put_off, 2);
+    cr_assert(!n1.add_failed && !n2.add_failed);
+    cr_assert_eq(n1.rc, FDL_ELINK, "%s", n1.message);
+    cr_assert_eq(n2.rc, n1.rc, "%s", n2.message);
+    cr_assert_str_eq(n2.message, n1.message);
+    free(newer);
+    /* PTX that does not scan is refused where it is added, every time (never remembered) */
+    char *cut = strdup(mul);
+    cr_assert_not_null(cut);
+    cut[strlen(cut) / 2] = '\0';
+    const char *bad[] = {caller, cut};
+    char first[FDL_ERROR_MESSAGE_MAX] = "";
+    for (int round = 0; round < 2; round++) {
+        scan_outcome c = link_ptx(FDL_CACHE_ON, dir, bad, names, 2);
+        cr_assert(c.add_failed, "round %d: %s", round, c.message);
+        cr_assert_eq(c.rc, FDL_EPARSE, "round %d: %s", round, c.message);
+        if (round == 0)
+            memcpy(first, c.message, sizeof first);
+        cr_assert_str_eq(c.message, first);
+    }
+    free(cut);
+    free(caller);
+    free(mul);
+    free(dir);
+}

@@ -288,6 +288,41 @@ Test(decl_parse, rejects_keywords_as_names)
                  "function name 'int' is a C/C++ keyword and cannot be declared");
     expect_error("f: int32()\nclass: void()", FDL_EPARSE, 2, 1, "",
                  "function name 'class' is a C/C++ keyword and cannot be declared");
+    /* every keyword of C23 and C++20, and near misses that are good names */
+    static const char *const keywords[] = {
+        "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
+        "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+        "_Thread_local", "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+        "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "char8_t", "class",
+        "co_await", "co_return", "co_yield", "compl", "concept", "const", "const_cast",
+        "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete", "do",
+        "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float",
+        "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+        "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+        "protected", "public", "register", "reinterpret_cast", "requires", "restrict", "return",
+        "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
+        "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+        "typename", "typeof", "typeof_unqual", "union", "unsigned", "using", "virtual", "void",
+        "volatile", "wchar_t", "while", "xor", "xor_eq",
+    };
+    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++) {
+        char text[64], message[128];
+        snprintf(text, sizeof text, "%s: int32()", keywords[i]);
+        snprintf(message, sizeof message,
+                 "function name '%s' is a C/C++ keyword and cannot be declared", keywords[i]);
+        expect_error(text, FDL_EPARSE, 1, 1, "", message);
+    }
+    static const char *const good[] = {"_", "a", "an", "ints", "in", "classes", "xor_eq_",
+                                       "_Bool_", "zz", "A", "Int", "constexp", "whil"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "%s: int32()", good[i]);
+        fdl_decls *d = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_decls_parse(&d, text, strlen(text), "t.decl", &err), FDL_OK,
+                     "%s: %s", good[i], err.message);
+        fdl_decls_destroy(d);
+    }
 }
 
 Test(decl_parse, rejects_names_longer_than_the_limit)

@@ -1,6 +1,7 @@
 /* Tests of the PTX prototype scanner (fdlink/ptx.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -946,4 +947,154 @@ Test(ptx_scan, nul_in_a_body_is_placed_exactly)
                          lead, col, err.column);
             fdl__buf_free(&b);
         }
+}
+
+/* ---- the same results as recorded ---------------------------------------------------------- */
+
+/* FNV-1a over everything a scan makes observable, field by field. */
+typedef struct digest {
+    uint64_t h;
+} digest;
+
+static void dg_bytes(digest *d, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        d->h ^= b[i];
+        d->h *= 1099511628211u;
+    }
+}
+
+static void dg_str(digest *d, const char *s)
+{
+    dg_bytes(d, s ? s : "(null)", strlen(s ? s : "(null)") + 1);
+}
+
+static void dg_u64(digest *d, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    dg_bytes(d, b, sizeof b);
+}
+
+static void dg_param(digest *d, const fdl_ptx_param *p)
+{
+    dg_str(d, p->type);
+    dg_u64(d, p->bits);
+    dg_u64(d, p->align);
+    dg_u64(d, p->array);
+    dg_u64(d, p->bytes);
+    dg_u64(d, (uint64_t)p->is_ptr);
+    dg_str(d, p->name);
+    dg_u64(d, p->line);
+    dg_u64(d, p->column);
+}
+
+/* One scan of @p len bytes of @p text: its status, error or every field of the result. */
+static void dg_scan(digest *d, const char *text, size_t len)
+{
+    fdl_ptx *ptx = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = scan_n(&ptx, text, len, &err);
+    dg_u64(d, (uint64_t)(int64_t)rc);
+    if (rc != FDL_OK) {
+        dg_u64(d, (uint64_t)(int64_t)err.code);
+        dg_str(d, err.source);
+        dg_u64(d, err.line);
+        dg_u64(d, err.column);
+        dg_str(d, err.symbol);
+        dg_str(d, err.message);
+        return;
+    }
+    dg_str(d, fdl_ptx_version(ptx));
+    dg_str(d, fdl_ptx_target(ptx));
+    dg_u64(d, fdl_ptx_address_size(ptx));
+    static const char *const dirs[] = {".version", ".target", ".address_size"};
+    for (size_t i = 0; i < 3; i++) {
+        unsigned l = 0, c = 0;
+        dg_u64(d, (uint64_t)fdl_ptx_directive_location(ptx, dirs[i], &l, &c));
+        dg_u64(d, l);
+        dg_u64(d, c);
+    }
+    dg_u64(d, fdl_ptx_count(ptx));
+    for (size_t i = 0; i < fdl_ptx_count(ptx); i++) {
+        const fdl_ptx_func *f = fdl_ptx_get(ptx, i);
+        dg_str(d, f->name);
+        dg_u64(d, (uint64_t)f->linkage);
+        dg_u64(d, (uint64_t)f->is_entry);
+        dg_u64(d, (uint64_t)f->is_definition);
+        dg_u64(d, (uint64_t)f->has_return);
+        if (f->has_return)
+            dg_param(d, &f->ret);
+        dg_u64(d, f->nparams);
+        for (size_t k = 0; k < f->nparams; k++)
+            dg_param(d, &f->params[k]);
+        dg_u64(d, f->line);
+        dg_u64(d, f->column);
+        dg_u64(d, f->decl_line);
+        dg_u64(d, f->decl_column);
+        dg_u64(d, (uint64_t)(fdl_ptx_find(ptx, f->name) - fdl_ptx_get(ptx, 0)));
+    }
+    fdl_ptx_destroy(ptx);
+}
+
+/*
+ * The digest of a file's scans: whole, every prefix, and with every third byte replaced by each
+ * of the bytes the scanner treats specially.
+ */
+static uint64_t file_digest(const char *text, size_t len)
+{
+    digest d = {14695981039346656037u};
+    for (size_t n = 0; n <= len; n++)
+        dg_scan(&d, text, n);
+    static const char marks[] = {'{', '}', '/', '"', '\n', '\0', '(', ',', ';', '.', ' ', '*'};
+    char *copy = malloc(len ? len : 1);
+    cr_assert_not_null(copy);
+    memcpy(copy, text, len);
+    for (size_t i = 0; i < len; i += 3)
+        for (size_t m = 0; m < sizeof marks; m++) {
+            copy[i] = marks[m];
+            dg_scan(&d, copy, len);
+            copy[i] = text[i];
+        }
+    free(copy);
+    return d.h;
+}
+
+/*
+ * Every observable result of the scanner (prototypes, positions, errors and their messages) on
+ * the fuzz corpus, its prefixes and its mutations, as recorded in tests/data/ptx/scans.golden
+ * (one line per file: the name and the digest of file_digest). A rewrite of the scanner for speed
+ * must leave every one of them as it was.
+ */
+Test(ptx_scan, results_on_the_corpus_are_as_recorded, .timeout = 300)
+{
+    FILE *golden = fopen(PTX_DIR "/scans.golden", "r");
+    cr_assert_not_null(golden, "cannot open scans.golden");
+    char line[512];
+    size_t files = 0, differ = 0;
+    while (fgets(line, sizeof line, golden)) {
+        char name[256];
+        unsigned long long want = 0;
+        if (line[0] == '#' || sscanf(line, "%255s %llx", name, &want) != 2)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, FDL_TEST_DATA "/../fuzz/corpus/ptx/%s", name);
+        char *data = NULL;
+        size_t size = 0;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl__read_file(path, &data, &size, &err), FDL_OK, "%s", err.message);
+        uint64_t got = file_digest(data, size);
+        free(data);
+        files++;
+        if (got != (uint64_t)want) {
+            cr_log_error("%s: digest %016llx, recorded %016llx", name, (unsigned long long)got,
+                         want);
+            differ++;
+        }
+    }
+    fclose(golden);
+    cr_assert_gt(files, 10, "scans.golden lists %zu files", files);
+    cr_assert_eq(differ, 0, "%zu of %zu files scan differently from the record", differ, files);
 }
