@@ -19,31 +19,18 @@ mkdir -p "$work"
 log="$work/log"
 
 install_fdlink() {
-  untraced cmake --install "$build" --prefix "$work/prefix" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  cmake --install "$build" --prefix "$work/prefix" >"$log" 2>&1 || { cat "$log"; exit 1; }
   for f in lib/cmake/fdlink/fdlinkConfig.cmake lib/cmake/fdlink/fdlinkFunctions.cmake \
            lib/pkgconfig/fdlink.pc bin/fdlink include/fdlink/fdlink.h; do
     [ -e "$work/prefix/$f" ] || { echo "install is missing $f"; exit 1; }
   done
 }
 
-# Under compute-sanitizer (--target-processes all: its libraries in LD_PRELOAD), configure and
-# build run untraced: they launch no kernel, and tracing each of the hundreds of processes of a
-# build (cmake, make, gcc, nvcc, fdlink link and check) costs minutes. The consumer's program
-# and its ctest test stay traced.
-untraced() {
-  local keep=() entry
-  local IFS=:
-  for entry in ${LD_PRELOAD:-}; do
-    [[ "$entry" == *compute-sanitizer* ]] || keep+=("$entry")
-  done
-  if [ ${#keep[@]} = 0 ]; then env -u LD_PRELOAD "$@"; else LD_PRELOAD="${keep[*]}" "$@"; fi
-}
-
 configure_and_build() { # $1 = source dir, $2 = binary dir, rest = cmake args
   local s=$1 b=$2
   shift 2
-  untraced cmake -S "$s" -B "$b" -G "$gen" "$@" ${FDLINK_CONSUMER_ARGS:-} >"$log" 2>&1 || { cat "$log"; echo "configure failed"; exit 1; }
-  untraced cmake --build "$b" -j "${FDLINK_CONSUMER_JOBS:-4}" >"$log" 2>&1 || { cat "$log"; echo "build failed"; exit 1; }
+  cmake -S "$s" -B "$b" -G "$gen" "$@" ${FDLINK_CONSUMER_ARGS:-} >"$log" 2>&1 || { cat "$log"; echo "configure failed"; exit 1; }
+  cmake --build "$b" >"$log" 2>&1 || { cat "$log"; echo "build failed"; exit 1; }
 }
 
 run_consumer() { # $1 = binary dir: run the program and its ctest test
