@@ -6,8 +6,9 @@
 #   buildtree    find_package(fdlink) from the fdlink build tree, not installed
 #     STEP (these three modes): build (configure and build in WORK_DIR, launch nothing), run (run
 #     the program and the consumer's ctest on the tree a build step left in WORK_DIR), or both
-#     (the default). The ctest tests are the two steps, tied by a fixture: compute-sanitizer
-#     need then trace only the run (.ci/gpu-sanitize.sh), not the hundreds of build processes.
+#     (the default). The ctest tests are the two steps, tied by a fixture, so that
+#     compute-sanitizer can trace the run alone (.ci/gpu-sanitize.sh), not the build's hundreds
+#     of compiler processes.
 #   incremental  after a full build, touching one .cu rebuilds only what depends on it
 #   negative     a definition that disagrees with its declaration fails the build, naming it
 #   ccache       built twice from clean build trees behind ccache (CMAKE_CUDA_COMPILER_LAUNCHER,
