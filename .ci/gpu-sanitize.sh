@@ -6,8 +6,13 @@
 # faults). racecheck, synccheck and initcheck do not support CUDA dynamic parallelism (Compute
 # Sanitizer, known limitations), so the tests labelled cdp (child kernels through cudadevrt) are
 # left out of those three and run under memcheck only. Then the fault tests, without a sanitizer.
+# First, without a sanitizer, the setup tests of the fixtures the gpu tests require (the CMake
+# consumers' configure-and-build steps, cmake_*_build: hundreds of compiler processes, no kernel,
+# minutes each when every process is traced); each tool's run then adds no fixture's tests
+# (ctest -FA '.*') and runs the consumers on the trees those steps built.
 # Prints one line per run: the tests passed and the reports ctest's memory check counted; the
-# whole output of each run is in build-gpu/sanitize-<tool>.log (and in $OUT when set).
+# whole output of each run is in build-gpu/sanitize-<tool>.log (and in $OUT when set), the
+# setup run's in build-gpu/sanitize-setup.log.
 #   bash .ci/gpu-sanitize.sh [tool...]      (default: memcheck racecheck initcheck synccheck)
 # FDLINK_SANITIZE_CTEST_ARGS adds ctest arguments to every run (e.g. "-j 8": the tests of one
 # tool in parallel); FDLINK_SANITIZE_TIMEOUT (seconds) bounds each tool's run.
@@ -18,12 +23,28 @@ tools=("$@")
 [ ${#tools[@]} = 0 ] && tools=(memcheck racecheck initcheck synccheck)
 summary=()
 status=0
+names() { ctest --test-dir build-gpu -N "$@" 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p'; }
+# build-gpu configured and built (run-tests.sh does that first), then the setup tests: those that
+# ctest adds to the gpu label's tests for their fixtures, and that -FA '.*' leaves out
+bash .gpu/run-tests.sh -N >/dev/null 2>&1
+setup=$(comm -23 <(names -L gpu | sort) <(names -L gpu -FA '.*' | sort) | paste -sd'|')
+if [ -n "$setup" ]; then
+  log=build-gpu/sanitize-setup.log
+  mkdir -p build-gpu
+  # shellcheck disable=SC2086 # the extra arguments are words
+  bash .gpu/run-tests.sh -R "^($setup)\$" ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
+  rc=$?
+  [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$log" "$OUT/sanitize-setup.log"
+  line="setup (no sanitizer): $(grep -E '^[0-9]+% tests passed' "$log" | tail -1); exit $rc"
+  echo "gpu-sanitize: $line"
+  summary+=("$line")
+  [ "$rc" = 0 ] || status=1
+fi
 for tool in "${tools[@]}"; do
-  args=(-L gpu)
+  args=(-L gpu -FA '.*')
   if [ "$tool" != memcheck ]; then
-    # the names of the cdp tests, once build-gpu exists (a first run configures it)
-    [ -d build-gpu ] || bash .gpu/run-tests.sh -N >/dev/null 2>&1
-    cdp=$(ctest --test-dir build-gpu -N -L cdp 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p' | paste -sd'|')
+    # the names of the cdp tests
+    cdp=$(names -L cdp | paste -sd'|')
     [ -n "$cdp" ] && args+=(-E "^($cdp)\$")
   fi
   log=build-gpu/sanitize-$tool.log

@@ -36,17 +36,23 @@ static inline double example_now_ms(void)
 }
 
 /*
- * How many timed repetitions to run: @wanted, or 1 under compute-sanitizer (its tools
- * instrument every access, so timings there mean nothing and repetitions only cost minutes;
- * racecheck on the tiled matmul takes minutes a launch). Detected from the sanitizer's
- * injection in LD_PRELOAD, or FDLINK_UNDER_SANITIZER set to anything.
+ * Whether the program runs under compute-sanitizer, whose tools instrument every access (racecheck
+ * on the tiled matmul takes minutes a launch at 1024^2): detected from the sanitizer's injection in
+ * LD_PRELOAD, or FDLINK_UNDER_SANITIZER set to anything.
+ */
+static inline int example_under_sanitizer(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    return getenv("FDLINK_UNDER_SANITIZER") || (pre && strstr(pre, "compute-sanitizer"));
+}
+
+/*
+ * How many timed repetitions to run: @wanted, or 1 under compute-sanitizer (timings there mean
+ * nothing, and repetitions only cost minutes).
  */
 static inline int example_repeats(int wanted)
 {
-    const char *pre = getenv("LD_PRELOAD");
-    if (getenv("FDLINK_UNDER_SANITIZER") || (pre && strstr(pre, "compute-sanitizer")))
-        return 1;
-    return wanted;
+    return example_under_sanitizer() ? 1 : wanted;
 }
 
 static inline void example_summary(const example *ex, const char *verified, const char *figure)

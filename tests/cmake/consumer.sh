@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # CMake package tests: a consumer project built against fdlink.
-# usage: consumer.sh MODE GENERATOR FDLINK_BUILD_DIR FDLINK_SOURCE_DIR WORK_DIR
+# usage: consumer.sh MODE GENERATOR FDLINK_BUILD_DIR FDLINK_SOURCE_DIR WORK_DIR [STEP]
 #   install      install fdlink, find_package it (twice), build the consumer, run its ctest
 #   subdir       add_subdirectory() of the fdlink source tree instead
 #   buildtree    find_package(fdlink) from the fdlink build tree, not installed
+#     STEP (these three modes): build (configure and build in WORK_DIR, launch nothing), run (run
+#     the program and the consumer's ctest on the tree a build step left in WORK_DIR), or both
+#     (the default). The ctest tests are the two steps, tied by a fixture, so that
+#     compute-sanitizer can trace the run alone (.ci/gpu-sanitize.sh), not the build's hundreds
+#     of compiler processes.
 #   incremental  after a full build, touching one .cu rebuilds only what depends on it
 #   negative     a definition that disagrees with its declaration fails the build, naming it
 #   ccache       built twice from clean build trees behind ccache (CMAKE_CUDA_COMPILER_LAUNCHER,
@@ -12,10 +17,18 @@
 # FDLINK_CONSUMER_ARGS adds cmake arguments for the consumer (e.g. -DCONSUMER_FORMATS=ptx).
 # Exits 77 (skipped) when the consumer's program finds no GPU: the link and check were done.
 set -euo pipefail
-mode=$1 gen=$2 build=$3 src=$4 work=$5
+mode=$1 gen=$2 build=$3 src=$4 work=$5 step=${6:-both}
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work"
-mkdir -p "$work"
+case "$step" in
+build | both)
+  rm -rf "$work"
+  mkdir -p "$work"
+  ;;
+run)
+  [ -f "$work/b/CMakeCache.txt" ] || { echo "no consumer built in $work/b: run its build step first"; exit 1; }
+  ;;
+*) echo "unknown step $step"; exit 2 ;;
+esac
 log="$work/log"
 
 install_fdlink() {
@@ -48,18 +61,18 @@ run_consumer() { # $1 = binary dir: run the program and its ctest test
 }
 
 case "$mode" in
-install)
-  install_fdlink
-  configure_and_build "$here/consumer" "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix"
-  [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
-  run_consumer "$work/b"
-  ;;
-buildtree)
-  configure_and_build "$here/consumer" "$work/b" -Dfdlink_DIR="$build"
-  run_consumer "$work/b"
-  ;;
-subdir)
-  configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src"
+install | buildtree | subdir)
+  if [ "$step" != run ]; then
+    case "$mode" in
+    install)
+      install_fdlink
+      configure_and_build "$here/consumer" "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix" ;;
+    buildtree) configure_and_build "$here/consumer" "$work/b" -Dfdlink_DIR="$build" ;;
+    subdir) configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src" ;;
+    esac
+    [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
+    [ "$step" = build ] && { echo "consumer configured and built ($mode, $gen): app.cubin linked and embedded"; exit 0; }
+  fi
   run_consumer "$work/b"
   ;;
 incremental)

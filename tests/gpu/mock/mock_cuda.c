@@ -322,6 +322,28 @@ static void k_multiply_vectors(const launch *L)
     }
 }
 
+/*
+ * examples/matmul/matmul.cu, naive and tiled alike: c = a * b, float64, N x N with N the grid's
+ * extent (every N the example compiles is a multiple of the block edge).
+ */
+static void k_matmul(const launch *L)
+{
+    uint64_t n = (uint64_t)L->grid[0] * L->block[0], bytes = 8 * n * n;
+    unsigned char *pc = dmem(arg_u64(L, 0), bytes), *pa = dmem(arg_u64(L, 1), bytes),
+                  *pb = dmem(arg_u64(L, 2), bytes);
+    if (!pc || !pa || !pb || n != (uint64_t)L->grid[1] * L->block[1])
+        return;
+    const double *a = (const double *)(void *)pa, *b = (const double *)(void *)pb;
+    double *c = (double *)(void *)pc;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t j = 0; j < n; j++) {
+            double sum = 0.0;
+            for (uint64_t k = 0; k < n; k++)
+                sum += a[i * n + k] * b[k * n + j];
+            c[i * n + j] = sum;
+        }
+}
+
 static void k_mm(const launch *L)
 {
     uint64_t c = arg_u64(L, 0), a = arg_u64(L, 1), b = arg_u64(L, 2);
@@ -646,6 +668,8 @@ static const kernel_def g_kernels[] = {
     {"sqrt_twice_2d", 4, {8, 8, 4, 4}, 1024, 0, k_sqrt_twice_2d},
     {"fdl_map_mul_f32_f32", 6, {8, 8, 4, 8, 4, 8}, 256, 0, k_map_mul_f32_f32},
     {"fdl_map_safe_sqrt", 5, {8, 8, 8, 4, 8}, 256, 0, k_map_safe_sqrt},
+    {"matmul_naive", 3, {8, 8, 8}, 1024, 0, k_matmul},         /* examples/matmul */
+    {"matmul_tiled", 3, {8, 8, 8}, 1024, 16384, k_matmul},
 };
 
 /* ---- images --------------------------------------------------------------------------------- */
