@@ -17,7 +17,7 @@
 # FDLINK_SANITIZE_CTEST_ARGS adds ctest arguments to every run (e.g. "-j 8": the tests of one
 # tool in parallel); FDLINK_SANITIZE_TIMEOUT (seconds) bounds each tool's run.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 [ -f .gpu/run-tests.sh ] || { echo "gpu-sanitize: no .gpu/run-tests.sh (run ../shared/gpu/prepare.sh first)" >&2; exit 2; }
 tools=("$@")
 [ ${#tools[@]} = 0 ] && tools=(memcheck racecheck initcheck synccheck)
@@ -28,18 +28,21 @@ names() { ctest --test-dir build-gpu -N "$@" 2>/dev/null | sed -n 's/^ *Test *#[
 # ctest adds to the gpu label's tests for their fixtures, and that -FA '.*' leaves out
 bash .gpu/run-tests.sh -N >/dev/null 2>&1
 setup=$(comm -23 <(names -L gpu | sort) <(names -L gpu -FA '.*' | sort) | paste -sd'|')
-if [ -n "$setup" ]; then
-  log=build-gpu/sanitize-setup.log
-  mkdir -p build-gpu
+# A run without a sanitizer: $1 its name, $2 its log's name, the rest ctest arguments.
+plain_run() {
+  local what=$1 log=build-gpu/$2.log rc
+  shift 2
   # shellcheck disable=SC2086 # the extra arguments are words
-  bash .gpu/run-tests.sh -R "^($setup)\$" ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
+  bash .gpu/run-tests.sh "$@" ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
   rc=$?
-  [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$log" "$OUT/sanitize-setup.log"
-  line="setup (no sanitizer): $(grep -E '^[0-9]+% tests passed' "$log" | tail -1); exit $rc"
+  [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$log" "$OUT/"
+  line="$what (no sanitizer): $(grep -E '^[0-9]+% tests passed' "$log" | tail -1); exit $rc"
   echo "gpu-sanitize: $line"
   summary+=("$line")
   [ "$rc" = 0 ] || status=1
-fi
+}
+mkdir -p build-gpu
+[ -n "$setup" ] && plain_run setup sanitize-setup -R "^($setup)\$"
 for tool in "${tools[@]}"; do
   args=(-L gpu -FA '.*')
   if [ "$tool" != memcheck ]; then
@@ -48,7 +51,6 @@ for tool in "${tools[@]}"; do
     [ -n "$cdp" ] && args+=(-E "^($cdp)\$")
   fi
   log=build-gpu/sanitize-$tool.log
-  mkdir -p build-gpu
   # shellcheck disable=SC2086 # the extra arguments are words
   FDLINK_SANITIZE=$tool ${FDLINK_SANITIZE_TIMEOUT:+timeout $FDLINK_SANITIZE_TIMEOUT} \
     bash .gpu/run-tests.sh "${args[@]}" ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
@@ -63,15 +65,7 @@ for tool in "${tools[@]}"; do
   summary+=("$line")
   [ "$rc" = 0 ] || status=1
 done
-log=build-gpu/fault-tests.log
-# shellcheck disable=SC2086
-bash .gpu/run-tests.sh -L fault ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
-rc=$?
-[ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$log" "$OUT/fault-tests.log"
-line="fault (no sanitizer): $(grep -E '^[0-9]+% tests passed' "$log" | tail -1); exit $rc"
-echo "gpu-sanitize: $line"
-summary+=("$line")
-[ "$rc" = 0 ] || status=1
+plain_run fault fault-tests -L fault
 printf '%s\n' "${summary[@]}" > build-gpu/sanitize-summary.txt
 [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp build-gpu/sanitize-summary.txt "$OUT/"
 exit "$status"
