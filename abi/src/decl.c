@@ -4,7 +4,9 @@
  *     name: signature [abi=numba|abi=c]     # comment
  *
  * Lines are parsed in one pass; names are indexed in an open-addressing hash table as they
- * arrive, so duplicates are found in file order and lookups are O(1) on average.
+ * arrive, so duplicates are found in file order and lookups are O(1) on average. The items, the
+ * names and the index are sized once from the number of lines (an upper bound on the number of
+ * declarations), so that nothing is copied or rehashed as they fill.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -19,9 +21,9 @@ struct fdl_decls {
     fdl_decl *items;   /* count declarations, file order */
     size_t count;
     size_t cap;
-    char *names;       /* every name, NUL-terminated, back to back */
-    size_t *offsets;   /* while parsing: offset of each item's name in the name arena */
-    fdl__buf arena;    /* while parsing: the name arena (moved to names at the end) */
+    char *names;       /* every name, NUL-terminated, back to back: never moves */
+    size_t names_len;
+    size_t names_cap;  /* the text's length + 1: every name and its NUL fit (see parse_line) */
     fdl__index index;  /* names to item positions */
 };
 
@@ -80,11 +82,11 @@ static int is_keyword(const char *s, size_t n)
     return 0;
 }
 
-/* The index's key: the name of item @i, in the arena while parsing, in names after. */
+/* The index's key: the name of item @i. */
 static const char *item_name(const void *owner, size_t i)
 {
     const fdl_decls *d = owner;
-    return d->offsets ? d->arena.data + d->offsets[i] : d->items[i].name;
+    return d->items[i].name;
 }
 
 size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n)
@@ -92,19 +94,17 @@ size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n)
     return fdl__index_find(&decls->index, s, n, item_name, decls);
 }
 
-/* Room for @count items and their name offsets. */
+/* Room for @count items. */
 static int items_reserve(fdl_decls *d, size_t count)
 {
-    size_t cap = d->cap, cap2 = d->cap;
+    if (count <= d->cap && d->items)
+        return 1;
+    size_t cap = d->cap;
     fdl_decl *items = fdl__grow(d->items, &cap, count, sizeof *items);
     if (!items)
         return 0;
     d->items = items;
-    size_t *offsets = fdl__grow(d->offsets, &cap2, count, sizeof *offsets);
-    if (!offsets)
-        return 0;
-    d->offsets = offsets;
-    d->cap = cap < cap2 ? cap : cap2;
+    d->cap = cap;
     return 1;
 }
 
@@ -115,8 +115,6 @@ void fdl_decls_destroy(fdl_decls *decls)
     free(decls->source);
     free(decls->items);
     free(decls->names);
-    free(decls->offsets);
-    fdl__buf_free(&decls->arena);
     fdl__index_free(&decls->index);
     free(decls);
 }
@@ -285,21 +283,28 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
             k++;
     }
 
-    size_t first = fdl__decls_index(d, name, name_len);
-    if (first != SIZE_MAX)
+    if (!fdl__index_reserve(&d->index, d->count + 1, item_name, d))
+        return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
+    size_t *slot = fdl__index_slot(&d->index, name, name_len, item_name, d);
+    if (*slot) {
+        const fdl_decl *first = &d->items[*slot - 1];
         return fail(c, FDL_EPARSE, line, name_at, name,
                     "duplicate declaration of %s (first declared at %s:%u:%u)", name, c->source,
-                    d->items[first].line, d->items[first].column);
+                    first->line, first->column);
+    }
     if (d->count == FDL_DECL_MAX_COUNT)
         return fail(c, FDL_ELIMIT, line, name_at, name,
                     "too many declarations: at most %d (FDL_DECL_MAX_COUNT)", FDL_DECL_MAX_COUNT);
-
-    size_t offset = d->arena.len;
-    if (!fdl__index_reserve(&d->index, d->count + 1, item_name, d) ||
-        !fdl__buf_append(&d->arena, name, name_len + 1))
+    /* a name and its NUL take at most the bytes of its line (a ':' follows the name), so the
+     * names of all the lines fit in names_cap; checked all the same */
+    if (name_len + 1 > d->names_cap - d->names_len)
         return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
-    d->offsets[d->count] = offset;
-    *fdl__index_slot(&d->index, name, name_len, item_name, d) = d->count + 1;
+    char *kept = d->names + d->names_len;
+    memcpy(kept, name, name_len + 1);
+    d->names_len += name_len + 1;
+    decl->name = kept;
+    decl->source = d->source;
+    *slot = d->count + 1;
     d->count++;
     return FDL_OK;
 }
@@ -326,10 +331,15 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
     }
     c.d = d;
     c.source = d->source;
-    /* room from the start for what a text of this size usually holds (a declaration every few
-     * dozen bytes), so that the items are not copied as they grow; only a hint */
-    size_t hint = len / 32 + 16;
-    if (!items_reserve(d, hint < 16384 ? hint : 16384)) {
+    /* Room from the start for every line's declaration (past 65536 lines, they grow as
+     * needed), their names and their index, so that nothing is copied or rehashed as the
+     * declarations arrive. */
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    size_t room = lines < 65536 ? lines : 65536;
+    if (!fdl__size_add(&d->names_cap, len, 1) || !(d->names = malloc(d->names_cap)) ||
+        !items_reserve(d, room) || !fdl__index_reserve(&d->index, room, item_name, d)) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }
@@ -354,16 +364,6 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
         pos = nl ? end + 1 : len;
     }
 
-    /* Freeze: names move to their final home and the items point into it. */
-    d->names = d->arena.data;
-    d->arena.data = NULL;
-    fdl__buf_free(&d->arena);
-    for (size_t i = 0; i < d->count; i++) {
-        d->items[i].name = d->names + d->offsets[i];
-        d->items[i].source = d->source;
-    }
-    free(d->offsets);
-    d->offsets = NULL;
     *out = d;
     d = NULL;
 cleanup:

@@ -118,9 +118,15 @@ int fdl__is_identifier(const char *s, size_t n);
 uint64_t fdl__hash(const char *s, size_t n);
 
 /*
- * An open-addressing hash index of names: the owner keeps the entries (an array of anything with
- * a name); the index maps a name to the entry's position. @key gives the NUL-terminated name of
- * entry @index of @owner. The index is kept at most half full, so probes stay short and lookups
+ * The hash of the name s[0..n) that the name indexes use: eight bytes at a time, for short keys
+ * (not FNV-1a: its values are not kept anywhere, and may differ between byte orders).
+ */
+uint64_t fdl__name_hash(const char *s, size_t n);
+
+/*
+ * An open-addressing hash index of names (fdl__name_hash): the owner keeps the entries (an array
+ * of anything with a name); the index maps a name to the entry's position. @key gives the
+ * NUL-terminated name of entry @index of @owner. The index is kept at most half full, so probes stay short and lookups
  * are O(1) on average. A zeroed fdl__index is empty and valid.
  */
 typedef const char *(*fdl__key_fn)(const void *owner, size_t index);
@@ -142,6 +148,10 @@ int fdl__index_reserve(fdl__index *ix, size_t count, fdl__key_fn key, const void
  */
 size_t *fdl__index_slot(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
                         const void *owner);
+
+/* As fdl__index_slot, with @hash = fdl__name_hash(s, n) already known. */
+size_t *fdl__index_slot_hashed(const fdl__index *ix, uint64_t hash, const char *s, size_t n,
+                               fdl__key_fn key, const void *owner);
 
 /* Index of the entry named s[0..n), or SIZE_MAX when absent (also for an empty index). */
 size_t fdl__index_find(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,

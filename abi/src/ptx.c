@@ -45,11 +45,24 @@ struct fdl_ptx {
     unsigned dir_column[DIR_COUNT];
     fdl_ptx_func *funcs;
     size_t nfuncs;
-    fdl_ptx_param *params;   /* every prototype's parameters, one array */
+    fdl_ptx_param *params;   /* every prototype's parameters, one array, in prototype order */
     size_t nparams;
-    char *names;             /* every name, NUL-separated */
+    struct name_block *names; /* every name, in blocks that never move (the newest first) */
     fdl__index index;        /* each name to its first definition, else its first prototype */
 };
+
+/*
+ * Names are copied into blocks that never move, so that a name's pointer is final as soon as it
+ * is read: nothing is kept by offset and fixed up after the scan.
+ */
+typedef struct name_block {
+    struct name_block *next; /* the block before */
+    size_t used, cap;
+    char data[];
+} name_block;
+
+/* Bytes of a name block after the first (which is sized from the text). */
+#define NAME_BLOCK 65536
 
 /* Token kinds. */
 enum { T_EOF, T_DIR, T_IDENT, T_NUM, T_STR, T_PUNCT };
@@ -78,16 +91,6 @@ typedef struct token {
     unsigned col;   /* 1-based byte column */
 } token;
 
-/*
- * Offsets recorded while scanning: the arrays move as they grow, so names and parameters are kept
- * by offset and turned into pointers once the scan is complete.
- */
-typedef struct func_rec {
-    size_t name_off;
-    size_t ret_name_off;
-    size_t first_param;
-} func_rec;
-
 typedef struct scanner {
     const char *s;
     size_t len;
@@ -99,12 +102,10 @@ typedef struct scanner {
     token back;         /* one token of look-ahead */
     int has_back;
 
-    fdl_ptx *ptx;       /* under construction */
-    func_rec *recs;
+    fdl_ptx *ptx;       /* under construction: each function's params pointer is set at the end */
     size_t cap_funcs;
-    size_t *pname;      /* name offset of each parameter */
     size_t cap_params;
-    fdl__buf names;
+    size_t first_names; /* bytes of the first name block */
     fdl__buf target;
 } scanner;
 
@@ -649,45 +650,51 @@ static int out_of_memory(scanner *sc, const token *at)
     return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
 }
 
-static int add_name(scanner *sc, const token *t, size_t *off)
+static int add_name(scanner *sc, const token *t, const char **out)
 {
     if (t->len > FDL_PTX_MAX_IDENT)
         return sc_fail(sc, FDL_ELIMIT, t->line, t->col, NULL,
                        "identifier longer than %d bytes", FDL_PTX_MAX_IDENT);
-    *off = sc->names.len;
-    /* the name and its NUL (fdl__buf keeps one more NUL after what it holds) */
-    if (!fdl__buf_append(&sc->names, sc->s + t->off, t->len))
-        return out_of_memory(sc, t);
-    sc->names.len++;
+    name_block *b = sc->ptx->names;
+    if (!b || b->cap - b->used < t->len + 1) {
+        /* the first block from the text's size, the others NAME_BLOCK; a name always fits */
+        size_t cap = b ? NAME_BLOCK : sc->first_names;
+        if (cap < t->len + 1)
+            cap = t->len + 1;
+        name_block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return out_of_memory(sc, t);
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        sc->ptx->names = b = nb;
+    }
+    char *name = b->data + b->used;
+    memcpy(name, sc->s + t->off, t->len);
+    name[t->len] = '\0';
+    b->used += t->len + 1;
+    *out = name;
     return FDL_OK;
 }
 
-/* Make room for one more parameter; returns its index. */
+/* Make room for one more parameter (unnamed until its name is read); returns its index. */
 static int new_param(scanner *sc, const token *at, size_t *index)
 {
     fdl_ptx *ptx = sc->ptx;
-    size_t need;
-    size_t cap = sc->cap_params, cap2 = sc->cap_params;
-    if (ptx->nparams < sc->cap_params && ptx->params && sc->pname) {
-        *index = ptx->nparams++;
-        memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
-        sc->pname[*index] = 0;
-        return FDL_OK;
+    if (ptx->nparams >= sc->cap_params || !ptx->params) {
+        size_t need, cap = sc->cap_params;
+        if (!fdl__size_add(&need, ptx->nparams, 1))
+            return out_of_memory(sc, at);
+        fdl_ptx_param *params = fdl__grow(ptx->params, &cap, need, sizeof *params);
+        if (!params)
+            return out_of_memory(sc, at);
+        ptx->params = params;
+        sc->cap_params = cap;
     }
-    if (!fdl__size_add(&need, ptx->nparams, 1))
-        return out_of_memory(sc, at);
-    fdl_ptx_param *params = fdl__grow(ptx->params, &cap, need, sizeof *params);
-    if (!params)
-        return out_of_memory(sc, at);
-    ptx->params = params;
-    size_t *pname = fdl__grow(sc->pname, &cap2, need, sizeof *pname);
-    if (!pname)
-        return out_of_memory(sc, at);
-    sc->pname = pname;
-    sc->cap_params = cap < cap2 ? cap : cap2;
     *index = ptx->nparams++;
-    memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
-    sc->pname[*index] = 0;
+    fdl_ptx_param *p = &ptx->params[*index];
+    memset(p, 0, sizeof *p);
+    p->name = "";
     return FDL_OK;
 }
 
@@ -719,13 +726,13 @@ static const type_info *find_type(const token *t)
 /* Context of the prototype being read, for messages. */
 typedef struct proto_ctx {
     const char *kind;   /* ".func" or ".entry" */
-    int named;          /* the name has been read */
-    size_t name_off;    /* its offset in the name arena (which moves as it grows) */
+    const char *name;   /* NULL until the name has been read */
 } proto_ctx;
 
 static const char *pc_name(const scanner *sc, const proto_ctx *pc)
 {
-    return pc->named ? sc->names.data + pc->name_off : NULL;
+    (void)sc;
+    return pc->name;
 }
 
 static int proto_fail(scanner *sc, const proto_ctx *pc, const token *t, const char *expected)
@@ -798,7 +805,7 @@ static int param_array(scanner *sc, const proto_ctx *pc, fdl_ptx_param *p, token
  * when it is anything else (nothing consumed: the token path reads it and says what is wrong);
  * FDL_ENOMEM (reported) when the name cannot be kept.
  */
-static int param_head(scanner *sc, fdl_ptx_param *p, size_t index)
+static int param_head(scanner *sc, fdl_ptx_param *p)
 {
     const char *s = sc->s;
     size_t len = sc->len, pos = sc->pos, bol = sc->bol;
@@ -855,7 +862,7 @@ static int param_head(scanner *sc, fdl_ptx_param *p, size_t index)
     set_type(p, &types[type]);
     token name = {T_IDENT, D_OTHER, at[2], end[2] - at[2], at_line[2],
                   name_col > UINT_MAX ? UINT_MAX : (unsigned)name_col};
-    int rc = add_name(sc, &name, &sc->pname[index]);
+    int rc = add_name(sc, &name, &p->name);
     return rc == FDL_OK ? 1 : rc;
 }
 
@@ -869,7 +876,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
     int rc;
     fdl_ptx_param *p = &sc->ptx->params[index];
     const type_info *type = NULL;
-    if ((rc = param_head(sc, p, index)) != 0) {
+    if ((rc = param_head(sc, p)) != 0) {
         if (rc < 0)
             return rc;
         if ((rc = peek(sc, &t)) != FDL_OK)
@@ -913,7 +920,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
     set_type(p, type);
     if (t.kind == T_IDENT) {
         next(sc, &t);
-        if ((rc = add_name(sc, &t, &sc->pname[index])) != FDL_OK)
+        if ((rc = add_name(sc, &t, &p->name)) != FDL_OK)
             return rc;
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
@@ -952,26 +959,24 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
 {
     fdl_ptx *ptx = sc->ptx;
     int is_entry = tok_dir(kw, D_ENTRY);
-    proto_ctx pc = {is_entry ? ".entry" : ".func", 0, 0};
+    proto_ctx pc = {is_entry ? ".entry" : ".func", NULL};
     token t;
     int rc;
 
-    size_t need, cap = sc->cap_funcs, cap2 = sc->cap_funcs;
-    if (!fdl__size_add(&need, ptx->nfuncs, 1))
-        return out_of_memory(sc, kw);
-    fdl_ptx_func *funcs = fdl__grow(ptx->funcs, &cap, need, sizeof *funcs);
-    if (!funcs)
-        return out_of_memory(sc, kw);
-    ptx->funcs = funcs;
-    func_rec *recs = fdl__grow(sc->recs, &cap2, need, sizeof *recs);
-    if (!recs)
-        return out_of_memory(sc, kw);
-    sc->recs = recs;
-    sc->cap_funcs = cap < cap2 ? cap : cap2;
+    if (ptx->nfuncs >= sc->cap_funcs || !ptx->funcs) {
+        size_t need, cap = sc->cap_funcs;
+        if (!fdl__size_add(&need, ptx->nfuncs, 1))
+            return out_of_memory(sc, kw);
+        fdl_ptx_func *funcs = fdl__grow(ptx->funcs, &cap, need, sizeof *funcs);
+        if (!funcs)
+            return out_of_memory(sc, kw);
+        ptx->funcs = funcs;
+        sc->cap_funcs = cap;
+    }
     size_t fi = ptx->nfuncs;
     fdl_ptx_func f;
     memset(&f, 0, sizeof f);
-    func_rec rec = {0, 0, ptx->nparams};
+    f.ret.name = "";
     f.linkage = linkage;
     f.is_entry = is_entry;
     f.decl_line = first->line;
@@ -1000,9 +1005,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
             return rc;
         f.has_return = 1;
         f.ret = ptx->params[ri];
-        rec.ret_name_off = sc->pname[ri];
         ptx->nparams--; /* the return parameter is kept in f.ret, not in the array */
-        rec.first_param = ptx->nparams;
         if ((rc = next(sc, &t)) != FDL_OK)
             return rc;
         if (tok_punct(sc, &t, ','))
@@ -1014,10 +1017,9 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     }
     if (t.kind != T_IDENT)
         return proto_fail(sc, &pc, &t, is_entry ? "a kernel name" : "a function name");
-    if ((rc = add_name(sc, &t, &rec.name_off)) != FDL_OK)
+    if ((rc = add_name(sc, &t, &f.name)) != FDL_OK)
         return rc;
-    pc.named = 1;
-    pc.name_off = rec.name_off;
+    pc.name = f.name;
     f.line = t.line;
     f.column = t.col;
 
@@ -1096,7 +1098,6 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
         return proto_fail(sc, &pc, &t, "';' or '{' after the parameter list");
     }
     ptx->funcs[fi] = f;
-    sc->recs[fi] = rec;
     ptx->nfuncs++;
     return FDL_OK;
 }
@@ -1360,20 +1361,16 @@ static int build_index(fdl_ptx *ptx)
     return 1;
 }
 
-/* Turn the offsets kept while scanning into pointers. */
+/* Point each function at its parameters: each one's follow the one's before, in one array that
+ * may have moved while it grew. */
 static void finish(scanner *sc)
 {
     fdl_ptx *ptx = sc->ptx;
-    ptx->names = sc->names.data;
-    sc->names.data = NULL;
-    for (size_t i = 0; i < ptx->nparams; i++)
-        ptx->params[i].name = ptx->names + sc->pname[i];
+    size_t at = 0;
     for (size_t i = 0; i < ptx->nfuncs; i++) {
         fdl_ptx_func *f = &ptx->funcs[i];
-        const func_rec *r = &sc->recs[i];
-        f->name = ptx->names + r->name_off;
-        f->ret.name = ptx->names + r->ret_name_off;
-        f->params = f->nparams ? ptx->params + r->first_param : NULL;
+        f->params = f->nparams ? ptx->params + at : NULL;
+        at += f->nparams;
     }
 }
 
@@ -1385,7 +1382,10 @@ void fdl_ptx_destroy(fdl_ptx *ptx)
     free(ptx->target);
     free(ptx->funcs);
     free(ptx->params);
-    free(ptx->names);
+    for (name_block *b = ptx->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     fdl__index_free(&ptx->index);
     free(ptx);
 }
@@ -1404,7 +1404,7 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     sc.source = name;
     sc.err = err;
     sc.ptx = calloc(1, sizeof *sc.ptx);
-    if (!sc.ptx || !(sc.ptx->source = fdl__strdup(name)) || !fdl__buf_append(&sc.names, "", 1)) {
+    if (!sc.ptx || !(sc.ptx->source = fdl__strdup(name))) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }
@@ -1415,13 +1415,13 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     size_t hint_funcs = len / 256 + 16, hint_params = len / 64 + 16;
     hint_funcs = hint_funcs > 16384 ? 16384 : hint_funcs;
     hint_params = hint_params > 65536 ? 65536 : hint_params;
-    size_t cap_f = 0, cap_r = 0, cap_p = 0, cap_n = 0;
-    if ((sc.ptx->funcs = fdl__grow(NULL, &cap_f, hint_funcs, sizeof *sc.ptx->funcs)) &&
-        (sc.recs = fdl__grow(NULL, &cap_r, hint_funcs, sizeof *sc.recs)))
-        sc.cap_funcs = cap_f < cap_r ? cap_f : cap_r;
-    if ((sc.ptx->params = fdl__grow(NULL, &cap_p, hint_params, sizeof *sc.ptx->params)) &&
-        (sc.pname = fdl__grow(NULL, &cap_n, hint_params, sizeof *sc.pname)))
-        sc.cap_params = cap_p < cap_n ? cap_p : cap_n;
+    size_t cap_f = 0, cap_p = 0;
+    if ((sc.ptx->funcs = fdl__grow(NULL, &cap_f, hint_funcs, sizeof *sc.ptx->funcs)))
+        sc.cap_funcs = cap_f;
+    if ((sc.ptx->params = fdl__grow(NULL, &cap_p, hint_params, sizeof *sc.ptx->params)))
+        sc.cap_params = cap_p;
+    /* names: an eighth of the text at first (they are less where bodies are most of it) */
+    sc.first_names = len / 8 + 64 < NAME_BLOCK ? len / 8 + 64 : NAME_BLOCK;
     if ((rc = scan_module(&sc)) != FDL_OK)
         goto cleanup;
     if (sc.target.len) {
@@ -1437,9 +1437,6 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     sc.ptx = NULL;
 cleanup:
     fdl_ptx_destroy(sc.ptx);
-    free(sc.recs);
-    free(sc.pname);
-    fdl__buf_free(&sc.names);
     fdl__buf_free(&sc.target);
     return rc;
 }
