@@ -867,18 +867,61 @@ static int param_head(scanner *sc, fdl_ptx_param *p)
 }
 
 /*
- * One parameter: `.param` or `.reg`, then `.align N`, a type, `.ptr` and state spaces in any order,
- * an optional name and an optional `[N]`.
+ * After a parameter read by param_head: the `,` or `)` that follows it past blanks and newlines
+ * only, read as the lexer would read it (into @p t, the scanner after it). 0, with nothing
+ * consumed, when anything else follows (a comment, `[`, ...): the token path reads it.
  */
-static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
+static int sep_fast(scanner *sc, token *t)
+{
+    const char *s = sc->s;
+    size_t p = sc->pos, len = sc->len, bol = sc->bol;
+    unsigned line = sc->line;
+    while (p < len) {
+        unsigned char c = (unsigned char)s[p];
+        if (char_class[c] & BLANK) {
+            p++;
+        } else if (c == '\n') {
+            if (line < UINT_MAX)
+                line++;
+            bol = ++p;
+        } else {
+            break;
+        }
+    }
+    if (p >= len || (s[p] != ',' && s[p] != ')'))
+        return 0;
+    size_t col = p - bol + 1;
+    t->kind = T_PUNCT;
+    t->id = D_OTHER;
+    t->off = p;
+    t->len = 1;
+    t->line = line;
+    t->col = col > UINT_MAX ? UINT_MAX : (unsigned)col;
+    sc->pos = p + 1;
+    sc->line = line;
+    sc->bol = bol;
+    return 1;
+}
+
+/*
+ * One parameter: `.param` or `.reg`, then `.align N`, a type, `.ptr` and state spaces in any order,
+ * an optional name and an optional `[N]`. When nvcc's `.param .TYPE NAME` is followed by the `,`
+ * or `)` that ends it, that token is read too, into @p sep, and *have_sep is 1 (else 0).
+ */
+static int parse_param(scanner *sc, const proto_ctx *pc, size_t index, token *sep, int *have_sep)
 {
     token t;
     int rc;
     fdl_ptx_param *p = &sc->ptx->params[index];
     const type_info *type = NULL;
+    *have_sep = 0;
     if ((rc = param_head(sc, p)) != 0) {
         if (rc < 0)
             return rc;
+        if (sep_fast(sc, sep)) {
+            *have_sep = 1;
+            return FDL_OK;
+        }
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
         return param_array(sc, pc, p, &t);
@@ -999,14 +1042,15 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
         if (is_entry)
             return proto_fail(sc, &pc, &t, "a kernel name (a kernel has no return value)");
         size_t ri;
+        int have_sep;
         if ((rc = new_param(sc, &t, &ri)) != FDL_OK)
             return rc;
-        if ((rc = parse_param(sc, &pc, ri)) != FDL_OK)
+        if ((rc = parse_param(sc, &pc, ri, &t, &have_sep)) != FDL_OK)
             return rc;
         f.has_return = 1;
         f.ret = ptx->params[ri];
         ptx->nparams--; /* the return parameter is kept in f.ret, not in the array */
-        if ((rc = next(sc, &t)) != FDL_OK)
+        if (!have_sep && (rc = next(sc, &t)) != FDL_OK)
             return rc;
         if (tok_punct(sc, &t, ','))
             return proto_fail(sc, &pc, &t, "')' (only one return parameter is supported)");
@@ -1037,12 +1081,13 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
                                    "%s: more than %d parameters", pc_name(sc, &pc),
                                    FDL_PTX_MAX_PARAMS);
                 size_t pi;
+                int have_sep;
                 if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
                     return rc;
-                if ((rc = parse_param(sc, &pc, pi)) != FDL_OK)
+                if ((rc = parse_param(sc, &pc, pi, &t, &have_sep)) != FDL_OK)
                     return rc;
                 f.nparams++;
-                if ((rc = next(sc, &t)) != FDL_OK)
+                if (!have_sep && (rc = next(sc, &t)) != FDL_OK)
                     return rc;
                 if (tok_punct(sc, &t, ')'))
                     break;
