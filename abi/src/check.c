@@ -129,7 +129,8 @@ static const char *need_text(need n)
 /* .b/.u/.s/.f of one width are equivalent (ABI-5); .pred never fits. */
 static int is_scalar(const fdl_ptx_param *p, unsigned bits)
 {
-    return p->array == 0 && p->bits == bits && strcmp(p->type, "pred") != 0;
+    /* type is NUL-padded to its size: five bytes compare "pred" and its end */
+    return p->array == 0 && p->bits == bits && memcmp(p->type, "pred", 5) != 0;
 }
 
 static int fits(const fdl_ptx_param *p, need n)

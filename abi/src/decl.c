@@ -33,53 +33,60 @@ static const char opt_c[] = "abi=c";
 
 /*
  * C and C++ keywords (C++20 and C23): a function with one of these names could not be declared
- * in the generated header, so the declaration is rejected where it is written.
+ * in the generated header, so the declaration is rejected where it is written. Told apart by
+ * length, then compared whole (constant-length compares, which the compiler inlines); test_decl's
+ * rejects_keywords_as_names tries each, and near misses.
  */
-typedef struct keyword {
-    const char *name;
-    size_t len;
-} keyword;
-
-#define K(name) {name, sizeof name - 1}
-static const keyword keywords[] = {
-    K("_Alignas"), K("_Alignof"), K("_Atomic"), K("_BitInt"), K("_Bool"), K("_Complex"),
-    K("_Decimal128"), K("_Decimal32"), K("_Decimal64"), K("_Generic"), K("_Imaginary"),
-    K("_Noreturn"), K("_Static_assert"), K("_Thread_local"), K("alignas"), K("alignof"), K("and"),
-    K("and_eq"), K("asm"), K("auto"), K("bitand"), K("bitor"), K("bool"), K("break"), K("case"),
-    K("catch"), K("char"), K("char16_t"), K("char32_t"), K("char8_t"), K("class"), K("co_await"),
-    K("co_return"), K("co_yield"), K("compl"), K("concept"), K("const"), K("const_cast"),
-    K("consteval"), K("constexpr"), K("constinit"), K("continue"), K("decltype"), K("default"),
-    K("delete"), K("do"), K("double"), K("dynamic_cast"), K("else"), K("enum"), K("explicit"),
-    K("export"), K("extern"), K("false"), K("float"), K("for"), K("friend"), K("goto"), K("if"),
-    K("inline"), K("int"), K("long"), K("mutable"), K("namespace"), K("new"), K("noexcept"),
-    K("not"), K("not_eq"), K("nullptr"), K("operator"), K("or"), K("or_eq"), K("private"),
-    K("protected"), K("public"), K("register"), K("reinterpret_cast"), K("requires"),
-    K("restrict"), K("return"), K("short"), K("signed"), K("sizeof"), K("static"),
-    K("static_assert"), K("static_cast"), K("struct"), K("switch"), K("template"), K("this"),
-    K("thread_local"), K("throw"), K("true"), K("try"), K("typedef"), K("typeid"), K("typename"),
-    K("typeof"), K("typeof_unqual"), K("union"), K("unsigned"), K("using"), K("virtual"),
-    K("void"), K("volatile"), K("wchar_t"), K("while"), K("xor"), K("xor_eq"),
-};
-#undef K
-
-/* Binary search: the table is in strcmp order (test_decl's rejects_keywords_as_names tries each). */
 static int is_keyword(const char *s, size_t n)
 {
-    size_t lo = 0, hi = sizeof keywords / sizeof keywords[0];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const keyword *k = &keywords[mid];
-        int c = memcmp(s, k->name, n < k->len ? n : k->len);
-        if (c == 0)
-            c = n < k->len ? -1 : n > k->len;
-        if (c == 0)
-            return 1;
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
+#define IS(lit) (memcmp(s, lit, sizeof lit - 1) == 0)
+    switch (n) {
+    case 2:
+        return IS("do") || IS("if") || IS("or");
+    case 3:
+        return IS("and") || IS("asm") || IS("for") || IS("int") || IS("new") || IS("not") ||
+               IS("try") || IS("xor");
+    case 4:
+        return IS("auto") || IS("bool") || IS("case") || IS("char") || IS("else") || IS("enum") ||
+               IS("goto") || IS("long") || IS("this") || IS("true") || IS("void");
+    case 5:
+        return IS("_Bool") || IS("bitor") || IS("break") || IS("catch") || IS("class") ||
+               IS("compl") || IS("const") || IS("false") || IS("float") || IS("or_eq") ||
+               IS("short") || IS("throw") || IS("union") || IS("using") || IS("while");
+    case 6:
+        return IS("and_eq") || IS("bitand") || IS("delete") || IS("double") || IS("export") ||
+               IS("extern") || IS("friend") || IS("inline") || IS("not_eq") || IS("public") ||
+               IS("return") || IS("signed") || IS("sizeof") || IS("static") || IS("struct") ||
+               IS("switch") || IS("typeid") || IS("typeof") || IS("xor_eq");
+    case 7:
+        return IS("_Atomic") || IS("_BitInt") || IS("alignas") || IS("alignof") || IS("char8_t") ||
+               IS("concept") || IS("default") || IS("mutable") || IS("nullptr") || IS("private") ||
+               IS("typedef") || IS("virtual") || IS("wchar_t");
+    case 8:
+        return IS("_Alignas") || IS("_Alignof") || IS("_Complex") || IS("_Generic") ||
+               IS("char16_t") || IS("char32_t") || IS("co_await") || IS("co_yield") ||
+               IS("continue") || IS("decltype") || IS("explicit") || IS("noexcept") ||
+               IS("operator") || IS("register") || IS("requires") || IS("restrict") ||
+               IS("template") || IS("typename") || IS("unsigned") || IS("volatile");
+    case 9:
+        return IS("_Noreturn") || IS("co_return") || IS("consteval") || IS("constexpr") ||
+               IS("constinit") || IS("namespace") || IS("protected");
+    case 10:
+        return IS("_Decimal32") || IS("_Decimal64") || IS("_Imaginary") || IS("const_cast");
+    case 11:
+        return IS("_Decimal128") || IS("static_cast");
+    case 12:
+        return IS("dynamic_cast") || IS("thread_local");
+    case 13:
+        return IS("_Thread_local") || IS("static_assert") || IS("typeof_unqual");
+    case 14:
+        return IS("_Static_assert");
+    case 16:
+        return IS("reinterpret_cast");
+    default:
+        return 0;
     }
-    return 0;
+#undef IS
 }
 
 /* The index's key: the name of item @i. */
@@ -335,8 +342,9 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
      * needed), their names and their index, so that nothing is copied or rehashed as the
      * declarations arrive. */
     size_t lines = 1;
-    for (size_t i = 0; i < len; i++)
-        lines += text[i] == '\n';
+    for (const char *at = text, *end = text + len;
+         (at = memchr(at, '\n', (size_t)(end - at))) != NULL; at++)
+        lines++;
     size_t room = lines < 65536 ? lines : 65536;
     if (!fdl__size_add(&d->names_cap, len, 1) || !(d->names = malloc(d->names_cap)) ||
         !items_reserve(d, room) || !fdl__index_reserve(&d->index, room, item_name, d)) {

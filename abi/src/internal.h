@@ -90,23 +90,31 @@ void fdl__buf_free(fdl__buf *b);
  */
 const char *fdl__quote(char *buf, size_t size, const char *s, size_t n, size_t max);
 
-/* ---- character classes ----------------------------------------------------------------------- */
+/* ---- character classes (the table is in strbuf.c) ------------------------------------------ */
+
+/* Bits of fdl__char_class: white space, identifier start, identifier character. */
+#define FDL__CC_SPACE 1
+#define FDL__CC_IDENT_START 2
+#define FDL__CC_IDENT_CHAR 4
+
+/* One lookup per byte instead of a chain of compares; immutable, shared by every thread. */
+extern const unsigned char fdl__char_class[256];
 
 /* White space of every fdlink text format: space, TAB, LF, CR, VT, FF (not the locale's). */
 static inline int fdl__is_space(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    return fdl__char_class[c] & FDL__CC_SPACE;
 }
 
 /* C identifiers: [A-Za-z_][A-Za-z0-9_]* (ASCII only). */
 static inline int fdl__is_ident_start(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return fdl__char_class[c] & FDL__CC_IDENT_START;
 }
 
 static inline int fdl__is_ident_char(unsigned char c)
 {
-    return fdl__is_ident_start(c) || (c >= '0' && c <= '9');
+    return fdl__char_class[c] & FDL__CC_IDENT_CHAR;
 }
 
 /* Non-zero when s[0..n) is a C identifier (not checked against keywords). */
