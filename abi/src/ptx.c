@@ -513,12 +513,17 @@ static inline unsigned count16(unsigned m)
     return (m + (m >> 8)) & 0x1fu;
 }
 
-/* Count the newlines flagged in @p nl (bits of the bytes from @p p), the last one's end the bol. */
-static inline void count_lines(scanner *sc, size_t p, unsigned nl)
+/* Add @p count lines (saturating, as newline_at does one at a time). */
+static inline void add_lines(scanner *sc, size_t count)
 {
-    unsigned count = count16(nl);
-    sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
-    sc->bol = p + (size_t)(31 - __builtin_clz(nl)) + 1;
+    sc->line = count > UINT_MAX - sc->line ? UINT_MAX : sc->line + (unsigned)count;
+}
+
+/* The newlines counted in each byte lane of @p acc (each lane at most 255), summed. */
+static inline size_t lane_sum(__m128i acc)
+{
+    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    return (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(sums, 8));
 }
 #endif
 
@@ -530,29 +535,51 @@ static size_t skip_plain_words(scanner *sc, size_t p)
 {
     const char *s = sc->s;
 #ifdef __SSE2__
-    /* sixteen bytes at a time where SSE2 is there (every x86-64) */
+    /* sixteen bytes at a time where SSE2 is there (every x86-64); newlines are counted in byte
+     * lanes (flushed every 255 blocks and at the end) and only the last block that held one is
+     * remembered, for the line's start */
     const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
                   quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('/'),
                   nul = _mm_setzero_si128(), newline = _mm_set1_epi8('\n');
+    __m128i lanes = _mm_setzero_si128();
+    unsigned blocks = 0, last_nl = 0;
+    size_t last = 0;
     while (p + 16 <= sc->len) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + p));
         __m128i stop = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
                          _mm_cmpeq_epi8(v, nul)));
-        unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline));
+        __m128i is_nl = _mm_cmpeq_epi8(v, newline);
+        unsigned nl = (unsigned)_mm_movemask_epi8(is_nl);
         unsigned stops = (unsigned)_mm_movemask_epi8(stop);
         if (stops) {
             unsigned first = (unsigned)__builtin_ctz(stops);
             nl &= (1u << first) - 1; /* the newlines before it */
-            if (nl)
-                count_lines(sc, p, nl);
+            if (nl) {
+                last = p;
+                last_nl = nl;
+            }
+            add_lines(sc, lane_sum(lanes) + count16(nl));
+            if (last_nl)
+                sc->bol = last + (size_t)(31 - __builtin_clz(last_nl)) + 1;
             return p + first;
         }
-        if (nl)
-            count_lines(sc, p, nl);
+        lanes = _mm_sub_epi8(lanes, is_nl);
+        if (nl) {
+            last = p;
+            last_nl = nl;
+        }
         p += 16;
+        if (++blocks == 255) {
+            add_lines(sc, lane_sum(lanes));
+            lanes = _mm_setzero_si128();
+            blocks = 0;
+        }
     }
+    add_lines(sc, lane_sum(lanes));
+    if (last_nl)
+        sc->bol = last + (size_t)(31 - __builtin_clz(last_nl)) + 1;
 #endif
     while (p + 8 <= sc->len) {
         uint64_t w;
