@@ -832,63 +832,82 @@ static int param_array(scanner *sc, const proto_ctx *pc, fdl_ptx_param *p, token
  * when it is anything else (nothing consumed: the token path reads it and says what is wrong);
  * FDL_ENOMEM (reported) when the name cannot be kept.
  */
+/* Past blanks and newlines from @p pos (no comment), counting the lines as newline_at does. */
+static inline size_t skip_blank_lines(const char *s, size_t pos, size_t len, unsigned *line,
+                                      size_t *bol)
+{
+    while (pos < len) {
+        unsigned char c = (unsigned char)s[pos];
+        if (char_class[c] & BLANK) {
+            pos++;
+        } else if (c == '\n') {
+            if (*line < UINT_MAX)
+                (*line)++;
+            *bol = ++pos;
+        } else {
+            break;
+        }
+    }
+    return pos;
+}
+
+static inline unsigned col_of(size_t off, size_t bol)
+{
+    size_t c = off - bol + 1;
+    return c > UINT_MAX ? UINT_MAX : (unsigned)c;
+}
+
 static int param_head(scanner *sc, fdl_ptx_param *p)
 {
     const char *s = sc->s;
     size_t len = sc->len, pos = sc->pos, bol = sc->bol;
-    unsigned line = sc->line;
-    size_t at[3], end[3], at_bol[3];
-    unsigned at_line[3], first_col = 0;
-    int k = 0;
+    unsigned line = sc->line, first_line, first_col;
     if (sc->has_back) {
         /* `.param` already read as the look-ahead token (after a parameter list's `(`) */
         if (!tok_dir(&sc->back, D_PARAM))
             return 0;
-        at_line[0] = sc->back.line;
+        first_line = sc->back.line;
         first_col = sc->back.col;
-        k = 1;
-    }
-    for (; k < 3; k++) {
-        while (pos < len) {
-            unsigned char c = (unsigned char)s[pos];
-            if (char_class[c] & BLANK) {
-                pos++;
-            } else if (c == '\n') {
-                if (line < UINT_MAX)
-                    line++;
-                bol = ++pos;
-            } else {
-                break;
-            }
-        }
-        if (pos + 1 >= len)
+    } else {
+        /* `.param`, a whole word */
+        pos = skip_blank_lines(s, pos, len, &line, &bol);
+        if (len - pos < 7 || memcmp(s + pos, ".param", 6) != 0 ||
+            is_ident_char((unsigned char)s[pos + 6]))
             return 0;
-        at[k] = pos;
-        at_line[k] = line;
-        at_bol[k] = bol;
-        unsigned char c = (unsigned char)s[pos], c1 = (unsigned char)s[pos + 1];
-        if (k < 2 ? c != '.' || !is_ident_start(c1) || c1 == '%' : !is_ident_start(c))
-            return 0;
-        end[k] = pos = ident_end(s, pos + 1, len);
+        first_line = line;
+        first_col = col_of(pos, bol);
+        pos += 6;
     }
-    int type = dir_id(s + at[1] + 1, end[1] - at[1] - 1);
-    if ((!sc->has_back && dir_id(s + at[0] + 1, end[0] - at[0] - 1) != D_PARAM) ||
-        type >= D_NTYPES || end[2] - at[2] > FDL_PTX_MAX_IDENT)
+    /* `.TYPE`: a few letters and digits */
+    pos = skip_blank_lines(s, pos, len, &line, &bol);
+    if (len - pos < 2 || s[pos] != '.' || !is_ident_start((unsigned char)s[pos + 1]) ||
+        s[pos + 1] == '%')
         return 0;
-    if (!sc->has_back) {
-        size_t col = at[0] - at_bol[0] + 1;
-        first_col = col > UINT_MAX ? UINT_MAX : (unsigned)col;
-    }
+    size_t type_at = pos + 1;
+    pos += 2;
+    while (pos < len && is_ident_char((unsigned char)s[pos]))
+        pos++;
+    int type = dir_id(s + type_at, pos - type_at);
+    if (type >= D_NTYPES)
+        return 0;
+    /* NAME */
+    size_t name_bol = bol;
+    unsigned name_line = line;
+    pos = skip_blank_lines(s, pos, len, &name_line, &name_bol);
+    if (len - pos < 2 || !is_ident_start((unsigned char)s[pos]))
+        return 0;
+    size_t name_at = pos;
+    pos = ident_end(s, pos + 1, len);
+    if (pos - name_at > FDL_PTX_MAX_IDENT)
+        return 0;
     sc->has_back = 0;
     sc->pos = pos;
-    sc->line = line;
-    sc->bol = bol;
-    size_t name_col = at[2] - at_bol[2] + 1;
-    p->line = at_line[0];
+    sc->line = name_line;
+    sc->bol = name_bol;
+    p->line = first_line;
     p->column = first_col;
     set_type(p, &types[type]);
-    token name = {T_IDENT, D_OTHER, at[2], end[2] - at[2], at_line[2],
-                  name_col > UINT_MAX ? UINT_MAX : (unsigned)name_col};
+    token name = {T_IDENT, D_OTHER, name_at, pos - name_at, name_line, col_of(name_at, name_bol)};
     int rc = add_name(sc, &name, &p->name);
     return rc == FDL_OK ? 1 : rc;
 }
