@@ -290,11 +290,12 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
             k++;
     }
 
-    if (!fdl__index_reserve(&d->index, d->count + 1, item_name, d))
+    if (!fdl__index_reserve(&d->index, d->count + 1))
         return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
-    size_t *slot = fdl__index_slot(&d->index, name, name_len, item_name, d);
+    uint64_t tag;
+    uint64_t *slot = fdl__index_slot(&d->index, name, name_len, item_name, d, &tag);
     if (*slot) {
-        const fdl_decl *first = &d->items[*slot - 1];
+        const fdl_decl *first = &d->items[fdl__index_entry(*slot)];
         return fail(c, FDL_EPARSE, line, name_at, name,
                     "duplicate declaration of %s (first declared at %s:%u:%u)", name, c->source,
                     first->line, first->column);
@@ -311,7 +312,7 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     d->names_len += name_len + 1;
     decl->name = kept;
     decl->source = d->source;
-    *slot = d->count + 1;
+    *slot = tag | (d->count + 1);
     d->count++;
     return FDL_OK;
 }
@@ -347,7 +348,7 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
         lines++;
     size_t room = lines < 65536 ? lines : 65536;
     if (!fdl__size_add(&d->names_cap, len, 1) || !(d->names = malloc(d->names_cap)) ||
-        !items_reserve(d, room) || !fdl__index_reserve(&d->index, room, item_name, d)) {
+        !items_reserve(d, room) || !fdl__index_reserve(&d->index, room)) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }

@@ -134,32 +134,37 @@ uint64_t fdl__name_hash(const char *s, size_t n);
 /*
  * An open-addressing hash index of names (fdl__name_hash): the owner keeps the entries (an array
  * of anything with a name); the index maps a name to the entry's position. @key gives the
- * NUL-terminated name of entry @index of @owner. The index is kept at most half full, so probes stay short and lookups
- * are O(1) on average. A zeroed fdl__index is empty and valid.
+ * NUL-terminated name of entry @index of @owner. Each slot keeps 32 bits of its name's hash
+ * beside the entry, so that a probe reads a name only when those agree, and growing needs no
+ * name at all. The index is kept at most half full, so probes stay short and lookups are O(1) on
+ * average. At most UINT32_MAX - 1 entries. A zeroed fdl__index is empty and valid.
  */
 typedef const char *(*fdl__key_fn)(const void *owner, size_t index);
 
 typedef struct fdl__index {
-    size_t *slots; /* entry index + 1; 0 = empty */
-    size_t mask;   /* slot count - 1; the count is a power of two (0 slots when slots is NULL) */
+    uint64_t *slots; /* 0 = empty, else (hash bits << 32) | (entry index + 1) */
+    size_t mask;     /* slot count - 1; the count is a power of two (0 slots when slots is NULL) */
 } fdl__index;
 
 /*
- * Make room for @count entries, rehashing those already in the index. Returns 0 when out of
- * memory or when the size overflows (the index is then unchanged), 1 otherwise.
+ * Make room for @count entries, moving those already in the index. Returns 0 when out of memory
+ * or when the size overflows or exceeds the limit (the index is then unchanged), 1 otherwise.
  */
-int fdl__index_reserve(fdl__index *ix, size_t count, fdl__key_fn key, const void *owner);
+int fdl__index_reserve(fdl__index *ix, size_t count);
 
 /*
  * The slot of the entry named s[0..n) (s need not be NUL-terminated), or the empty slot where it
- * would go: set `*slot = index + 1` to insert. The index must have room (fdl__index_reserve).
+ * would go, and in *tag what to put there with an entry: `*slot = *tag | (index + 1)` inserts
+ * (or replaces) entry @index. The index must have room (fdl__index_reserve).
  */
-size_t *fdl__index_slot(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
-                        const void *owner);
+uint64_t *fdl__index_slot(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
+                          const void *owner, uint64_t *tag);
 
-/* As fdl__index_slot, with @hash = fdl__name_hash(s, n) already known. */
-size_t *fdl__index_slot_hashed(const fdl__index *ix, uint64_t hash, const char *s, size_t n,
-                               fdl__key_fn key, const void *owner);
+/* The entry index in slot value @v, SIZE_MAX for an empty slot. */
+static inline size_t fdl__index_entry(uint64_t v)
+{
+    return v ? (size_t)(v & 0xFFFFFFFFu) - 1 : SIZE_MAX;
+}
 
 /* Index of the entry named s[0..n), or SIZE_MAX when absent (also for an empty index). */
 size_t fdl__index_find(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,

@@ -1441,13 +1441,15 @@ static const char *func_name(const void *owner, size_t i)
 /* Index each name: its first definition, else its first prototype. */
 static int build_index(fdl_ptx *ptx)
 {
-    if (!fdl__index_reserve(&ptx->index, ptx->nfuncs, func_name, ptx))
+    if (!fdl__index_reserve(&ptx->index, ptx->nfuncs))
         return 0;
     for (size_t i = 0; i < ptx->nfuncs; i++) {
         const fdl_ptx_func *f = &ptx->funcs[i];
-        size_t *slot = fdl__index_slot(&ptx->index, f->name, strlen(f->name), func_name, ptx);
-        if (!*slot || (f->is_definition && !ptx->funcs[*slot - 1].is_definition))
-            *slot = i + 1;
+        uint64_t tag;
+        uint64_t *slot =
+            fdl__index_slot(&ptx->index, f->name, strlen(f->name), func_name, ptx, &tag);
+        if (!*slot || (f->is_definition && !ptx->funcs[fdl__index_entry(*slot)].is_definition))
+            *slot = tag | (i + 1);
     }
     return 1;
 }
