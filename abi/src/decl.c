@@ -131,6 +131,11 @@ typedef struct ctx {
     fdl_decls *d;
     const char *source;
     fdl_error *err;
+    /* the last signature parsed: its text (in the input) and the item it was parsed into;
+     * files repeat signatures, and the same text always parses to the same value */
+    const char *last_sig;
+    size_t last_sig_len;
+    size_t last_item;
 } ctx;
 
 static int fail(ctx *c, int code, unsigned line, size_t col0, const char *symbol, const char *fmt,
@@ -259,12 +264,21 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     decl->column = (unsigned)(name_at + 1);
     decl->sig_column = (unsigned)(sig_at + 1);
 
-    fdl_error sig_err; /* filled whole by fdl_sig_parse when it fails, read only then */
-    rc = fdl_sig_parse(&decl->sig, s + sig_at, sig_end - sig_at, &sig_err);
-    if (rc != FDL_OK) {
-        /* The parser's column is 1-based within the signature. */
-        size_t col0 = sig_at + (sig_err.column ? sig_err.column - 1 : 0);
-        return fail(c, rc, line, col0, name, "%s", sig_err.message);
+    size_t sig_len = sig_end - sig_at;
+    if (c->last_sig && sig_len == c->last_sig_len &&
+        memcmp(s + sig_at, c->last_sig, sig_len) == 0) {
+        decl->sig = d->items[c->last_item].sig;
+    } else {
+        fdl_error sig_err; /* filled whole by fdl_sig_parse when it fails, read only then */
+        rc = fdl_sig_parse(&decl->sig, s + sig_at, sig_len, &sig_err);
+        if (rc != FDL_OK) {
+            /* The parser's column is 1-based within the signature. */
+            size_t col0 = sig_at + (sig_err.column ? sig_err.column - 1 : 0);
+            return fail(c, rc, line, col0, name, "%s", sig_err.message);
+        }
+        c->last_sig = s + sig_at;
+        c->last_sig_len = sig_len;
+        c->last_item = d->count;
     }
 
     int have_abi = 0;
@@ -329,7 +343,7 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
         return fdl__fail(err, FDL_EINVAL, "fdl_decls_parse: text is NULL");
 
     int rc = FDL_OK;
-    ctx c = {NULL, name, err};
+    ctx c = {NULL, name, err, NULL, 0, 0};
     size_t pos = 0;
     unsigned line = 0;
     fdl_decls *d = calloc(1, sizeof *d);
