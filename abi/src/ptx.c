@@ -1040,6 +1040,121 @@ static int skip_parens(scanner *sc, const proto_ctx *pc)
     return FDL_OK;
 }
 
+/* A one-byte punctuation token at @p off (the scanner's line and its start are where it is). */
+static void punct_at(const scanner *sc, size_t off, token *t)
+{
+    t->kind = T_PUNCT;
+    t->id = D_OTHER;
+    t->off = off;
+    t->len = 1;
+    t->line = sc->line;
+    t->col = col_at(sc, off);
+}
+
+/* The scanner past blanks and newlines (no comment); the byte there, or -1 at the end. */
+static int blank_then(scanner *sc)
+{
+    sc->pos = skip_blank_lines(sc->s, sc->pos, sc->len, &sc->line, &sc->bol);
+    return sc->pos < sc->len ? (unsigned char)sc->s[sc->pos] : -1;
+}
+
+/*
+ * A prototype as nvcc writes every one, read straight from the bytes: after .func/.entry, an
+ * optional `(.param .TYPE NAME)`, the name, `(`, `.param .TYPE NAME` separated by `,`, `)`, then
+ * `;` or a body, with only blanks and newlines between. The function (*out: @p proto filled in,
+ * its parameters appended) is what the token path makes of the same bytes, and the scanner is
+ * left where that path leaves it. *done is 0, with the scanner as it was, for anything else (a
+ * comment, an .attribute, an array, a performance directive, a malformed prototype, ...): the
+ * token path reads it from the start and reports what is wrong. Bodies are skipped as there.
+ */
+static int proto_fast(scanner *sc, const fdl_ptx_func *proto, fdl_ptx_func *out, int *done)
+{
+    fdl_ptx *ptx = sc->ptx;
+    const size_t pos0 = sc->pos, bol0 = sc->bol, nparams0 = ptx->nparams;
+    const unsigned line0 = sc->line;
+    fdl_ptx_func fn = *proto, *f = &fn;
+    token t;
+    size_t pi;
+    int rc, c;
+    *done = 0;
+    if (sc->has_back)
+        return FDL_OK;
+    if ((c = blank_then(sc)) == '(') {
+        if (f->is_entry)
+            goto decline;
+        punct_at(sc, sc->pos, &t);
+        sc->pos++;
+        if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
+            return rc;
+        if ((rc = param_head(sc, &ptx->params[pi])) < 0)
+            return rc;
+        if (rc == 0 || !sep_fast(sc, &t) || sc->s[t.off] != ')')
+            goto decline;
+        f->has_return = 1;
+        f->ret = ptx->params[pi];
+        ptx->nparams--;
+        c = blank_then(sc);
+    }
+    /* the name, as the lexer reads an identifier */
+    if (c < 0 || !is_ident_start((unsigned char)c))
+        goto decline;
+    size_t at = sc->pos, end = ident_end(sc->s, at + 1, sc->len);
+    if (end - at > FDL_PTX_MAX_IDENT)
+        goto decline;
+    token id = {T_IDENT, D_OTHER, at, end - at, sc->line, col_at(sc, at)};
+    if ((rc = add_name(sc, &id, &f->name)) != FDL_OK)
+        return rc;
+    f->line = id.line;
+    f->column = id.col;
+    sc->pos = end;
+    if (blank_then(sc) != '(')
+        goto decline;
+    punct_at(sc, sc->pos, &t);
+    sc->pos++;
+    if ((c = blank_then(sc)) == ')') {
+        sc->pos++;
+    } else {
+        /* the first parameter's `.param`, where the token path's look-ahead would be */
+        token head = {T_DIR, D_PARAM, sc->pos, 6, sc->line, col_at(sc, sc->pos)};
+        const token *at_tok = &head;
+        for (;;) {
+            if (f->nparams >= FDL_PTX_MAX_PARAMS)
+                goto decline;
+            if ((rc = new_param(sc, at_tok, &pi)) != FDL_OK)
+                return rc;
+            if ((rc = param_head(sc, &ptx->params[pi])) < 0)
+                return rc;
+            if (rc == 0 || !sep_fast(sc, &t))
+                goto decline;
+            f->nparams++;
+            if (sc->s[t.off] == ')')
+                break;
+            at_tok = &t;
+        }
+    }
+    c = blank_then(sc);
+    if (c == ';') {
+        sc->pos++;
+    } else if (c == '{') {
+        punct_at(sc, sc->pos, &t);
+        sc->pos++;
+        f->is_definition = 1;
+        if ((rc = skip_block(sc, &t, f->name)) != FDL_OK)
+            return rc;
+    } else {
+        goto decline;
+    }
+    *out = fn;
+    *done = 1;
+    return FDL_OK;
+decline: /* names kept on the way stay in their block, unused */
+    sc->pos = pos0;
+    sc->line = line0;
+    sc->bol = bol0;
+    ptx->nparams = nparams0;
+    return FDL_OK;
+}
+
 /*
  * A prototype: @p first is the first directive (linkage or .func/.entry), @p kw the .func/.entry
  * token (already read).
@@ -1070,6 +1185,14 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     f.is_entry = is_entry;
     f.decl_line = first->line;
     f.decl_column = first->col;
+
+    int done;
+    if ((rc = proto_fast(sc, &f, &ptx->funcs[fi], &done)) != FDL_OK)
+        return rc;
+    if (done) {
+        ptx->nfuncs++;
+        return FDL_OK;
+    }
 
     /* .attribute(...) between .func and the rest (PTX 8.x) */
     for (;;) {
