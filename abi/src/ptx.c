@@ -3,15 +3,17 @@
  * .entry prototype with its linkage, return parameter and parameters. Everything else at module
  * scope is skipped; bodies and other brace blocks are skipped by brace matching that respects
  * comments and string literals. One pass over the input, no backtracking beyond one token of
- * look-ahead (or a parameter's head, read straight from the bytes in nvcc's form and read again
- * as tokens when it is not: each byte twice at most), and every read is bounded by the input length
- * (the text need not be NUL-terminated).
+ * look-ahead, or a prototype (or a parameter's head) read straight from the bytes in nvcc's form
+ * and read again as tokens when it is not: each byte three times at most. Every read is bounded by
+ * the input length (the text need not be NUL-terminated).
  *
- * Speed (benchmark 5: prototypes are most of its text): directives are told apart by one switch
- * when they are read (dir_id), identifiers end sixteen bytes at a time, nvcc's parameters skip the
- * tokens, and bodies are passed over in words to the next byte that matters. test_ptx's
- * scans.golden holds a digest of every result on the fuzz corpus, its prefixes and its mutations,
- * as the scanner gave them before it was made fast.
+ * Speed (benchmark 5: prototypes are most of its text): a prototype as nvcc writes it is read
+ * without tokens (proto_fast; the token path reads anything else and reports every error),
+ * directives are told apart by one switch when they are read (dir_id), identifiers end sixteen
+ * bytes at a time, names are copied once into blocks that never move, and bodies are passed over
+ * sixteen bytes at a time to the next byte that matters, their newlines counted in SIMD lanes.
+ * test_ptx's scans.golden holds a digest of every result on the fuzz corpus, its prefixes and its
+ * mutations, as the scanner gave them before it was made fast.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
