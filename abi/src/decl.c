@@ -357,9 +357,13 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
      * needed), their names and their index, so that nothing is copied or rehashed as the
      * declarations arrive. */
     size_t lines = 1;
-    for (const char *at = text, *end = text + len;
-         (at = memchr(at, '\n', (size_t)(end - at))) != NULL; at++)
+    for (size_t at = 0; at < len; at++) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        if (!nl)
+            break;
         lines++;
+        at = (size_t)(nl - text);
+    }
     size_t room = lines < 65536 ? lines : 65536;
     if (!fdl__size_add(&d->names_cap, len, 1) || !(d->names = malloc(d->names_cap)) ||
         !items_reserve(d, room) || !fdl__index_reserve(&d->index, room)) {
