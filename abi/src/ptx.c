@@ -108,6 +108,8 @@ typedef struct scanner {
     size_t cap_funcs;
     size_t cap_params;
     size_t first_names; /* bytes of the first name block */
+    const char *last_ret; /* the last return parameter's name kept by proto_fast (nvcc: always
+                           * func_retval0), shared by the next one of the same name */
     fdl__buf target;
 } scanner;
 
@@ -829,10 +831,11 @@ static int param_array(scanner *sc, const proto_ctx *pc, fdl_ptx_param *p, token
 /*
  * The head of a parameter as nvcc writes every one, `.param .TYPE NAME` with only blanks and
  * newlines between, read straight from the bytes without tokens (the `.param` may be the
- * look-ahead token already). 1 when it was that (the position,
- * type and name of @p p set, the scanner after the name, as the token path would leave them); 0
- * when it is anything else (nothing consumed: the token path reads it and says what is wrong);
- * FDL_ENOMEM (reported) when the name cannot be kept.
+ * look-ahead token already). 1 when it was that (the position, type and name of @p p set, the
+ * scanner after the name, as the token path would leave them); 0 when it is anything else
+ * (nothing consumed: the token path reads it and says what is wrong); FDL_ENOMEM (reported) when
+ * the name cannot be kept. With @p same (may be NULL), a name equal to *same is not copied again
+ * but shares it, and a name copied becomes *same.
  */
 /* Past blanks and newlines from @p pos (no comment), counting the lines as newline_at does. */
 static inline size_t skip_blank_lines(const char *s, size_t pos, size_t len, unsigned *line,
@@ -859,7 +862,7 @@ static inline unsigned col_of(size_t off, size_t bol)
     return c > UINT_MAX ? UINT_MAX : (unsigned)c;
 }
 
-static int param_head(scanner *sc, fdl_ptx_param *p)
+static int param_head(scanner *sc, fdl_ptx_param *p, const char **same)
 {
     const char *s = sc->s;
     size_t len = sc->len, pos = sc->pos, bol = sc->bol;
@@ -909,8 +912,15 @@ static int param_head(scanner *sc, fdl_ptx_param *p)
     p->line = first_line;
     p->column = first_col;
     set_type(p, &types[type]);
-    token name = {T_IDENT, D_OTHER, name_at, pos - name_at, name_line, col_of(name_at, name_bol)};
+    size_t n = pos - name_at;
+    if (same && *same && strncmp(*same, s + name_at, n) == 0 && (*same)[n] == '\0') {
+        p->name = *same;
+        return 1;
+    }
+    token name = {T_IDENT, D_OTHER, name_at, n, name_line, col_of(name_at, name_bol)};
     int rc = add_name(sc, &name, &p->name);
+    if (rc == FDL_OK && same)
+        *same = p->name;
     return rc == FDL_OK ? 1 : rc;
 }
 
@@ -963,7 +973,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index, token *se
     fdl_ptx_param *p = &sc->ptx->params[index];
     const type_info *type = NULL;
     *have_sep = 0;
-    if ((rc = param_head(sc, p)) != 0) {
+    if ((rc = param_head(sc, p, NULL)) != 0) {
         if (rc < 0)
             return rc;
         if (sep_fast(sc, sep)) {
@@ -1088,7 +1098,7 @@ static int proto_fast(scanner *sc, const fdl_ptx_func *proto, fdl_ptx_func *out,
         sc->pos++;
         if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
             return rc;
-        if ((rc = param_head(sc, &ptx->params[pi])) < 0)
+        if ((rc = param_head(sc, &ptx->params[pi], &sc->last_ret)) < 0)
             return rc;
         if (rc == 0 || !sep_fast(sc, &t) || sc->s[t.off] != ')')
             goto decline;
@@ -1124,7 +1134,7 @@ static int proto_fast(scanner *sc, const fdl_ptx_func *proto, fdl_ptx_func *out,
                 goto decline;
             if ((rc = new_param(sc, at_tok, &pi)) != FDL_OK)
                 return rc;
-            if ((rc = param_head(sc, &ptx->params[pi])) < 0)
+            if ((rc = param_head(sc, &ptx->params[pi], NULL)) < 0)
                 return rc;
             if (rc == 0 || !sep_fast(sc, &t))
                 goto decline;
