@@ -129,7 +129,8 @@ static const char *need_text(need n)
 /* .b/.u/.s/.f of one width are equivalent (ABI-5); .pred never fits. */
 static int is_scalar(const fdl_ptx_param *p, unsigned bits)
 {
-    return p->array == 0 && p->bits == bits && strcmp(p->type, "pred") != 0;
+    /* type is NUL-padded to its size: five bytes compare "pred" and its end */
+    return p->array == 0 && p->bits == bits && memcmp(p->type, "pred", 5) != 0;
 }
 
 static int fits(const fdl_ptx_param *p, need n)
@@ -414,65 +415,79 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
     int rc = FDL_OK;
     checker c = {opts, err, 0};
     size_t *start = NULL;   /* occurrences of declaration k: all[start[k] .. start[k + 1]) */
-    size_t *fill = NULL;
+    size_t *which = NULL;   /* each prototype's declaration + 1, 0 for none, modules in order */
     occ *all = NULL;
-    occ *mangled = NULL;    /* first mangled definition per declaration */
-    size_t nd = fdl_decls_count(decls);
+    occ *mangled = NULL;    /* first mangled definition per declaration, made on the first */
+    size_t nd = fdl_decls_count(decls), total = 0;
 
     for (size_t m = 0; m < nptx; m++)
         check_module(&c, ptx[m]);
 
-    size_t bytes;
-    if (!fdl__size_add(&bytes, nd, 1) ||
-        !(start = calloc(bytes, sizeof *start)) || !(fill = calloc(bytes, sizeof *fill)) ||
-        !(mangled = calloc(nd ? nd : 1, sizeof *mangled))) {
+    for (size_t m = 0; m < nptx; m++)
+        if (!fdl__size_add(&total, total, fdl_ptx_count(ptx[m]))) {
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+    size_t slots;
+    if (!fdl__size_add(&slots, nd, 2) || !(start = calloc(slots, sizeof *start)) ||
+        !(which = malloc((total ? total : 1) * sizeof *which))) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
         goto cleanup;
     }
 
-    /* count the prototypes of each declared name, note the first mangled definition */
+    /* each prototype's declaration, looked up once; counts in start[k + 2], the first mangled
+     * definition of each declared name noted */
+    size_t at = 0;
     for (size_t m = 0; m < nptx; m++) {
         size_t count = fdl_ptx_count(ptx[m]);
-        for (size_t i = 0; i < count; i++) {
+        for (size_t i = 0; i < count; i++, at++) {
             const fdl_ptx_func *fn = fdl_ptx_get(ptx[m], i);
             size_t k = fdl__decls_index(decls, fn->name, strlen(fn->name));
+            which[at] = k + 1; /* 0 when absent (SIZE_MAX + 1) */
             if (k != SIZE_MAX) {
-                start[k + 1]++;
+                start[k + 2]++;
             } else if (fn->is_definition && !fn->is_entry) {
                 k = mangled_decl(decls, fn->name);
-                if (k != SIZE_MAX && !mangled[k].fn) {
+                if (k == SIZE_MAX)
+                    continue;
+                if (!mangled && !(mangled = calloc(nd, sizeof *mangled))) {
+                    rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+                    goto cleanup;
+                }
+                if (!mangled[k].fn) {
                     mangled[k].ptx = ptx[m];
                     mangled[k].fn = fn;
                 }
             }
         }
     }
-    for (size_t k = 0; k < nd; k++)
-        start[k + 1] += start[k];
-    if (start[nd] && !(all = calloc(start[nd], sizeof *all))) {
+    /* start[k + 1] = where declaration k's occurrences begin; each placed advances it, so that
+     * afterwards start[k + 1] is where they end */
+    for (size_t k = 1; k < nd + 2; k++)
+        start[k] += start[k - 1];
+    if (start[nd + 1] && !(all = malloc(start[nd + 1] * sizeof *all))) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
         goto cleanup;
     }
+    at = 0;
     for (size_t m = 0; m < nptx; m++) {
         size_t count = fdl_ptx_count(ptx[m]);
-        for (size_t i = 0; i < count; i++) {
-            const fdl_ptx_func *fn = fdl_ptx_get(ptx[m], i);
-            size_t k = fdl__decls_index(decls, fn->name, strlen(fn->name));
-            if (k != SIZE_MAX) {
-                occ *o = &all[start[k] + fill[k]++];
-                o->ptx = ptx[m];
-                o->fn = fn;
-            }
+        for (size_t i = 0; i < count; i++, at++) {
+            if (!which[at])
+                continue;
+            occ *o = &all[start[which[at]]++];
+            o->ptx = ptx[m];
+            o->fn = fdl_ptx_get(ptx[m], i);
         }
     }
 
     for (size_t k = 0; k < nd; k++)
         check_decl(&c, fdl_decls_get(decls, k), all ? all + start[k] : NULL,
-                   start[k + 1] - start[k], mangled[k].fn ? &mangled[k] : NULL);
+                   start[k + 1] - start[k], mangled && mangled[k].fn ? &mangled[k] : NULL);
 
 cleanup:
     free(start);
-    free(fill);
+    free(which);
     free(all);
     free(mangled);
     if (rc == FDL_OK && c.ndiags)

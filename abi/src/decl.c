@@ -4,7 +4,9 @@
  *     name: signature [abi=numba|abi=c]     # comment
  *
  * Lines are parsed in one pass; names are indexed in an open-addressing hash table as they
- * arrive, so duplicates are found in file order and lookups are O(1) on average.
+ * arrive, so duplicates are found in file order and lookups are O(1) on average. The items, the
+ * names and the index are sized once from the number of lines (an upper bound on the number of
+ * declarations), so that nothing is copied or rehashed as they fill.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -19,9 +21,9 @@ struct fdl_decls {
     fdl_decl *items;   /* count declarations, file order */
     size_t count;
     size_t cap;
-    char *names;       /* every name, NUL-terminated, back to back */
-    size_t *offsets;   /* while parsing: offset of each item's name in the name arena */
-    fdl__buf arena;    /* while parsing: the name arena (moved to names at the end) */
+    char *names;       /* every name, NUL-terminated, back to back: never moves */
+    size_t names_len;
+    size_t names_cap;  /* the text's length + 1: every name and its NUL fit (see parse_line) */
     fdl__index index;  /* names to item positions */
 };
 
@@ -31,60 +33,67 @@ static const char opt_c[] = "abi=c";
 
 /*
  * C and C++ keywords (C++20 and C23): a function with one of these names could not be declared
- * in the generated header, so the declaration is rejected where it is written.
+ * in the generated header, so the declaration is rejected where it is written. Told apart by
+ * length, then compared whole (constant-length compares, which the compiler inlines); test_decl's
+ * rejects_keywords_as_names tries each, and near misses.
  */
-typedef struct keyword {
-    const char *name;
-    size_t len;
-} keyword;
-
-#define K(name) {name, sizeof name - 1}
-static const keyword keywords[] = {
-    K("_Alignas"), K("_Alignof"), K("_Atomic"), K("_BitInt"), K("_Bool"), K("_Complex"),
-    K("_Decimal128"), K("_Decimal32"), K("_Decimal64"), K("_Generic"), K("_Imaginary"),
-    K("_Noreturn"), K("_Static_assert"), K("_Thread_local"), K("alignas"), K("alignof"), K("and"),
-    K("and_eq"), K("asm"), K("auto"), K("bitand"), K("bitor"), K("bool"), K("break"), K("case"),
-    K("catch"), K("char"), K("char16_t"), K("char32_t"), K("char8_t"), K("class"), K("co_await"),
-    K("co_return"), K("co_yield"), K("compl"), K("concept"), K("const"), K("const_cast"),
-    K("consteval"), K("constexpr"), K("constinit"), K("continue"), K("decltype"), K("default"),
-    K("delete"), K("do"), K("double"), K("dynamic_cast"), K("else"), K("enum"), K("explicit"),
-    K("export"), K("extern"), K("false"), K("float"), K("for"), K("friend"), K("goto"), K("if"),
-    K("inline"), K("int"), K("long"), K("mutable"), K("namespace"), K("new"), K("noexcept"),
-    K("not"), K("not_eq"), K("nullptr"), K("operator"), K("or"), K("or_eq"), K("private"),
-    K("protected"), K("public"), K("register"), K("reinterpret_cast"), K("requires"),
-    K("restrict"), K("return"), K("short"), K("signed"), K("sizeof"), K("static"),
-    K("static_assert"), K("static_cast"), K("struct"), K("switch"), K("template"), K("this"),
-    K("thread_local"), K("throw"), K("true"), K("try"), K("typedef"), K("typeid"), K("typename"),
-    K("typeof"), K("typeof_unqual"), K("union"), K("unsigned"), K("using"), K("virtual"),
-    K("void"), K("volatile"), K("wchar_t"), K("while"), K("xor"), K("xor_eq"),
-};
-#undef K
-
-/* Binary search: the table is in strcmp order (test_decl's rejects_keywords_as_names tries each). */
 static int is_keyword(const char *s, size_t n)
 {
-    size_t lo = 0, hi = sizeof keywords / sizeof keywords[0];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const keyword *k = &keywords[mid];
-        int c = memcmp(s, k->name, n < k->len ? n : k->len);
-        if (c == 0)
-            c = n < k->len ? -1 : n > k->len;
-        if (c == 0)
-            return 1;
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
+#define IS(lit) (memcmp(s, lit, sizeof lit - 1) == 0)
+    switch (n) {
+    case 2:
+        return IS("do") || IS("if") || IS("or");
+    case 3:
+        return IS("and") || IS("asm") || IS("for") || IS("int") || IS("new") || IS("not") ||
+               IS("try") || IS("xor");
+    case 4:
+        return IS("auto") || IS("bool") || IS("case") || IS("char") || IS("else") || IS("enum") ||
+               IS("goto") || IS("long") || IS("this") || IS("true") || IS("void");
+    case 5:
+        return IS("_Bool") || IS("bitor") || IS("break") || IS("catch") || IS("class") ||
+               IS("compl") || IS("const") || IS("false") || IS("float") || IS("or_eq") ||
+               IS("short") || IS("throw") || IS("union") || IS("using") || IS("while");
+    case 6:
+        return IS("and_eq") || IS("bitand") || IS("delete") || IS("double") || IS("export") ||
+               IS("extern") || IS("friend") || IS("inline") || IS("not_eq") || IS("public") ||
+               IS("return") || IS("signed") || IS("sizeof") || IS("static") || IS("struct") ||
+               IS("switch") || IS("typeid") || IS("typeof") || IS("xor_eq");
+    case 7:
+        return IS("_Atomic") || IS("_BitInt") || IS("alignas") || IS("alignof") || IS("char8_t") ||
+               IS("concept") || IS("default") || IS("mutable") || IS("nullptr") || IS("private") ||
+               IS("typedef") || IS("virtual") || IS("wchar_t");
+    case 8:
+        return IS("_Alignas") || IS("_Alignof") || IS("_Complex") || IS("_Generic") ||
+               IS("char16_t") || IS("char32_t") || IS("co_await") || IS("co_yield") ||
+               IS("continue") || IS("decltype") || IS("explicit") || IS("noexcept") ||
+               IS("operator") || IS("register") || IS("requires") || IS("restrict") ||
+               IS("template") || IS("typename") || IS("unsigned") || IS("volatile");
+    case 9:
+        return IS("_Noreturn") || IS("co_return") || IS("consteval") || IS("constexpr") ||
+               IS("constinit") || IS("namespace") || IS("protected");
+    case 10:
+        return IS("_Decimal32") || IS("_Decimal64") || IS("_Imaginary") || IS("const_cast");
+    case 11:
+        return IS("_Decimal128") || IS("static_cast");
+    case 12:
+        return IS("dynamic_cast") || IS("thread_local");
+    case 13:
+        return IS("_Thread_local") || IS("static_assert") || IS("typeof_unqual");
+    case 14:
+        return IS("_Static_assert");
+    case 16:
+        return IS("reinterpret_cast");
+    default:
+        return 0;
     }
-    return 0;
+#undef IS
 }
 
-/* The index's key: the name of item @i, in the arena while parsing, in names after. */
+/* The index's key: the name of item @i. */
 static const char *item_name(const void *owner, size_t i)
 {
     const fdl_decls *d = owner;
-    return d->offsets ? d->arena.data + d->offsets[i] : d->items[i].name;
+    return d->items[i].name;
 }
 
 size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n)
@@ -92,19 +101,17 @@ size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n)
     return fdl__index_find(&decls->index, s, n, item_name, decls);
 }
 
-/* Room for @count items and their name offsets. */
+/* Room for @count items. */
 static int items_reserve(fdl_decls *d, size_t count)
 {
-    size_t cap = d->cap, cap2 = d->cap;
+    if (count <= d->cap && d->items)
+        return 1;
+    size_t cap = d->cap;
     fdl_decl *items = fdl__grow(d->items, &cap, count, sizeof *items);
     if (!items)
         return 0;
     d->items = items;
-    size_t *offsets = fdl__grow(d->offsets, &cap2, count, sizeof *offsets);
-    if (!offsets)
-        return 0;
-    d->offsets = offsets;
-    d->cap = cap < cap2 ? cap : cap2;
+    d->cap = cap;
     return 1;
 }
 
@@ -115,8 +122,6 @@ void fdl_decls_destroy(fdl_decls *decls)
     free(decls->source);
     free(decls->items);
     free(decls->names);
-    free(decls->offsets);
-    fdl__buf_free(&decls->arena);
     fdl__index_free(&decls->index);
     free(decls);
 }
@@ -126,6 +131,11 @@ typedef struct ctx {
     fdl_decls *d;
     const char *source;
     fdl_error *err;
+    /* the last signature parsed: its text (in the input) and the item it was parsed into;
+     * files repeat signatures, and the same text always parses to the same value */
+    const char *last_sig;
+    size_t last_sig_len;
+    size_t last_item;
 } ctx;
 
 static int fail(ctx *c, int code, unsigned line, size_t col0, const char *symbol, const char *fmt,
@@ -254,12 +264,21 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
     decl->column = (unsigned)(name_at + 1);
     decl->sig_column = (unsigned)(sig_at + 1);
 
-    fdl_error sig_err; /* filled whole by fdl_sig_parse when it fails, read only then */
-    rc = fdl_sig_parse(&decl->sig, s + sig_at, sig_end - sig_at, &sig_err);
-    if (rc != FDL_OK) {
-        /* The parser's column is 1-based within the signature. */
-        size_t col0 = sig_at + (sig_err.column ? sig_err.column - 1 : 0);
-        return fail(c, rc, line, col0, name, "%s", sig_err.message);
+    size_t sig_len = sig_end - sig_at;
+    if (c->last_sig && sig_len == c->last_sig_len &&
+        memcmp(s + sig_at, c->last_sig, sig_len) == 0) {
+        decl->sig = d->items[c->last_item].sig;
+    } else {
+        fdl_error sig_err; /* filled whole by fdl_sig_parse when it fails, read only then */
+        rc = fdl_sig_parse(&decl->sig, s + sig_at, sig_len, &sig_err);
+        if (rc != FDL_OK) {
+            /* The parser's column is 1-based within the signature. */
+            size_t col0 = sig_at + (sig_err.column ? sig_err.column - 1 : 0);
+            return fail(c, rc, line, col0, name, "%s", sig_err.message);
+        }
+        c->last_sig = s + sig_at;
+        c->last_sig_len = sig_len;
+        c->last_item = d->count;
     }
 
     int have_abi = 0;
@@ -285,21 +304,29 @@ static int parse_line(ctx *c, const char *s, size_t n, unsigned line)
             k++;
     }
 
-    size_t first = fdl__decls_index(d, name, name_len);
-    if (first != SIZE_MAX)
+    if (!fdl__index_reserve(&d->index, d->count + 1))
+        return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
+    uint64_t tag;
+    uint64_t *slot = fdl__index_slot(&d->index, name, name_len, item_name, d, &tag);
+    if (*slot) {
+        const fdl_decl *first = &d->items[fdl__index_entry(*slot)];
         return fail(c, FDL_EPARSE, line, name_at, name,
                     "duplicate declaration of %s (first declared at %s:%u:%u)", name, c->source,
-                    d->items[first].line, d->items[first].column);
+                    first->line, first->column);
+    }
     if (d->count == FDL_DECL_MAX_COUNT)
         return fail(c, FDL_ELIMIT, line, name_at, name,
                     "too many declarations: at most %d (FDL_DECL_MAX_COUNT)", FDL_DECL_MAX_COUNT);
-
-    size_t offset = d->arena.len;
-    if (!fdl__index_reserve(&d->index, d->count + 1, item_name, d) ||
-        !fdl__buf_append(&d->arena, name, name_len + 1))
+    /* a name and its NUL take at most the bytes of its line (a ':' follows the name), so the
+     * names of all the lines fit in names_cap; checked all the same */
+    if (name_len + 1 > d->names_cap - d->names_len)
         return fail(c, FDL_ENOMEM, line, name_at, name, "out of memory");
-    d->offsets[d->count] = offset;
-    *fdl__index_slot(&d->index, name, name_len, item_name, d) = d->count + 1;
+    char *kept = d->names + d->names_len;
+    memcpy(kept, name, name_len + 1);
+    d->names_len += name_len + 1;
+    decl->name = kept;
+    decl->source = d->source;
+    *slot = tag | (d->count + 1);
     d->count++;
     return FDL_OK;
 }
@@ -316,7 +343,7 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
         return fdl__fail(err, FDL_EINVAL, "fdl_decls_parse: text is NULL");
 
     int rc = FDL_OK;
-    ctx c = {NULL, name, err};
+    ctx c = {NULL, name, err, NULL, 0, 0};
     size_t pos = 0;
     unsigned line = 0;
     fdl_decls *d = calloc(1, sizeof *d);
@@ -326,10 +353,20 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
     }
     c.d = d;
     c.source = d->source;
-    /* room from the start for what a text of this size usually holds (a declaration every few
-     * dozen bytes), so that the items are not copied as they grow; only a hint */
-    size_t hint = len / 32 + 16;
-    if (!items_reserve(d, hint < 16384 ? hint : 16384)) {
+    /* Room from the start for every line's declaration (past 65536 lines, they grow as
+     * needed), their names and their index, so that nothing is copied or rehashed as the
+     * declarations arrive. */
+    size_t lines = 1;
+    for (size_t at = 0; at < len; at++) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        if (!nl)
+            break;
+        lines++;
+        at = (size_t)(nl - text);
+    }
+    size_t room = lines < 65536 ? lines : 65536;
+    if (!fdl__size_add(&d->names_cap, len, 1) || !(d->names = malloc(d->names_cap)) ||
+        !items_reserve(d, room) || !fdl__index_reserve(&d->index, room)) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }
@@ -354,16 +391,6 @@ int fdl_decls_parse(fdl_decls **out, const char *text, size_t len, const char *n
         pos = nl ? end + 1 : len;
     }
 
-    /* Freeze: names move to their final home and the items point into it. */
-    d->names = d->arena.data;
-    d->arena.data = NULL;
-    fdl__buf_free(&d->arena);
-    for (size_t i = 0; i < d->count; i++) {
-        d->items[i].name = d->names + d->offsets[i];
-        d->items[i].source = d->source;
-    }
-    free(d->offsets);
-    d->offsets = NULL;
     *out = d;
     d = NULL;
 cleanup:

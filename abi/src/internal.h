@@ -90,23 +90,31 @@ void fdl__buf_free(fdl__buf *b);
  */
 const char *fdl__quote(char *buf, size_t size, const char *s, size_t n, size_t max);
 
-/* ---- character classes ----------------------------------------------------------------------- */
+/* ---- character classes (the table is in strbuf.c) ------------------------------------------ */
+
+/* Bits of fdl__char_class: white space, identifier start, identifier character. */
+#define FDL__CC_SPACE 1
+#define FDL__CC_IDENT_START 2
+#define FDL__CC_IDENT_CHAR 4
+
+/* One lookup per byte instead of a chain of compares; immutable, shared by every thread. */
+extern const unsigned char fdl__char_class[256];
 
 /* White space of every fdlink text format: space, TAB, LF, CR, VT, FF (not the locale's). */
 static inline int fdl__is_space(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    return fdl__char_class[c] & FDL__CC_SPACE;
 }
 
 /* C identifiers: [A-Za-z_][A-Za-z0-9_]* (ASCII only). */
 static inline int fdl__is_ident_start(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return fdl__char_class[c] & FDL__CC_IDENT_START;
 }
 
 static inline int fdl__is_ident_char(unsigned char c)
 {
-    return fdl__is_ident_start(c) || (c >= '0' && c <= '9');
+    return fdl__char_class[c] & FDL__CC_IDENT_CHAR;
 }
 
 /* Non-zero when s[0..n) is a C identifier (not checked against keywords). */
@@ -118,30 +126,45 @@ int fdl__is_identifier(const char *s, size_t n);
 uint64_t fdl__hash(const char *s, size_t n);
 
 /*
- * An open-addressing hash index of names: the owner keeps the entries (an array of anything with
- * a name); the index maps a name to the entry's position. @key gives the NUL-terminated name of
- * entry @index of @owner. The index is kept at most half full, so probes stay short and lookups
- * are O(1) on average. A zeroed fdl__index is empty and valid.
+ * The hash of the name s[0..n) that the name indexes use: eight bytes at a time, for short keys
+ * (not FNV-1a: its values are not kept anywhere, and may differ between byte orders).
+ */
+uint64_t fdl__name_hash(const char *s, size_t n);
+
+/*
+ * An open-addressing hash index of names (fdl__name_hash): the owner keeps the entries (an array
+ * of anything with a name); the index maps a name to the entry's position. @key gives the
+ * NUL-terminated name of entry @index of @owner. Each slot keeps 32 bits of its name's hash
+ * beside the entry, so that a probe reads a name only when those agree, and growing needs no
+ * name at all. The index is kept at most half full, so probes stay short and lookups are O(1) on
+ * average. At most UINT32_MAX - 1 entries. A zeroed fdl__index is empty and valid.
  */
 typedef const char *(*fdl__key_fn)(const void *owner, size_t index);
 
 typedef struct fdl__index {
-    size_t *slots; /* entry index + 1; 0 = empty */
-    size_t mask;   /* slot count - 1; the count is a power of two (0 slots when slots is NULL) */
+    uint64_t *slots; /* 0 = empty, else (hash bits << 32) | (entry index + 1) */
+    size_t mask;     /* slot count - 1; the count is a power of two (0 slots when slots is NULL) */
 } fdl__index;
 
 /*
- * Make room for @count entries, rehashing those already in the index. Returns 0 when out of
- * memory or when the size overflows (the index is then unchanged), 1 otherwise.
+ * Make room for @count entries, moving those already in the index. Returns 0 when out of memory
+ * or when the size overflows or exceeds the limit (the index is then unchanged), 1 otherwise.
  */
-int fdl__index_reserve(fdl__index *ix, size_t count, fdl__key_fn key, const void *owner);
+int fdl__index_reserve(fdl__index *ix, size_t count);
 
 /*
  * The slot of the entry named s[0..n) (s need not be NUL-terminated), or the empty slot where it
- * would go: set `*slot = index + 1` to insert. The index must have room (fdl__index_reserve).
+ * would go, and in *tag what to put there with an entry: `*slot = *tag | (index + 1)` inserts
+ * (or replaces) entry @index. The index must have room (fdl__index_reserve).
  */
-size_t *fdl__index_slot(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
-                        const void *owner);
+uint64_t *fdl__index_slot(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,
+                          const void *owner, uint64_t *tag);
+
+/* The entry index in slot value @v, SIZE_MAX for an empty slot. */
+static inline size_t fdl__index_entry(uint64_t v)
+{
+    return v ? (size_t)(v & 0xFFFFFFFFu) - 1 : SIZE_MAX;
+}
 
 /* Index of the entry named s[0..n), or SIZE_MAX when absent (also for an empty index). */
 size_t fdl__index_find(const fdl__index *ix, const char *s, size_t n, fdl__key_fn key,

@@ -3,15 +3,17 @@
  * .entry prototype with its linkage, return parameter and parameters. Everything else at module
  * scope is skipped; bodies and other brace blocks are skipped by brace matching that respects
  * comments and string literals. One pass over the input, no backtracking beyond one token of
- * look-ahead (or a parameter's head, read straight from the bytes in nvcc's form and read again
- * as tokens when it is not: each byte twice at most), and every read is bounded by the input length
- * (the text need not be NUL-terminated).
+ * look-ahead, or a prototype (or a parameter's head) read straight from the bytes in nvcc's form
+ * and read again as tokens when it is not: each byte three times at most. Every read is bounded by
+ * the input length (the text need not be NUL-terminated).
  *
- * Speed (benchmark 5: prototypes are most of its text): directives are told apart by one switch
- * when they are read (dir_id), identifiers end sixteen bytes at a time, nvcc's parameters skip the
- * tokens, and bodies are passed over in words to the next byte that matters. test_ptx's
- * scans.golden holds a digest of every result on the fuzz corpus, its prefixes and its mutations,
- * as the scanner gave them before it was made fast.
+ * Speed (benchmark 5: prototypes are most of its text): a prototype as nvcc writes it is read
+ * without tokens (proto_fast; the token path reads anything else and reports every error),
+ * directives are told apart by one switch when they are read (dir_id), identifiers end sixteen
+ * bytes at a time, names are copied once into blocks that never move, and bodies are passed over
+ * sixteen bytes at a time to the next byte that matters, their newlines counted in SIMD lanes.
+ * test_ptx's scans.golden holds a digest of every result on the fuzz corpus, its prefixes and its
+ * mutations, as the scanner gave them before it was made fast.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -45,11 +47,24 @@ struct fdl_ptx {
     unsigned dir_column[DIR_COUNT];
     fdl_ptx_func *funcs;
     size_t nfuncs;
-    fdl_ptx_param *params;   /* every prototype's parameters, one array */
+    fdl_ptx_param *params;   /* every prototype's parameters, one array, in prototype order */
     size_t nparams;
-    char *names;             /* every name, NUL-separated */
+    struct name_block *names; /* every name, in blocks that never move (the newest first) */
     fdl__index index;        /* each name to its first definition, else its first prototype */
 };
+
+/*
+ * Names are copied into blocks that never move, so that a name's pointer is final as soon as it
+ * is read: nothing is kept by offset and fixed up after the scan.
+ */
+typedef struct name_block {
+    struct name_block *next; /* the block before */
+    size_t used, cap;
+    char data[];
+} name_block;
+
+/* Bytes of a name block after the first (which is sized from the text). */
+#define NAME_BLOCK 65536
 
 /* Token kinds. */
 enum { T_EOF, T_DIR, T_IDENT, T_NUM, T_STR, T_PUNCT };
@@ -78,16 +93,6 @@ typedef struct token {
     unsigned col;   /* 1-based byte column */
 } token;
 
-/*
- * Offsets recorded while scanning: the arrays move as they grow, so names and parameters are kept
- * by offset and turned into pointers once the scan is complete.
- */
-typedef struct func_rec {
-    size_t name_off;
-    size_t ret_name_off;
-    size_t first_param;
-} func_rec;
-
 typedef struct scanner {
     const char *s;
     size_t len;
@@ -99,12 +104,12 @@ typedef struct scanner {
     token back;         /* one token of look-ahead */
     int has_back;
 
-    fdl_ptx *ptx;       /* under construction */
-    func_rec *recs;
+    fdl_ptx *ptx;       /* under construction: each function's params pointer is set at the end */
     size_t cap_funcs;
-    size_t *pname;      /* name offset of each parameter */
     size_t cap_params;
-    fdl__buf names;
+    size_t first_names; /* bytes of the first name block */
+    const char *last_ret; /* the last return parameter's name kept by proto_fast (nvcc: always
+                           * func_retval0), shared by the next one of the same name */
     fdl__buf target;
 } scanner;
 
@@ -512,12 +517,17 @@ static inline unsigned count16(unsigned m)
     return (m + (m >> 8)) & 0x1fu;
 }
 
-/* Count the newlines flagged in @p nl (bits of the bytes from @p p), the last one's end the bol. */
-static inline void count_lines(scanner *sc, size_t p, unsigned nl)
+/* Add @p count lines (saturating, as newline_at does one at a time). */
+static inline void add_lines(scanner *sc, size_t count)
 {
-    unsigned count = count16(nl);
-    sc->line = sc->line > UINT_MAX - count ? UINT_MAX : sc->line + count;
-    sc->bol = p + (size_t)(31 - __builtin_clz(nl)) + 1;
+    sc->line = count > UINT_MAX - sc->line ? UINT_MAX : sc->line + (unsigned)count;
+}
+
+/* The newlines counted in each byte lane of @p acc (each lane at most 255), summed. */
+static inline size_t lane_sum(__m128i acc)
+{
+    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    return (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(sums, 8));
 }
 #endif
 
@@ -529,29 +539,51 @@ static size_t skip_plain_words(scanner *sc, size_t p)
 {
     const char *s = sc->s;
 #ifdef __SSE2__
-    /* sixteen bytes at a time where SSE2 is there (every x86-64) */
+    /* sixteen bytes at a time where SSE2 is there (every x86-64); newlines are counted in byte
+     * lanes (flushed every 255 blocks and at the end) and only the last block that held one is
+     * remembered, for the line's start */
     const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
                   quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('/'),
                   nul = _mm_setzero_si128(), newline = _mm_set1_epi8('\n');
+    __m128i lanes = _mm_setzero_si128();
+    unsigned blocks = 0, last_nl = 0;
+    size_t last = 0;
     while (p + 16 <= sc->len) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + p));
         __m128i stop = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
                          _mm_cmpeq_epi8(v, nul)));
-        unsigned nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline));
+        __m128i is_nl = _mm_cmpeq_epi8(v, newline);
+        unsigned nl = (unsigned)_mm_movemask_epi8(is_nl);
         unsigned stops = (unsigned)_mm_movemask_epi8(stop);
         if (stops) {
             unsigned first = (unsigned)__builtin_ctz(stops);
             nl &= (1u << first) - 1; /* the newlines before it */
-            if (nl)
-                count_lines(sc, p, nl);
+            if (nl) {
+                last = p;
+                last_nl = nl;
+            }
+            add_lines(sc, lane_sum(lanes) + count16(nl));
+            if (last_nl)
+                sc->bol = last + (size_t)(31 - __builtin_clz(last_nl)) + 1;
             return p + first;
         }
-        if (nl)
-            count_lines(sc, p, nl);
+        lanes = _mm_sub_epi8(lanes, is_nl);
+        if (nl) {
+            last = p;
+            last_nl = nl;
+        }
         p += 16;
+        if (++blocks == 255) {
+            add_lines(sc, lane_sum(lanes));
+            lanes = _mm_setzero_si128();
+            blocks = 0;
+        }
     }
+    add_lines(sc, lane_sum(lanes));
+    if (last_nl)
+        sc->bol = last + (size_t)(31 - __builtin_clz(last_nl)) + 1;
 #endif
     while (p + 8 <= sc->len) {
         uint64_t w;
@@ -649,45 +681,51 @@ static int out_of_memory(scanner *sc, const token *at)
     return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
 }
 
-static int add_name(scanner *sc, const token *t, size_t *off)
+static int add_name(scanner *sc, const token *t, const char **out)
 {
     if (t->len > FDL_PTX_MAX_IDENT)
         return sc_fail(sc, FDL_ELIMIT, t->line, t->col, NULL,
                        "identifier longer than %d bytes", FDL_PTX_MAX_IDENT);
-    *off = sc->names.len;
-    /* the name and its NUL (fdl__buf keeps one more NUL after what it holds) */
-    if (!fdl__buf_append(&sc->names, sc->s + t->off, t->len))
-        return out_of_memory(sc, t);
-    sc->names.len++;
+    name_block *b = sc->ptx->names;
+    if (!b || b->cap - b->used < t->len + 1) {
+        /* the first block from the text's size, the others NAME_BLOCK; a name always fits */
+        size_t cap = b ? NAME_BLOCK : sc->first_names;
+        if (cap < t->len + 1)
+            cap = t->len + 1;
+        name_block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return out_of_memory(sc, t);
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        sc->ptx->names = b = nb;
+    }
+    char *name = b->data + b->used;
+    memcpy(name, sc->s + t->off, t->len);
+    name[t->len] = '\0';
+    b->used += t->len + 1;
+    *out = name;
     return FDL_OK;
 }
 
-/* Make room for one more parameter; returns its index. */
+/* Make room for one more parameter (unnamed until its name is read); returns its index. */
 static int new_param(scanner *sc, const token *at, size_t *index)
 {
     fdl_ptx *ptx = sc->ptx;
-    size_t need;
-    size_t cap = sc->cap_params, cap2 = sc->cap_params;
-    if (ptx->nparams < sc->cap_params && ptx->params && sc->pname) {
-        *index = ptx->nparams++;
-        memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
-        sc->pname[*index] = 0;
-        return FDL_OK;
+    if (ptx->nparams >= sc->cap_params || !ptx->params) {
+        size_t need, cap = sc->cap_params;
+        if (!fdl__size_add(&need, ptx->nparams, 1))
+            return out_of_memory(sc, at);
+        fdl_ptx_param *params = fdl__grow(ptx->params, &cap, need, sizeof *params);
+        if (!params)
+            return out_of_memory(sc, at);
+        ptx->params = params;
+        sc->cap_params = cap;
     }
-    if (!fdl__size_add(&need, ptx->nparams, 1))
-        return out_of_memory(sc, at);
-    fdl_ptx_param *params = fdl__grow(ptx->params, &cap, need, sizeof *params);
-    if (!params)
-        return out_of_memory(sc, at);
-    ptx->params = params;
-    size_t *pname = fdl__grow(sc->pname, &cap2, need, sizeof *pname);
-    if (!pname)
-        return out_of_memory(sc, at);
-    sc->pname = pname;
-    sc->cap_params = cap < cap2 ? cap : cap2;
     *index = ptx->nparams++;
-    memset(&ptx->params[*index], 0, sizeof ptx->params[*index]);
-    sc->pname[*index] = 0;
+    fdl_ptx_param *p = &ptx->params[*index];
+    memset(p, 0, sizeof *p);
+    p->name = "";
     return FDL_OK;
 }
 
@@ -719,13 +757,13 @@ static const type_info *find_type(const token *t)
 /* Context of the prototype being read, for messages. */
 typedef struct proto_ctx {
     const char *kind;   /* ".func" or ".entry" */
-    int named;          /* the name has been read */
-    size_t name_off;    /* its offset in the name arena (which moves as it grows) */
+    const char *name;   /* NULL until the name has been read */
 } proto_ctx;
 
 static const char *pc_name(const scanner *sc, const proto_ctx *pc)
 {
-    return pc->named ? sc->names.data + pc->name_off : NULL;
+    (void)sc;
+    return pc->name;
 }
 
 static int proto_fail(scanner *sc, const proto_ctx *pc, const token *t, const char *expected)
@@ -793,85 +831,155 @@ static int param_array(scanner *sc, const proto_ctx *pc, fdl_ptx_param *p, token
 /*
  * The head of a parameter as nvcc writes every one, `.param .TYPE NAME` with only blanks and
  * newlines between, read straight from the bytes without tokens (the `.param` may be the
- * look-ahead token already). 1 when it was that (the position,
- * type and name of @p p set, the scanner after the name, as the token path would leave them); 0
- * when it is anything else (nothing consumed: the token path reads it and says what is wrong);
- * FDL_ENOMEM (reported) when the name cannot be kept.
+ * look-ahead token already). 1 when it was that (the position, type and name of @p p set, the
+ * scanner after the name, as the token path would leave them); 0 when it is anything else
+ * (nothing consumed: the token path reads it and says what is wrong); FDL_ENOMEM (reported) when
+ * the name cannot be kept. With @p same (may be NULL), a name equal to *same is not copied again
+ * but shares it, and a name copied becomes *same.
  */
-static int param_head(scanner *sc, fdl_ptx_param *p, size_t index)
+/* Past blanks and newlines from @p pos (no comment), counting the lines as newline_at does. */
+static inline size_t skip_blank_lines(const char *s, size_t pos, size_t len, unsigned *line,
+                                      size_t *bol)
+{
+    while (pos < len) {
+        unsigned char c = (unsigned char)s[pos];
+        if (char_class[c] & BLANK) {
+            pos++;
+        } else if (c == '\n') {
+            if (*line < UINT_MAX)
+                (*line)++;
+            *bol = ++pos;
+        } else {
+            break;
+        }
+    }
+    return pos;
+}
+
+static inline unsigned col_of(size_t off, size_t bol)
+{
+    size_t c = off - bol + 1;
+    return c > UINT_MAX ? UINT_MAX : (unsigned)c;
+}
+
+static int param_head(scanner *sc, fdl_ptx_param *p, const char **same)
 {
     const char *s = sc->s;
     size_t len = sc->len, pos = sc->pos, bol = sc->bol;
-    unsigned line = sc->line;
-    size_t at[3], end[3], at_bol[3];
-    unsigned at_line[3], first_col = 0;
-    int k = 0;
+    unsigned line = sc->line, first_line, first_col;
     if (sc->has_back) {
         /* `.param` already read as the look-ahead token (after a parameter list's `(`) */
         if (!tok_dir(&sc->back, D_PARAM))
             return 0;
-        at_line[0] = sc->back.line;
+        first_line = sc->back.line;
         first_col = sc->back.col;
-        k = 1;
-    }
-    for (; k < 3; k++) {
-        while (pos < len) {
-            unsigned char c = (unsigned char)s[pos];
-            if (char_class[c] & BLANK) {
-                pos++;
-            } else if (c == '\n') {
-                if (line < UINT_MAX)
-                    line++;
-                bol = ++pos;
-            } else {
-                break;
-            }
-        }
-        if (pos + 1 >= len)
+    } else {
+        /* `.param`, a whole word */
+        pos = skip_blank_lines(s, pos, len, &line, &bol);
+        if (len - pos < 7 || memcmp(s + pos, ".param", 6) != 0 ||
+            is_ident_char((unsigned char)s[pos + 6]))
             return 0;
-        at[k] = pos;
-        at_line[k] = line;
-        at_bol[k] = bol;
-        unsigned char c = (unsigned char)s[pos], c1 = (unsigned char)s[pos + 1];
-        if (k < 2 ? c != '.' || !is_ident_start(c1) || c1 == '%' : !is_ident_start(c))
-            return 0;
-        end[k] = pos = ident_end(s, pos + 1, len);
+        first_line = line;
+        first_col = col_of(pos, bol);
+        pos += 6;
     }
-    int type = dir_id(s + at[1] + 1, end[1] - at[1] - 1);
-    if ((!sc->has_back && dir_id(s + at[0] + 1, end[0] - at[0] - 1) != D_PARAM) ||
-        type >= D_NTYPES || end[2] - at[2] > FDL_PTX_MAX_IDENT)
+    /* `.TYPE`: a few letters and digits */
+    pos = skip_blank_lines(s, pos, len, &line, &bol);
+    if (len - pos < 2 || s[pos] != '.' || !is_ident_start((unsigned char)s[pos + 1]) ||
+        s[pos + 1] == '%')
         return 0;
-    if (!sc->has_back) {
-        size_t col = at[0] - at_bol[0] + 1;
-        first_col = col > UINT_MAX ? UINT_MAX : (unsigned)col;
-    }
+    size_t type_at = pos + 1;
+    pos += 2;
+    while (pos < len && is_ident_char((unsigned char)s[pos]))
+        pos++;
+    int type = dir_id(s + type_at, pos - type_at);
+    if (type >= D_NTYPES)
+        return 0;
+    /* NAME */
+    size_t name_bol = bol;
+    unsigned name_line = line;
+    pos = skip_blank_lines(s, pos, len, &name_line, &name_bol);
+    if (len - pos < 2 || !is_ident_start((unsigned char)s[pos]))
+        return 0;
+    size_t name_at = pos;
+    pos = ident_end(s, pos + 1, len);
+    if (pos - name_at > FDL_PTX_MAX_IDENT)
+        return 0;
     sc->has_back = 0;
     sc->pos = pos;
-    sc->line = line;
-    sc->bol = bol;
-    size_t name_col = at[2] - at_bol[2] + 1;
-    p->line = at_line[0];
+    sc->line = name_line;
+    sc->bol = name_bol;
+    p->line = first_line;
     p->column = first_col;
     set_type(p, &types[type]);
-    token name = {T_IDENT, D_OTHER, at[2], end[2] - at[2], at_line[2],
-                  name_col > UINT_MAX ? UINT_MAX : (unsigned)name_col};
-    int rc = add_name(sc, &name, &sc->pname[index]);
+    size_t n = pos - name_at;
+    if (same && *same && strncmp(*same, s + name_at, n) == 0 && (*same)[n] == '\0') {
+        p->name = *same;
+        return 1;
+    }
+    token name = {T_IDENT, D_OTHER, name_at, n, name_line, col_of(name_at, name_bol)};
+    int rc = add_name(sc, &name, &p->name);
+    if (rc == FDL_OK && same)
+        *same = p->name;
     return rc == FDL_OK ? 1 : rc;
 }
 
 /*
- * One parameter: `.param` or `.reg`, then `.align N`, a type, `.ptr` and state spaces in any order,
- * an optional name and an optional `[N]`.
+ * After a parameter read by param_head: the `,` or `)` that follows it past blanks and newlines
+ * only, read as the lexer would read it (into @p t, the scanner after it). 0, with nothing
+ * consumed, when anything else follows (a comment, `[`, ...): the token path reads it.
  */
-static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
+static int sep_fast(scanner *sc, token *t)
+{
+    const char *s = sc->s;
+    size_t p = sc->pos, len = sc->len, bol = sc->bol;
+    unsigned line = sc->line;
+    while (p < len) {
+        unsigned char c = (unsigned char)s[p];
+        if (char_class[c] & BLANK) {
+            p++;
+        } else if (c == '\n') {
+            if (line < UINT_MAX)
+                line++;
+            bol = ++p;
+        } else {
+            break;
+        }
+    }
+    if (p >= len || (s[p] != ',' && s[p] != ')'))
+        return 0;
+    size_t col = p - bol + 1;
+    t->kind = T_PUNCT;
+    t->id = D_OTHER;
+    t->off = p;
+    t->len = 1;
+    t->line = line;
+    t->col = col > UINT_MAX ? UINT_MAX : (unsigned)col;
+    sc->pos = p + 1;
+    sc->line = line;
+    sc->bol = bol;
+    return 1;
+}
+
+/*
+ * One parameter: `.param` or `.reg`, then `.align N`, a type, `.ptr` and state spaces in any order,
+ * an optional name and an optional `[N]`. When nvcc's `.param .TYPE NAME` is followed by the `,`
+ * or `)` that ends it, that token is read too, into @p sep, and *have_sep is 1 (else 0).
+ */
+static int parse_param(scanner *sc, const proto_ctx *pc, size_t index, token *sep, int *have_sep)
 {
     token t;
     int rc;
     fdl_ptx_param *p = &sc->ptx->params[index];
     const type_info *type = NULL;
-    if ((rc = param_head(sc, p, index)) != 0) {
+    *have_sep = 0;
+    if ((rc = param_head(sc, p, NULL)) != 0) {
         if (rc < 0)
             return rc;
+        if (sep_fast(sc, sep)) {
+            *have_sep = 1;
+            return FDL_OK;
+        }
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
         return param_array(sc, pc, p, &t);
@@ -913,7 +1021,7 @@ static int parse_param(scanner *sc, const proto_ctx *pc, size_t index)
     set_type(p, type);
     if (t.kind == T_IDENT) {
         next(sc, &t);
-        if ((rc = add_name(sc, &t, &sc->pname[index])) != FDL_OK)
+        if ((rc = add_name(sc, &t, &p->name)) != FDL_OK)
             return rc;
         if ((rc = peek(sc, &t)) != FDL_OK)
             return rc;
@@ -944,6 +1052,121 @@ static int skip_parens(scanner *sc, const proto_ctx *pc)
     return FDL_OK;
 }
 
+/* A one-byte punctuation token at @p off (the scanner's line and its start are where it is). */
+static void punct_at(const scanner *sc, size_t off, token *t)
+{
+    t->kind = T_PUNCT;
+    t->id = D_OTHER;
+    t->off = off;
+    t->len = 1;
+    t->line = sc->line;
+    t->col = col_at(sc, off);
+}
+
+/* The scanner past blanks and newlines (no comment); the byte there, or -1 at the end. */
+static int blank_then(scanner *sc)
+{
+    sc->pos = skip_blank_lines(sc->s, sc->pos, sc->len, &sc->line, &sc->bol);
+    return sc->pos < sc->len ? (unsigned char)sc->s[sc->pos] : -1;
+}
+
+/*
+ * A prototype as nvcc writes every one, read straight from the bytes: after .func/.entry, an
+ * optional `(.param .TYPE NAME)`, the name, `(`, `.param .TYPE NAME` separated by `,`, `)`, then
+ * `;` or a body, with only blanks and newlines between. The function (*out: @p proto filled in,
+ * its parameters appended) is what the token path makes of the same bytes, and the scanner is
+ * left where that path leaves it. *done is 0, with the scanner as it was, for anything else (a
+ * comment, an .attribute, an array, a performance directive, a malformed prototype, ...): the
+ * token path reads it from the start and reports what is wrong. Bodies are skipped as there.
+ */
+static int proto_fast(scanner *sc, const fdl_ptx_func *proto, fdl_ptx_func *out, int *done)
+{
+    fdl_ptx *ptx = sc->ptx;
+    const size_t pos0 = sc->pos, bol0 = sc->bol, nparams0 = ptx->nparams;
+    const unsigned line0 = sc->line;
+    fdl_ptx_func fn = *proto, *f = &fn;
+    token t;
+    size_t pi;
+    int rc, c;
+    *done = 0;
+    if (sc->has_back)
+        return FDL_OK;
+    if ((c = blank_then(sc)) == '(') {
+        if (f->is_entry)
+            goto decline;
+        punct_at(sc, sc->pos, &t);
+        sc->pos++;
+        if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
+            return rc;
+        if ((rc = param_head(sc, &ptx->params[pi], &sc->last_ret)) < 0)
+            return rc;
+        if (rc == 0 || !sep_fast(sc, &t) || sc->s[t.off] != ')')
+            goto decline;
+        f->has_return = 1;
+        f->ret = ptx->params[pi];
+        ptx->nparams--;
+        c = blank_then(sc);
+    }
+    /* the name, as the lexer reads an identifier */
+    if (c < 0 || !is_ident_start((unsigned char)c))
+        goto decline;
+    size_t at = sc->pos, end = ident_end(sc->s, at + 1, sc->len);
+    if (end - at > FDL_PTX_MAX_IDENT)
+        goto decline;
+    token id = {T_IDENT, D_OTHER, at, end - at, sc->line, col_at(sc, at)};
+    if ((rc = add_name(sc, &id, &f->name)) != FDL_OK)
+        return rc;
+    f->line = id.line;
+    f->column = id.col;
+    sc->pos = end;
+    if (blank_then(sc) != '(')
+        goto decline;
+    punct_at(sc, sc->pos, &t);
+    sc->pos++;
+    if ((c = blank_then(sc)) == ')') {
+        sc->pos++;
+    } else {
+        /* the first parameter's `.param`, where the token path's look-ahead would be */
+        token head = {T_DIR, D_PARAM, sc->pos, 6, sc->line, col_at(sc, sc->pos)};
+        const token *at_tok = &head;
+        for (;;) {
+            if (f->nparams >= FDL_PTX_MAX_PARAMS)
+                goto decline;
+            if ((rc = new_param(sc, at_tok, &pi)) != FDL_OK)
+                return rc;
+            if ((rc = param_head(sc, &ptx->params[pi], NULL)) < 0)
+                return rc;
+            if (rc == 0 || !sep_fast(sc, &t))
+                goto decline;
+            f->nparams++;
+            if (sc->s[t.off] == ')')
+                break;
+            at_tok = &t;
+        }
+    }
+    c = blank_then(sc);
+    if (c == ';') {
+        sc->pos++;
+    } else if (c == '{') {
+        punct_at(sc, sc->pos, &t);
+        sc->pos++;
+        f->is_definition = 1;
+        if ((rc = skip_block(sc, &t, f->name)) != FDL_OK)
+            return rc;
+    } else {
+        goto decline;
+    }
+    *out = fn;
+    *done = 1;
+    return FDL_OK;
+decline: /* names kept on the way stay in their block, unused */
+    sc->pos = pos0;
+    sc->line = line0;
+    sc->bol = bol0;
+    ptx->nparams = nparams0;
+    return FDL_OK;
+}
+
 /*
  * A prototype: @p first is the first directive (linkage or .func/.entry), @p kw the .func/.entry
  * token (already read).
@@ -952,30 +1175,36 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
 {
     fdl_ptx *ptx = sc->ptx;
     int is_entry = tok_dir(kw, D_ENTRY);
-    proto_ctx pc = {is_entry ? ".entry" : ".func", 0, 0};
+    proto_ctx pc = {is_entry ? ".entry" : ".func", NULL};
     token t;
     int rc;
 
-    size_t need, cap = sc->cap_funcs, cap2 = sc->cap_funcs;
-    if (!fdl__size_add(&need, ptx->nfuncs, 1))
-        return out_of_memory(sc, kw);
-    fdl_ptx_func *funcs = fdl__grow(ptx->funcs, &cap, need, sizeof *funcs);
-    if (!funcs)
-        return out_of_memory(sc, kw);
-    ptx->funcs = funcs;
-    func_rec *recs = fdl__grow(sc->recs, &cap2, need, sizeof *recs);
-    if (!recs)
-        return out_of_memory(sc, kw);
-    sc->recs = recs;
-    sc->cap_funcs = cap < cap2 ? cap : cap2;
+    if (ptx->nfuncs >= sc->cap_funcs || !ptx->funcs) {
+        size_t need, cap = sc->cap_funcs;
+        if (!fdl__size_add(&need, ptx->nfuncs, 1))
+            return out_of_memory(sc, kw);
+        fdl_ptx_func *funcs = fdl__grow(ptx->funcs, &cap, need, sizeof *funcs);
+        if (!funcs)
+            return out_of_memory(sc, kw);
+        ptx->funcs = funcs;
+        sc->cap_funcs = cap;
+    }
     size_t fi = ptx->nfuncs;
     fdl_ptx_func f;
     memset(&f, 0, sizeof f);
-    func_rec rec = {0, 0, ptx->nparams};
+    f.ret.name = "";
     f.linkage = linkage;
     f.is_entry = is_entry;
     f.decl_line = first->line;
     f.decl_column = first->col;
+
+    int done;
+    if ((rc = proto_fast(sc, &f, &ptx->funcs[fi], &done)) != FDL_OK)
+        return rc;
+    if (done) {
+        ptx->nfuncs++;
+        return FDL_OK;
+    }
 
     /* .attribute(...) between .func and the rest (PTX 8.x) */
     for (;;) {
@@ -994,16 +1223,15 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
         if (is_entry)
             return proto_fail(sc, &pc, &t, "a kernel name (a kernel has no return value)");
         size_t ri;
+        int have_sep;
         if ((rc = new_param(sc, &t, &ri)) != FDL_OK)
             return rc;
-        if ((rc = parse_param(sc, &pc, ri)) != FDL_OK)
+        if ((rc = parse_param(sc, &pc, ri, &t, &have_sep)) != FDL_OK)
             return rc;
         f.has_return = 1;
         f.ret = ptx->params[ri];
-        rec.ret_name_off = sc->pname[ri];
         ptx->nparams--; /* the return parameter is kept in f.ret, not in the array */
-        rec.first_param = ptx->nparams;
-        if ((rc = next(sc, &t)) != FDL_OK)
+        if (!have_sep && (rc = next(sc, &t)) != FDL_OK)
             return rc;
         if (tok_punct(sc, &t, ','))
             return proto_fail(sc, &pc, &t, "')' (only one return parameter is supported)");
@@ -1014,10 +1242,9 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     }
     if (t.kind != T_IDENT)
         return proto_fail(sc, &pc, &t, is_entry ? "a kernel name" : "a function name");
-    if ((rc = add_name(sc, &t, &rec.name_off)) != FDL_OK)
+    if ((rc = add_name(sc, &t, &f.name)) != FDL_OK)
         return rc;
-    pc.named = 1;
-    pc.name_off = rec.name_off;
+    pc.name = f.name;
     f.line = t.line;
     f.column = t.col;
 
@@ -1035,12 +1262,13 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
                                    "%s: more than %d parameters", pc_name(sc, &pc),
                                    FDL_PTX_MAX_PARAMS);
                 size_t pi;
+                int have_sep;
                 if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
                     return rc;
-                if ((rc = parse_param(sc, &pc, pi)) != FDL_OK)
+                if ((rc = parse_param(sc, &pc, pi, &t, &have_sep)) != FDL_OK)
                     return rc;
                 f.nparams++;
-                if ((rc = next(sc, &t)) != FDL_OK)
+                if (!have_sep && (rc = next(sc, &t)) != FDL_OK)
                     return rc;
                 if (tok_punct(sc, &t, ')'))
                     break;
@@ -1096,7 +1324,6 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
         return proto_fail(sc, &pc, &t, "';' or '{' after the parameter list");
     }
     ptx->funcs[fi] = f;
-    sc->recs[fi] = rec;
     ptx->nfuncs++;
     return FDL_OK;
 }
@@ -1349,31 +1576,29 @@ static const char *func_name(const void *owner, size_t i)
 /* Index each name: its first definition, else its first prototype. */
 static int build_index(fdl_ptx *ptx)
 {
-    if (!fdl__index_reserve(&ptx->index, ptx->nfuncs, func_name, ptx))
+    if (!fdl__index_reserve(&ptx->index, ptx->nfuncs))
         return 0;
     for (size_t i = 0; i < ptx->nfuncs; i++) {
         const fdl_ptx_func *f = &ptx->funcs[i];
-        size_t *slot = fdl__index_slot(&ptx->index, f->name, strlen(f->name), func_name, ptx);
-        if (!*slot || (f->is_definition && !ptx->funcs[*slot - 1].is_definition))
-            *slot = i + 1;
+        uint64_t tag;
+        uint64_t *slot =
+            fdl__index_slot(&ptx->index, f->name, strlen(f->name), func_name, ptx, &tag);
+        if (!*slot || (f->is_definition && !ptx->funcs[fdl__index_entry(*slot)].is_definition))
+            *slot = tag | (i + 1);
     }
     return 1;
 }
 
-/* Turn the offsets kept while scanning into pointers. */
+/* Point each function at its parameters: each one's follow the one's before, in one array that
+ * may have moved while it grew. */
 static void finish(scanner *sc)
 {
     fdl_ptx *ptx = sc->ptx;
-    ptx->names = sc->names.data;
-    sc->names.data = NULL;
-    for (size_t i = 0; i < ptx->nparams; i++)
-        ptx->params[i].name = ptx->names + sc->pname[i];
+    size_t at = 0;
     for (size_t i = 0; i < ptx->nfuncs; i++) {
         fdl_ptx_func *f = &ptx->funcs[i];
-        const func_rec *r = &sc->recs[i];
-        f->name = ptx->names + r->name_off;
-        f->ret.name = ptx->names + r->ret_name_off;
-        f->params = f->nparams ? ptx->params + r->first_param : NULL;
+        f->params = f->nparams ? ptx->params + at : NULL;
+        at += f->nparams;
     }
 }
 
@@ -1385,7 +1610,10 @@ void fdl_ptx_destroy(fdl_ptx *ptx)
     free(ptx->target);
     free(ptx->funcs);
     free(ptx->params);
-    free(ptx->names);
+    for (name_block *b = ptx->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     fdl__index_free(&ptx->index);
     free(ptx);
 }
@@ -1404,7 +1632,7 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     sc.source = name;
     sc.err = err;
     sc.ptx = calloc(1, sizeof *sc.ptx);
-    if (!sc.ptx || !(sc.ptx->source = fdl__strdup(name)) || !fdl__buf_append(&sc.names, "", 1)) {
+    if (!sc.ptx || !(sc.ptx->source = fdl__strdup(name))) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
         goto cleanup;
     }
@@ -1415,13 +1643,13 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     size_t hint_funcs = len / 256 + 16, hint_params = len / 64 + 16;
     hint_funcs = hint_funcs > 16384 ? 16384 : hint_funcs;
     hint_params = hint_params > 65536 ? 65536 : hint_params;
-    size_t cap_f = 0, cap_r = 0, cap_p = 0, cap_n = 0;
-    if ((sc.ptx->funcs = fdl__grow(NULL, &cap_f, hint_funcs, sizeof *sc.ptx->funcs)) &&
-        (sc.recs = fdl__grow(NULL, &cap_r, hint_funcs, sizeof *sc.recs)))
-        sc.cap_funcs = cap_f < cap_r ? cap_f : cap_r;
-    if ((sc.ptx->params = fdl__grow(NULL, &cap_p, hint_params, sizeof *sc.ptx->params)) &&
-        (sc.pname = fdl__grow(NULL, &cap_n, hint_params, sizeof *sc.pname)))
-        sc.cap_params = cap_p < cap_n ? cap_p : cap_n;
+    size_t cap_f = 0, cap_p = 0;
+    if ((sc.ptx->funcs = fdl__grow(NULL, &cap_f, hint_funcs, sizeof *sc.ptx->funcs)))
+        sc.cap_funcs = cap_f;
+    if ((sc.ptx->params = fdl__grow(NULL, &cap_p, hint_params, sizeof *sc.ptx->params)))
+        sc.cap_params = cap_p;
+    /* names: an eighth of the text at first (they are less where bodies are most of it) */
+    sc.first_names = len / 8 + 64 < NAME_BLOCK ? len / 8 + 64 : NAME_BLOCK;
     if ((rc = scan_module(&sc)) != FDL_OK)
         goto cleanup;
     if (sc.target.len) {
@@ -1437,9 +1665,6 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     sc.ptx = NULL;
 cleanup:
     fdl_ptx_destroy(sc.ptx);
-    free(sc.recs);
-    free(sc.pname);
-    fdl__buf_free(&sc.names);
     fdl__buf_free(&sc.target);
     return rc;
 }

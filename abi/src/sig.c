@@ -35,10 +35,9 @@ typedef struct type_name {
     const char *name;
     fdl_scalar base;
     unsigned depth;
-    size_t len; /* strlen(name), so that a lookup compares lengths first */
 } type_name;
 
-#define T(name, base, depth) {name, base, depth, sizeof name - 1}
+#define T(name, base, depth) {name, base, depth}
 static const type_name type_names[] = {
     T("void", FDL_VOID, 0),       T("none", FDL_VOID, 0),         T("voidptr", FDL_VOID, 1),
     T("boolean", FDL_BOOL, 0),    T("bool_", FDL_BOOL, 0),        T("b1", FDL_BOOL, 0),
@@ -105,13 +104,73 @@ static int name_is(const char *s, size_t n, const char *name)
     return strlen(name) == n && memcmp(s, name, n) == 0;
 }
 
+/*
+ * The accepted name s[0..n), or NULL: told apart by length, then compared whole (constant-length
+ * compares, which the compiler inlines). Each entry is `type_names` at the index given.
+ */
 static const type_name *find_type_name(const char *s, size_t n)
 {
-    for (size_t i = 0; i < COUNT_OF(type_names); i++)
-        if (type_names[i].len == n && type_names[i].name[0] == s[0] &&
-            memcmp(s, type_names[i].name, n) == 0)
-            return &type_names[i];
-    return NULL;
+#define IS(lit, i) if (memcmp(s, lit, sizeof lit - 1) == 0) return &type_names[i]
+    switch (n) {
+    case 2:
+        IS("b1", 5);
+        IS("i1", 7);
+        IS("i2", 10);
+        IS("i4", 13);
+        IS("i8", 16);
+        IS("u1", 19);
+        IS("u2", 23);
+        IS("u4", 26);
+        IS("u8", 29);
+        IS("f2", 34);
+        IS("f4", 36);
+        IS("f8", 39);
+        return NULL;
+    case 4:
+        IS("void", 0);
+        IS("none", 1);
+        IS("int8", 6);
+        IS("char", 8);
+        IS("intc", 14);
+        IS("byte", 20);
+        IS("intp", 31);
+        return NULL;
+    case 5:
+        IS("bool_", 4);
+        IS("int16", 9);
+        IS("short", 11);
+        IS("int32", 12);
+        IS("int64", 15);
+        IS("uint8", 18);
+        IS("uchar", 21);
+        IS("uintc", 27);
+        IS("uintp", 32);
+        return NULL;
+    case 6:
+        IS("uint16", 22);
+        IS("ushort", 24);
+        IS("uint32", 25);
+        IS("uint64", 28);
+        IS("float_", 37);
+        IS("double", 40);
+        return NULL;
+    case 7:
+        IS("voidptr", 2);
+        IS("boolean", 3);
+        IS("float16", 33);
+        IS("float32", 35);
+        IS("float64", 38);
+        return NULL;
+    case 8:
+        IS("longlong", 17);
+        return NULL;
+    case 9:
+        IS("ulonglong", 30);
+        return NULL;
+    default:
+        return NULL;
+    }
+#undef IS
 }
 
 static char lower(char c)

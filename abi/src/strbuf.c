@@ -7,6 +7,27 @@
 
 #include "internal.h"
 
+#define SP FDL__CC_SPACE
+#define ID (FDL__CC_IDENT_START | FDL__CC_IDENT_CHAR)
+#define DG FDL__CC_IDENT_CHAR
+const unsigned char fdl__char_class[256] = {
+    [' '] = SP, ['\t'] = SP, ['\n'] = SP, ['\r'] = SP, ['\v'] = SP, ['\f'] = SP,
+    ['_'] = ID,
+    ['0'] = DG, ['1'] = DG, ['2'] = DG, ['3'] = DG, ['4'] = DG,
+    ['5'] = DG, ['6'] = DG, ['7'] = DG, ['8'] = DG, ['9'] = DG,
+    ['a'] = ID, ['b'] = ID, ['c'] = ID, ['d'] = ID, ['e'] = ID, ['f'] = ID, ['g'] = ID,
+    ['h'] = ID, ['i'] = ID, ['j'] = ID, ['k'] = ID, ['l'] = ID, ['m'] = ID, ['n'] = ID,
+    ['o'] = ID, ['p'] = ID, ['q'] = ID, ['r'] = ID, ['s'] = ID, ['t'] = ID, ['u'] = ID,
+    ['v'] = ID, ['w'] = ID, ['x'] = ID, ['y'] = ID, ['z'] = ID,
+    ['A'] = ID, ['B'] = ID, ['C'] = ID, ['D'] = ID, ['E'] = ID, ['F'] = ID, ['G'] = ID,
+    ['H'] = ID, ['I'] = ID, ['J'] = ID, ['K'] = ID, ['L'] = ID, ['M'] = ID, ['N'] = ID,
+    ['O'] = ID, ['P'] = ID, ['Q'] = ID, ['R'] = ID, ['S'] = ID, ['T'] = ID, ['U'] = ID,
+    ['V'] = ID, ['W'] = ID, ['X'] = ID, ['Y'] = ID, ['Z'] = ID,
+};
+#undef SP
+#undef ID
+#undef DG
+
 int fdl__size_add(size_t *out, size_t a, size_t b)
 {
     if (a > SIZE_MAX - b)

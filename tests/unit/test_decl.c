@@ -204,6 +204,35 @@ Test(decl_parse, accepts_every_signature_the_signature_language_accepts)
     fdl_decls_destroy(d);
 }
 
+Test(decl_parse, repeated_signatures_parse_as_each_alone)
+{
+    /* a signature written as the line before wrote it is taken from that line; any other
+     * spelling, the same type with other spaces or an alias, is parsed anew */
+    static const char *const sigs[] = {
+        "float32(float32, float32)", "float32(float32, float32)", "float32(float32,float32)",
+        "float32(float32, float32)", "f4(f4, f4)", "float32(float32, float32)",
+        "void(CPointer(int8))", "void(CPointer(int8))", "float32(float32, float64)",
+        "float32(float32, float64)",
+    };
+    char text[1024] = "";
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "f%zu: %s%s\n", i, sigs[i], i == 4 ? " abi=c" : "");
+        strcat(text, line);
+    }
+    fdl_decls *d = parse_ok(text);
+    cr_assert_eq(fdl_decls_count(d), sizeof sigs / sizeof sigs[0]);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        fdl_sig alone;
+        cr_assert_eq(fdl_sig_parse(&alone, sigs[i], strlen(sigs[i]), NULL), FDL_OK);
+        const fdl_decl *decl = fdl_decls_get(d, i);
+        cr_assert_eq(memcmp(&decl->sig, &alone, sizeof alone), 0, "line %zu: %s", i + 1, sigs[i]);
+        cr_assert_eq(decl->abi, i == 4 ? FDL_ABI_C : FDL_ABI_NUMBA, "line %zu", i + 1);
+        cr_assert_eq(decl->sig_column, 5 + (i >= 10), "line %zu", i + 1);
+    }
+    fdl_decls_destroy(d);
+}
+
 Test(decl_parse, accepts_c_identifiers_up_to_the_name_limit)
 {
     char text[512];

@@ -308,10 +308,11 @@ Test(error_index, finds_every_name_and_nothing_else)
     for (size_t i = 0; i < N; i++) {
         snprintf(storage[i], sizeof storage[i], "name%zu", i);
         names[i] = storage[i];
-        cr_assert(fdl__index_reserve(&ix, i + 1, key_of, names));
-        size_t *slot = fdl__index_slot(&ix, names[i], strlen(names[i]), key_of, names);
+        cr_assert(fdl__index_reserve(&ix, i + 1));
+        uint64_t tag;
+        uint64_t *slot = fdl__index_slot(&ix, names[i], strlen(names[i]), key_of, names, &tag);
         cr_assert_eq(*slot, 0, "%s is new", names[i]);
-        *slot = i + 1;
+        *slot = tag | (i + 1);
     }
     cr_assert_leq(N * 2, ix.mask + 1, "at most half full");
     for (size_t i = 0; i < N; i++)
@@ -324,6 +325,22 @@ Test(error_index, finds_every_name_and_nothing_else)
     fdl__index_free(&ix);
     cr_assert_null(ix.slots);
     fdl__index_free(&ix); /* twice is harmless */
+}
+
+Test(error_index, name_hash_tells_prefixes_and_lengths_apart)
+{
+    /* every prefix of a name, each length read in its own way (bytes, words, overlapping
+     * words), hashes differently from the others; equal bytes hash equally wherever they are */
+    static const char text[] = "abcdefghijklmnopqrstuvwxyz0123456789_ABCDEFGHIJ";
+    char copy[sizeof text];
+    uint64_t h[sizeof text];
+    for (size_t n = 0; n < sizeof text; n++) {
+        h[n] = fdl__name_hash(text, n);
+        memcpy(copy, text, n);
+        cr_assert_eq(fdl__name_hash(copy, n), h[n]);
+        for (size_t m = 0; m < n; m++)
+            cr_assert_neq(h[m], h[n], "lengths %zu and %zu", m, n);
+    }
 }
 
 Test(error_index, hashes_with_fnv1a)
