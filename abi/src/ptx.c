@@ -8,10 +8,13 @@
  * the input length (the text need not be NUL-terminated).
  *
  * Speed (benchmark 5: prototypes are most of its text): a prototype as nvcc writes it is read
- * without tokens (proto_fast; the token path reads anything else and reports every error),
+ * without tokens (proto_fast; the token path reads anything else and reports every error), its
+ * head (`.visible .func`) too (head_fast) and each nvcc parameter line at once (param_head),
  * directives are told apart by one switch when they are read (dir_id), identifiers end sixteen
- * bytes at a time, names are copied once into blocks that never move, and bodies are passed over
- * sixteen bytes at a time to the next byte that matters, their newlines counted in SIMD lanes.
+ * bytes at a time, names are copied once into blocks that never move, no struct just written
+ * field by field is copied whole (a store-forwarding stall), and bodies are passed over 32 bytes
+ * at a time (AVX2, chosen at run time) or sixteen (SSE2) to the next byte that matters, their
+ * newlines counted as they go.
  * test_ptx's scans.golden holds a digest of every result on the fuzz corpus, its prefixes and its
  * mutations, as the scanner gave them before it was made fast.
  */
@@ -27,6 +30,10 @@
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define AVX2_SKIP 1
 #endif
 
 #include "fdlink/ptx.h"
@@ -531,6 +538,67 @@ static inline size_t lane_sum(__m128i acc)
 }
 #endif
 
+#ifdef AVX2_SKIP
+/*
+ * skip_plain_words thirty-two bytes at a time, on x86-64 processors with AVX2 (chosen at run
+ * time): to the first byte of { } " / NUL, or to where fewer than 32 bytes are left (the SSE2 loop
+ * goes on from there). The same counting of newlines and of the line's start.
+ */
+__attribute__((target("avx2,popcnt"))) static size_t skip_plain_avx2(scanner *sc, size_t p)
+{
+    const char *s = sc->s;
+    const __m256i open = _mm256_set1_epi8('{'), close = _mm256_set1_epi8('}'),
+                  quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('/'),
+                  nul = _mm256_setzero_si256(), newline = _mm256_set1_epi8('\n');
+    size_t lines = 0, last = 0;
+    uint32_t last_nl = 0;
+    while (p + 32 <= sc->len) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + p));
+        __m256i stop = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, open), _mm256_cmpeq_epi8(v, close)),
+            _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, quote),
+                                            _mm256_cmpeq_epi8(v, slash)),
+                            _mm256_cmpeq_epi8(v, nul)));
+        uint32_t nl = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, newline));
+        uint32_t stops = (uint32_t)_mm256_movemask_epi8(stop);
+        if (stops) {
+            unsigned first = (unsigned)__builtin_ctz(stops);
+            nl &= (uint32_t)((1ull << first) - 1); /* the newlines before it */
+            if (nl) {
+                lines += (size_t)__builtin_popcount(nl);
+                last = p;
+                last_nl = nl;
+            }
+            p += first;
+            break;
+        }
+        if (nl) {
+            lines += (size_t)__builtin_popcount(nl);
+            last = p;
+            last_nl = nl;
+        }
+        p += 32;
+    }
+    if (lines)
+        sc->line = lines > UINT_MAX - sc->line ? UINT_MAX : sc->line + (unsigned)lines;
+    if (last_nl)
+        sc->bol = last + (size_t)(31 - __builtin_clz(last_nl)) + 1;
+    return p;
+}
+
+/* Whether this processor runs AVX2 (asked once; a race only asks twice). */
+static int have_avx2(void)
+{
+    static volatile int known = -1;
+    int k = known;
+    if (k < 0) {
+        __builtin_cpu_init();
+        known = k = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") ? 1 : 0;
+    }
+    return k;
+}
+#endif
+
 /*
  * Pass over bytes with none of { } " / NUL from @p p, to the first byte that is one (or to where
  * fewer than a word's bytes are left); the newlines passed over are counted.
@@ -538,6 +606,10 @@ static inline size_t lane_sum(__m128i acc)
 static size_t skip_plain_words(scanner *sc, size_t p)
 {
     const char *s = sc->s;
+#ifdef AVX2_SKIP
+    if (have_avx2())
+        p = skip_plain_avx2(sc, p); /* at a byte that matters, or fewer than 32 left */
+#endif
 #ifdef __SSE2__
     /* sixteen bytes at a time where SSE2 is there (every x86-64); newlines are counted in byte
      * lanes (flushed every 255 blocks and at the end) and only the last block that held one is
@@ -681,7 +753,7 @@ static int out_of_memory(scanner *sc, const token *at)
     return sc_fail(sc, FDL_ENOMEM, at->line, at->col, NULL, "out of memory");
 }
 
-static int add_name(scanner *sc, const token *t, const char **out)
+static inline int add_name(scanner *sc, const token *t, const char **out)
 {
     if (t->len > FDL_PTX_MAX_IDENT)
         return sc_fail(sc, FDL_ELIMIT, t->line, t->col, NULL,
@@ -701,7 +773,17 @@ static int add_name(scanner *sc, const token *t, const char **out)
         sc->ptx->names = b = nb;
     }
     char *name = b->data + b->used;
-    memcpy(name, sc->s + t->off, t->len);
+#ifdef __SSE2__
+    /* most names are under 32 bytes: two unaligned 16-byte copies where both sides have room
+     * (the bytes past the name are overwritten by the next one, or never read) */
+    if (t->len < 32 && sc->len - t->off >= 32 && b->cap - b->used >= 32) {
+        const char *from = sc->s + t->off;
+        _mm_storeu_si128((__m128i *)(void *)name, _mm_loadu_si128((const __m128i *)(const void *)from));
+        _mm_storeu_si128((__m128i *)(void *)(name + 16),
+                         _mm_loadu_si128((const __m128i *)(const void *)(from + 16)));
+    } else
+#endif
+        memcpy(name, sc->s + t->off, t->len);
     name[t->len] = '\0';
     b->used += t->len + 1;
     *out = name;
@@ -709,7 +791,7 @@ static int add_name(scanner *sc, const token *t, const char **out)
 }
 
 /* Make room for one more parameter (unnamed until its name is read); returns its index. */
-static int new_param(scanner *sc, const token *at, size_t *index)
+static inline int new_param(scanner *sc, const token *at, size_t *index)
 {
     fdl_ptx *ptx = sc->ptx;
     if (ptx->nparams >= sc->cap_params || !ptx->params) {
@@ -862,11 +944,43 @@ static inline unsigned col_of(size_t off, size_t bol)
     return c > UINT_MAX ? UINT_MAX : (unsigned)c;
 }
 
+/* The three-letter directive at @p w when it is a parameter type (as dir_id says), else what
+ * dir_id says: inline, for the types nvcc writes in nearly every parameter. */
+static inline int type3(const char *w)
+{
+    int width = w[1] == '3' && w[2] == '2' ? 1 : w[1] == '6' && w[2] == '4' ? 2
+                : w[1] == '1' && w[2] == '6' ? 0 : -1;
+    if (width >= 0) {
+        switch (w[0]) {
+        case 'b': return D_B16 + width;
+        case 'u': return D_U16 + width;
+        case 's': return D_S16 + width;
+        case 'f': return width == 0 ? D_F16 : width == 1 ? D_F32 : D_F64;
+        default: break;
+        }
+    }
+    return dir_id(w, 3);
+}
+
 static int param_head(scanner *sc, fdl_ptx_param *p, const char **same)
 {
     const char *s = sc->s;
     size_t len = sc->len, pos = sc->pos, bol = sc->bol;
     unsigned line = sc->line, first_line, first_col;
+    int type;
+    if (!sc->has_back && len - pos >= 16 && s[pos] == '\n' &&
+        memcmp(s + pos + 1, "\t.param .", 9) == 0 && s[pos + 13] == ' ' &&
+        (type = type3(s + pos + 10)) < D_NTYPES) {
+        /* nvcc's "\n\t.param .b64 NAME" (the type three letters), read at once: the next line,
+         * `.param` in its column 2, the name after the one space */
+        if (line < UINT_MAX)
+            line++;
+        bol = pos + 1;
+        first_line = line;
+        first_col = 2;
+        pos += 14;
+        goto name;
+    }
     if (sc->has_back) {
         /* `.param` already read as the look-ahead token (after a parameter list's `(`) */
         if (!tok_dir(&sc->back, D_PARAM))
@@ -892,10 +1006,10 @@ static int param_head(scanner *sc, fdl_ptx_param *p, const char **same)
     pos += 2;
     while (pos < len && is_ident_char((unsigned char)s[pos]))
         pos++;
-    int type = dir_id(s + type_at, pos - type_at);
+    type = pos - type_at == 3 ? type3(s + type_at) : dir_id(s + type_at, pos - type_at);
     if (type >= D_NTYPES)
         return 0;
-    /* NAME */
+name:; /* NAME */
     size_t name_bol = bol;
     unsigned name_line = line;
     pos = skip_blank_lines(s, pos, len, &name_line, &name_bol);
@@ -929,7 +1043,7 @@ static int param_head(scanner *sc, fdl_ptx_param *p, const char **same)
  * only, read as the lexer would read it (into @p t, the scanner after it). 0, with nothing
  * consumed, when anything else follows (a comment, `[`, ...): the token path reads it.
  */
-static int sep_fast(scanner *sc, token *t)
+static inline int sep_fast(scanner *sc, token *t)
 {
     const char *s = sc->s;
     size_t p = sc->pos, len = sc->len, bol = sc->bol;
@@ -1064,7 +1178,7 @@ static void punct_at(const scanner *sc, size_t off, token *t)
 }
 
 /* The scanner past blanks and newlines (no comment); the byte there, or -1 at the end. */
-static int blank_then(scanner *sc)
+static inline int blank_then(scanner *sc)
 {
     sc->pos = skip_blank_lines(sc->s, sc->pos, sc->len, &sc->line, &sc->bol);
     return sc->pos < sc->len ? (unsigned char)sc->s[sc->pos] : -1;
@@ -1079,14 +1193,19 @@ static int blank_then(scanner *sc)
  * comment, an .attribute, an array, a performance directive, a malformed prototype, ...): the
  * token path reads it from the start and reports what is wrong. Bodies are skipped as there.
  */
-static int proto_fast(scanner *sc, const fdl_ptx_func *proto, fdl_ptx_func *out, int *done)
+static int proto_fast(scanner *sc, const token *first, int is_entry, fdl_ptx_linkage linkage,
+                      fdl_ptx_func *out, int *done)
 {
     fdl_ptx *ptx = sc->ptx;
     const size_t pos0 = sc->pos, bol0 = sc->bol, nparams0 = ptx->nparams;
     const unsigned line0 = sc->line;
-    fdl_ptx_func fn = *proto, *f = &fn;
+    /* built here, field by field, as parse_proto starts its own (no copy of a struct just
+     * written: a store-forwarding stall a prototype) */
+    fdl_ptx_func fn = {.linkage = linkage, .is_entry = is_entry, .ret = {.name = ""},
+                       .decl_line = first->line, .decl_column = first->col};
+    fdl_ptx_func *f = &fn;
     token t;
-    size_t pi;
+    size_t pi = 0;
     int rc, c;
     *done = 0;
     if (sc->has_back)
@@ -1094,17 +1213,13 @@ static int proto_fast(scanner *sc, const fdl_ptx_func *proto, fdl_ptx_func *out,
     if ((c = blank_then(sc)) == '(') {
         if (f->is_entry)
             goto decline;
-        punct_at(sc, sc->pos, &t);
         sc->pos++;
-        if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
-            return rc;
-        if ((rc = param_head(sc, &ptx->params[pi], &sc->last_ret)) < 0)
+        /* straight into f->ret (zero, name ""), as the token path's copy of it ends up */
+        if ((rc = param_head(sc, &f->ret, &sc->last_ret)) < 0)
             return rc;
         if (rc == 0 || !sep_fast(sc, &t) || sc->s[t.off] != ')')
             goto decline;
         f->has_return = 1;
-        f->ret = ptx->params[pi];
-        ptx->nparams--;
         c = blank_then(sc);
     }
     /* the name, as the lexer reads an identifier */
@@ -1190,6 +1305,13 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
         sc->cap_funcs = cap;
     }
     size_t fi = ptx->nfuncs;
+    int done;
+    if ((rc = proto_fast(sc, first, is_entry, linkage, &ptx->funcs[fi], &done)) != FDL_OK)
+        return rc;
+    if (done) {
+        ptx->nfuncs++;
+        return FDL_OK;
+    }
     fdl_ptx_func f;
     memset(&f, 0, sizeof f);
     f.ret.name = "";
@@ -1197,14 +1319,6 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     f.is_entry = is_entry;
     f.decl_line = first->line;
     f.decl_column = first->col;
-
-    int done;
-    if ((rc = proto_fast(sc, &f, &ptx->funcs[fi], &done)) != FDL_OK)
-        return rc;
-    if (done) {
-        ptx->nfuncs++;
-        return FDL_OK;
-    }
 
     /* .attribute(...) between .func and the rest (PTX 8.x) */
     for (;;) {
@@ -1222,7 +1336,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     if (tok_punct(sc, &t, '(')) {
         if (is_entry)
             return proto_fail(sc, &pc, &t, "a kernel name (a kernel has no return value)");
-        size_t ri;
+        size_t ri = 0;
         int have_sep;
         if ((rc = new_param(sc, &t, &ri)) != FDL_OK)
             return rc;
@@ -1261,7 +1375,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
                     return sc_fail(sc, FDL_ELIMIT, t.line, t.col, pc_name(sc, &pc),
                                    "%s: more than %d parameters", pc_name(sc, &pc),
                                    FDL_PTX_MAX_PARAMS);
-                size_t pi;
+                size_t pi = 0;
                 int have_sep;
                 if ((rc = new_param(sc, &t, &pi)) != FDL_OK)
                     return rc;
@@ -1500,6 +1614,54 @@ static fdl_ptx_linkage linkage_of(const token *t)
     }
 }
 
+/* A directive of @p n bytes (dot included) at @p p: the literal, then a byte that ends it. */
+static inline int dir_at(const scanner *sc, size_t p, const char *lit, size_t n)
+{
+    return sc->len - p > n && memcmp(sc->s + p, lit, n) == 0 &&
+           !is_ident_char((unsigned char)sc->s[p + n]);
+}
+
+/*
+ * The heads nvcc writes, read without the lexer at the scanner's position (past white space, no
+ * look-ahead held): `.func`, `.entry`, or `.visible`, `.extern` or `.weak` then one space and
+ * `.func` or `.entry`. The tokens the lexer would make of them in *first and *kw (the same one
+ * when there is no linkage), the scanner after the keyword; 0, nothing consumed, for anything else.
+ */
+static int head_fast(scanner *sc, token *first, token *kw, fdl_ptx_linkage *link)
+{
+    size_t p = sc->pos;
+    if (p >= sc->len || sc->s[p] != '.')
+        return 0;
+    size_t n = 0;
+    int id = D_OTHER;
+    *link = FDL_PTX_LINK_NONE;
+    if (dir_at(sc, p, ".visible", 8)) {
+        n = 8, id = D_VISIBLE, *link = FDL_PTX_LINK_VISIBLE;
+    } else if (dir_at(sc, p, ".extern", 7)) {
+        n = 7, id = D_EXTERN, *link = FDL_PTX_LINK_EXTERN;
+    } else if (dir_at(sc, p, ".weak", 5)) {
+        n = 5, id = D_WEAK, *link = FDL_PTX_LINK_WEAK;
+    }
+    size_t k = p;
+    if (n) {
+        if (sc->s[p + n] != ' ')
+            return 0;
+        k = p + n + 1;
+    }
+    size_t kn;
+    int kid;
+    if (dir_at(sc, k, ".func", 5))
+        kn = 5, kid = D_FUNC;
+    else if (dir_at(sc, k, ".entry", 6))
+        kn = 6, kid = D_ENTRY;
+    else
+        return 0;
+    *kw = (token){T_DIR, kid, k, kn, sc->line, col_at(sc, k)};
+    *first = n ? (token){T_DIR, id, p, n, sc->line, col_at(sc, p)} : *kw;
+    sc->pos = k + kn;
+    return 1;
+}
+
 static int scan_module(scanner *sc)
 {
     token t;
@@ -1517,16 +1679,26 @@ static int scan_module(scanner *sc)
     if ((rc = parse_version(sc, &t)) != FDL_OK)
         return rc;
     for (;;) {
+        token kw;
+        fdl_ptx_linkage link;
+        if (!sc->has_back) {
+            if ((rc = skip_space(sc)) != FDL_OK)
+                return rc;
+            if (head_fast(sc, &t, &kw, &link)) {
+                if ((rc = parse_proto(sc, &t, &kw, link)) != FDL_OK)
+                    return rc;
+                continue;
+            }
+        }
         if ((rc = next(sc, &t)) != FDL_OK)
             return rc;
         if (t.kind == T_EOF)
             return FDL_OK;
         if (t.kind == T_DIR) {
-            fdl_ptx_linkage link = linkage_of(&t);
+            link = linkage_of(&t);
             if (t.id == D_FUNC || t.id == D_ENTRY) {
                 rc = parse_proto(sc, &t, &t, FDL_PTX_LINK_NONE);
             } else if (link != FDL_PTX_LINK_NONE) {
-                token kw;
                 if ((rc = next(sc, &kw)) != FDL_OK)
                     return rc;
                 if (tok_dir(&kw, D_FUNC) || tok_dir(&kw, D_ENTRY)) {

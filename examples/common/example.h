@@ -37,15 +37,16 @@ static inline double example_now_ms(void)
 
 /*
  * Whether the program runs under compute-sanitizer, whose tools instrument every access (racecheck
- * on the tiled matmul takes minutes a launch at 1024^2): detected from the sanitizer's injection in
- * LD_PRELOAD, FDLINK_SANITIZE (the tool the test scripts run every test under) set and not empty,
+ * on the tiled matmul takes minutes a launch at 1024^2): detected from the variables compute-sanitizer
+ * gives its target (NV_SANITIZER_INJECTION_*, seen with `compute-sanitizer env`), FDLINK_SANITIZE (the tool the test scripts run every test under) set and not empty,
  * or FDLINK_UNDER_SANITIZER set to anything.
  */
 static inline int example_under_sanitizer(void)
 {
-    const char *pre = getenv("LD_PRELOAD"), *tool = getenv("FDLINK_SANITIZE");
+    const char *tool = getenv("FDLINK_SANITIZE");
     return getenv("FDLINK_UNDER_SANITIZER") || (tool && *tool) ||
-           (pre && strstr(pre, "compute-sanitizer"));
+           getenv("NV_SANITIZER_INJECTION_TRANSPORT_TYPE") ||
+           getenv("NV_SANITIZER_INJECTION_PORT_RANGE_BEGIN");
 }
 
 /*
