@@ -184,6 +184,15 @@ void bench_launch(bench_ctx *ctx, bench_section *s);
 void bench_link(bench_ctx *ctx, bench_section *s);
 void bench_scaling(bench_ctx *ctx, bench_section *s);
 void bench_ttfr(bench_ctx *ctx, bench_section *s);
+
+/*
+ * Run one of benchmark 6's programs (@p program, a path) with the extra environment @p env:
+ * 0 when it exited 0 having verified its result (*wall: process start to exit, *inner: main()
+ * to the verified result, both ms), FDL_EXIT_SKIP without a GPU (@p why, when not NULL, gets
+ * the program's line saying so), else 1 (@p s failed, saying why).
+ */
+int bench_ttfr_run(bench_section *s, const char *program, const char *const *env, double *wall,
+                   double *inner, char *why, size_t why_size);
 void bench_cache(bench_ctx *ctx, bench_section *s);
 
 /* `fdlink-bench --child-cache link|nvrtc DIR`: one cached link or compile (linkcache.c). */

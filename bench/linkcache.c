@@ -249,39 +249,36 @@ static int raw_relink(const raw *r, const two_inputs *in, uint64_t *hash)
 
 /* ---- the benchmark ------------------------------------------------------------------------ */
 
+/*
+ * One run of a benchmark 6 program with the cache in @p dir: 0 verified, FDL_EXIT_SKIP without a
+ * GPU (*skipped set), else 1 (the section failed).
+ */
 static int run_ttfr(bench_section *s, const char *program, const char *dir, double *wall,
-                    int *skipped)
+                    double *inner, int *skipped)
 {
     char env_dir[1024];
     snprintf(env_dir, sizeof env_dir, "FDLINK_CACHE_DIR=%s", dir);
     const char *const env[] = {"CUDA_CACHE_DISABLE=1", env_dir, NULL};
-    char *argv[] = {(char *)program, NULL};
-    char out[4096];
-    int status = 0;
-    if (bench_run_process(argv, env, out, sizeof out, &status, wall) != 0) {
-        bench_fail(s, "%s", out);
-        return 1;
-    }
-    if (status == FDL_EXIT_SKIP) {
+    int rc = bench_ttfr_run(s, program, env, wall, inner, NULL, 0);
+    if (rc == FDL_EXIT_SKIP) {
         *skipped = 1;
         return 0;
     }
-    if (status != 0 || !strstr(out, ": verified ")) {
-        bench_fail(s, "%s exited with status %d: %s", program, status, out);
-        return 1;
-    }
-    return 0;
+    return rc;
 }
 
 void bench_cache(bench_ctx *ctx, bench_section *s)
 {
     const size_t reps = bench_reps(ctx, 3, 10);
     const size_t relinks = bench_reps(ctx, 5, 30);
+    /* (c): a process's start and teardown vary by tens of ms (IQR ~30 ms of ~200): more pairs */
+    const size_t pairs = bench_reps(ctx, 3, 40);
     char tmpl[] = "/tmp/fdlink-bench-cache.XXXXXX";
     char *dir = mkdtemp(tmpl);
     double *cold = calloc(reps, sizeof *cold), *warm = calloc(reps, sizeof *warm);
     double *mem = calloc(relinks, sizeof *mem), *rawt = calloc(relinks, sizeof *rawt);
-    double *ttfr_rt = calloc(reps, sizeof *ttfr_rt), *ttfr_emb = calloc(reps, sizeof *ttfr_emb);
+    double *ttfr_rt = calloc(pairs, sizeof *ttfr_rt), *ttfr_emb = calloc(pairs, sizeof *ttfr_emb);
+    double *main_rt = calloc(pairs, sizeof *main_rt), *main_emb = calloc(pairs, sizeof *main_emb);
     double *nv_cold = calloc(reps, sizeof *nv_cold), *nv_warm = calloc(reps, sizeof *nv_warm);
     two_inputs in;
     memset(&in, 0, sizeof in);
@@ -290,8 +287,8 @@ void bench_cache(bench_ctx *ctx, bench_section *s)
     fdl_link *link = NULL;
     fdl_error err = FDL_ERROR_INIT;
     char sub[1100];
-    if (!dir || !cold || !warm || !mem || !rawt || !ttfr_rt || !ttfr_emb ||
-        !nv_cold || !nv_warm) {
+    if (!dir || !cold || !warm || !mem || !rawt || !ttfr_rt || !ttfr_emb || !main_rt ||
+        !main_emb || !nv_cold || !nv_warm) {
         bench_fail(s, "out of memory or no temporary directory");
         goto cleanup;
     }
@@ -416,25 +413,33 @@ void bench_cache(bench_ctx *ctx, bench_section *s)
     /* (c) time to first result with a warm cache */
     snprintf(sub, sizeof sub, "%s/ttfr", dir);
     int skipped = 0;
-    double w0;
-    if (run_ttfr(s, FDL_BENCH_TTFR_RUNTIME, sub, &w0, &skipped) ||
-        (!skipped && run_ttfr(s, FDL_BENCH_TTFR_EMBEDDED, sub, &w0, &skipped)))
+    double w0, m0;
+    if (run_ttfr(s, FDL_BENCH_TTFR_RUNTIME, sub, &w0, &m0, &skipped) ||
+        (!skipped && run_ttfr(s, FDL_BENCH_TTFR_EMBEDDED, sub, &w0, &m0, &skipped)))
         goto cleanup;
     if (skipped) {
         bench_note(s, "(c) skipped: no GPU");
     } else {
-        for (size_t i = 0; i < reps; i++)
+        for (size_t i = 0; i < pairs; i++)
             for (int j = 0; j < 2; j++) {
                 int runtime = (int)((i + (size_t)j) % 2);
                 if (run_ttfr(s, runtime ? FDL_BENCH_TTFR_RUNTIME : FDL_BENCH_TTFR_EMBEDDED, sub,
-                             runtime ? &ttfr_rt[i] : &ttfr_emb[i], &skipped))
+                             runtime ? &ttfr_rt[i] : &ttfr_emb[i],
+                             runtime ? &main_rt[i] : &main_emb[i], &skipped))
                     goto cleanup;
             }
-        if (!bench_figure_add(s, "(c) ttfr, run-time link, warm cache", "ms", ttfr_rt, reps) ||
-            !bench_figure_add(s, "(c) ttfr, embedded cubin", "ms", ttfr_emb, reps))
+        if (!bench_figure_add(s, "(c) ttfr, run-time link, warm cache", "ms", ttfr_rt, pairs) ||
+            !bench_figure_add(s, "(c) ttfr, embedded cubin", "ms", ttfr_emb, pairs) ||
+            !bench_figure_add(s, "(c) main() to result, run-time link, warm cache", "ms", main_rt,
+                              pairs) ||
+            !bench_figure_add(s, "(c) main() to result, embedded cubin", "ms", main_emb, pairs))
             goto cleanup;
         bench_ratio_add(s, "(c) ttfr warm cache: run-time link / embedded", ttfr_rt, ttfr_emb,
-                        reps, BENCH_GOAL_LE, 1.05);
+                        pairs, BENCH_GOAL_LE, 1.05);
+        bench_ratio_add(s, "(c) main() to result, warm cache: run-time link / embedded", main_rt,
+                        main_emb, pairs, BENCH_GOAL_NONE, 0);
+        bench_note(s, "(c) %zu pairs of fresh processes, the two programs alternating, the cache "
+                      "warmed by one untimed run of each", pairs);
     }
     s->verified = 1;
     bench_note(s, "verified: every cubin equals an uncached link's; every child hit or missed "
@@ -462,6 +467,8 @@ cleanup:
     free(rawt);
     free(ttfr_rt);
     free(ttfr_emb);
+    free(main_rt);
+    free(main_emb);
     free(nv_cold);
     free(nv_warm);
 }

@@ -14,6 +14,7 @@
  * Verified: every run exits 0 having verified all 2^20 products.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,10 @@ static const char *const program_names[NPROGRAMS] = {"embedded cubin", "PTX link
 static const char *const program_paths[NPROGRAMS] = {FDL_BENCH_TTFR_EMBEDDED,
                                                      FDL_BENCH_TTFR_RUNTIME};
 
-/* Run program @p p once: 0 verified, 77 skipped, else failed (the section says why). */
-static int run_once(bench_section *s, int p, double *wall, double *inner)
+int bench_ttfr_run(bench_section *s, const char *program, const char *const *env, double *wall,
+                   double *inner, char *why, size_t why_size)
 {
-    /* a cold start: benchmark 7 measures the same programs with a warm link cache */
-    static const char *const env[] = {"CUDA_CACHE_DISABLE=1", "FDLINK_CACHE=0", NULL};
-    char *argv[] = {(char *)program_paths[p], NULL};
+    char *argv[] = {(char *)program, NULL};
     char out[4096];
     int status = 0;
     if (bench_run_process(argv, env, out, sizeof out, &status, wall) != 0) {
@@ -41,17 +40,30 @@ static int run_once(bench_section *s, int p, double *wall, double *inner)
         char *nl = strchr(out, '\n');
         if (nl)
             *nl = '\0';
-        bench_skip(s, "%s", out);
+        if (why && why_size)
+            snprintf(why, why_size, "%s", out);
         return FDL_EXIT_SKIP;
     }
     const char *verified = strstr(out, ": verified ");
     const char *semi = verified ? strstr(verified, "; ") : NULL;
     if (status != 0 || !semi || !strstr(semi, " ms from main to the verified result")) {
-        bench_fail(s, "%s exited with status %d: %s", program_names[p], status, out);
+        bench_fail(s, "%s exited with status %d: %s", program, status, out);
         return 1;
     }
     *inner = strtod(semi + 2, NULL);
     return 0;
+}
+
+/* Run program @p p once, linking afresh: 0 verified, 77 skipped, else failed. */
+static int run_once(bench_section *s, int p, double *wall, double *inner)
+{
+    /* a cold start: benchmark 7 measures the same programs with a warm link cache */
+    static const char *const env[] = {"CUDA_CACHE_DISABLE=1", "FDLINK_CACHE=0", NULL};
+    char why[512];
+    int rc = bench_ttfr_run(s, program_paths[p], env, wall, inner, why, sizeof why);
+    if (rc == FDL_EXIT_SKIP)
+        bench_skip(s, "%s", why);
+    return rc;
 }
 
 void bench_ttfr(bench_ctx *ctx, bench_section *s)
