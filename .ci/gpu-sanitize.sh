@@ -51,6 +51,9 @@ for tool in "${tools[@]}"; do
     [ -n "$cdp" ] && args+=(-E "^($cdp)\$")
   fi
   log=build-gpu/sanitize-$tool.log
+  # each test's compute-sanitizer output (ctest: Testing/Temporary/MemoryChecker.<n>.log), this
+  # tool's alone
+  rm -f build-gpu/Testing/Temporary/MemoryChecker.*.log
   # shellcheck disable=SC2086 # the extra arguments are words
   FDLINK_SANITIZE=$tool ${FDLINK_SANITIZE_TIMEOUT:+timeout $FDLINK_SANITIZE_TIMEOUT} \
     bash .gpu/run-tests.sh "${args[@]}" ${FDLINK_SANITIZE_CTEST_ARGS:-} > "$log" 2>&1
@@ -60,7 +63,14 @@ for tool in "${tools[@]}"; do
   # ctest -T memcheck: "Memory checking results:" then one "<kind> - <count>" line per kind
   reports=$(sed -n '/Memory checking results:/,$p' "$log" | grep -E ' - [0-9]+$' | paste -sd';')
   [ -z "$reports" ] && reports="0 reports"
-  line="$tool: ${passed:-no ctest summary (see $log)}; ${reports}; exit $rc"
+  # the tool's own verdicts: every test's log should end with one (ERROR SUMMARY: N errors, or
+  # racecheck's RACECHECK SUMMARY: N hazards displayed); a log without one was not traced
+  traced=$(grep -lE '(ERROR|RACECHECK) SUMMARY: ' build-gpu/Testing/Temporary/MemoryChecker.*.log 2>/dev/null | wc -l)
+  nlogs=$(ls build-gpu/Testing/Temporary/MemoryChecker.*.log 2>/dev/null | wc -l)
+  verdicts=$(cat build-gpu/Testing/Temporary/MemoryChecker.*.log 2>/dev/null |
+    grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+ (errors|hazards)' | sed -E 's/.*: //' |
+    sort | uniq -c | awk '{printf "%s%d x %s %s", NR > 1 ? ", " : "", $1, $2, $3}')
+  line="$tool: ${passed:-no ctest summary (see $log)}; ${reports}; $traced of $nlogs test logs with the tool's summary (${verdicts:-none}); exit $rc"
   echo "gpu-sanitize: $line"
   summary+=("$line")
   [ "$rc" = 0 ] || status=1
