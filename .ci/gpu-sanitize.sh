@@ -69,7 +69,7 @@ for tool in "${tools[@]}"; do
   nlogs=$(ls build-gpu/Testing/Temporary/MemoryChecker.*.log 2>/dev/null | wc -l)
   verdicts=$(cat build-gpu/Testing/Temporary/MemoryChecker.*.log 2>/dev/null |
     grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+ (errors|hazards)' | sed -E 's/.*: //' |
-    sort | uniq -c | awk '{printf "%s%d x %s %s", NR > 1 ? ", " : "", $1, $2, $3}')
+    sort | uniq -c | awk '{printf "%s%d x %s %s", (NR > 1 ? ", " : ""), $1, $2, $3}')
   line="$tool: ${passed:-no ctest summary (see $log)}; ${reports}; $traced of $nlogs test logs with the tool's summary (${verdicts:-none}); exit $rc"
   echo "gpu-sanitize: $line"
   summary+=("$line")
