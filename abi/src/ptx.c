@@ -281,7 +281,9 @@ static int skip_string(scanner *sc, size_t p, size_t *end)
             return fail_nul(sc, p);
         if (c == '\n')
             break;
-        if (c == '\\' && p + 1 < sc->len && sc->s[p + 1] != '\n')
+        /* an escape takes the next byte along, unless it ends the line or is a NUL (refused
+         * on the next turn, as anywhere else) */
+        if (c == '\\' && p + 1 < sc->len && sc->s[p + 1] != '\n' && sc->s[p + 1] != '\0')
             p++;
         p++;
     }

@@ -550,6 +550,16 @@ Test(ptx_errors, nul_byte_anywhere)
     cr_assert_eq(scan_n(&ptx, str, sizeof str - 1, &err), FDL_EPARSE);
     cr_assert_str_eq(err.message, "unexpected NUL byte at offset 33");
 
+    /* after a backslash in a string (fuzz_ptx once accepted this one; corpus ptx_nul_escaped) */
+    static const char escaped[] = ".version 9.0\n.file 1 \"a\\\0b\"\n";
+    cr_assert_eq(scan_n(&ptx, escaped, sizeof escaped - 1, &err), FDL_EPARSE);
+    cr_assert_str_eq(err.message, "unexpected NUL byte at offset 24");
+    cr_assert_eq(err.line, 2);
+    cr_assert_eq(err.column, 12);
+    static const char escaped_body[] = ".version 9.0\n.func f()\n{\n\t.pragma \"\\\0\";\n}\n";
+    cr_assert_eq(scan_n(&ptx, escaped_body, sizeof escaped_body - 1, &err), FDL_EPARSE);
+    cr_assert_str_eq(err.message, "unexpected NUL byte at offset 36");
+
     static const char line[] = ".version 9.0\n.loc 1 2 3 \0\n";
     cr_assert_eq(scan_n(&ptx, line, sizeof line - 1, &err), FDL_EPARSE);
     cr_assert_str_eq(err.message, "unexpected NUL byte at offset 24");
