@@ -37,9 +37,10 @@ static inline double example_now_ms(void)
 
 /*
  * Whether the program runs under compute-sanitizer, whose tools instrument every access (racecheck
- * on the tiled matmul takes minutes a launch at 1024^2): detected from the variables compute-sanitizer
- * gives its target (NV_SANITIZER_INJECTION_*, seen with `compute-sanitizer env`), FDLINK_SANITIZE (the tool the test scripts run every test under) set and not empty,
- * or FDLINK_UNDER_SANITIZER set to anything.
+ * on the tiled matmul takes minutes a launch at 1024^2): detected from the variables
+ * compute-sanitizer gives its target (NV_SANITIZER_INJECTION_*, seen with `compute-sanitizer
+ * env`), FDLINK_SANITIZE (the tool the test scripts run every test under) set and not empty, or
+ * FDLINK_UNDER_SANITIZER set to anything.
  */
 static inline int example_under_sanitizer(void)
 {
