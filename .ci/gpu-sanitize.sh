@@ -10,7 +10,8 @@
 # consumers' configure-and-build steps, cmake_*_build: hundreds of compiler processes, no kernel,
 # minutes each when every process is traced); each tool's run then adds no fixture's tests
 # (ctest -FA '.*') and runs the consumers on the trees those steps built.
-# Prints one line per run: the tests passed and the reports ctest's memory check counted; the
+# Prints one line per run: the tests passed, the reports ctest's memory check counted and the
+# test logs that carry the tool's own verdict (a run with a log without one fails); the
 # whole output of each run is in build-gpu/sanitize-<tool>.log (and in $OUT when set), the
 # setup run's in build-gpu/sanitize-setup.log.
 #   bash .ci/gpu-sanitize.sh [tool...]      (default: memcheck racecheck initcheck synccheck)
@@ -74,6 +75,11 @@ for tool in "${tools[@]}"; do
   echo "gpu-sanitize: $line"
   summary+=("$line")
   [ "$rc" = 0 ] || status=1
+  # a test whose log has no verdict ran untraced: the run proves nothing for it
+  if [ "$nlogs" = 0 ] || [ "$traced" != "$nlogs" ]; then
+    echo "gpu-sanitize: $tool: $((nlogs - traced)) of $nlogs test logs without the tool's summary (untraced)" >&2
+    status=1
+  fi
 done
 plain_run fault fault-tests -L fault
 printf '%s\n' "${summary[@]}" > build-gpu/sanitize-summary.txt
