@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
-fdlink=$build/host/cli/fdlink
+fdlink=$build/cli/fdlink
 failed=0
 bash tests/faults/kill_rounds.sh "$fdlink" tests/data "${FDLINK_KILL_ROUNDS:-100}" || failed=1
 bash tests/faults/concurrent.sh "$fdlink" tests/data 5 || failed=1

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "fdlink/link.h"
-#include "probe.h"
+#include "hostprobe.h"
 
 Test(probe, ptx_isa_of_each_cuda_release)
 {

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "probe.h"
+#include "hostprobe.h"
 
 extern char **environ;
 

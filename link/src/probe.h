@@ -38,8 +38,6 @@ typedef struct fdl__toolkit_probe {
 
 /* fdl__library_of (where a loaded function lives) is internal.h's, with the loaders. */
 
-/* The driver: path, version (cuDriverGetVersion). host/src/driver.c. */
-void fdl__probe_driver(fdl__lib_probe *out);
 /* nvJitLink (nvJitLinkVersion), NVRTC (nvrtcVersion), libzstd (ZSTD_versionNumber). */
 void fdl__probe_nvjitlink(fdl__lib_probe *out);
 void fdl__probe_nvrtc(fdl__lib_probe *out);
