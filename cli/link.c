@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "probe.h"
+#include "linktop.h"
 
 void help_link(FILE *out)
 {

@@ -15,6 +15,7 @@
 
 #include "fdlink/link.h"
 #include "hostprobe.h"
+#include "linktop.h"
 
 Test(probe, ptx_isa_of_each_cuda_release)
 {

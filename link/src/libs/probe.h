@@ -57,11 +57,4 @@ int fdl__ptx_isa_of_cuda(int cuda_version);
 int fdl__build_cuda_version(void);
 const char *fdl__build_cuda_root(void);
 
-/*
- * The checks fdl_link_create makes of @p opts before it loads anything (each option, and what the
- * culink backend cannot do), so that the CLI says what is wrong with a command line before it
- * opens a device for cuLink. @return FDL_OK, or fdl_link_create's FDL_EINVAL or FDL_ELIMIT.
- */
-int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err);
-
 #endif /* FDLINK_PROBE_H */

@@ -1,5 +1,5 @@
 /*
- * The list of code images of an input (linkint.h's fdl__images): adding an image, with its
+ * The list of code images of an input (formats.h's fdl__images): adding an image, with its
  * public fields kept pointing at its own storage as the array grows, and freeing them.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -10,7 +10,7 @@
 #include "elfread.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 #include "unpack.h"
 
 static void image_free(fdl__image *img)

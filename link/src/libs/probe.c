@@ -13,7 +13,7 @@
 #include <cuda.h>
 
 #include "internal.h"
-#include "linkint.h"
+#include "libs.h"
 #include "nvjitlink.h"
 #include "probe.h"
 

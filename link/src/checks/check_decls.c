@@ -11,6 +11,7 @@
 #include "fdlink/abi.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
+#include "checks.h"
 #include "linkobj.h"
 
 typedef struct diag_sink {

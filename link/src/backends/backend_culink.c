@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "linkint.h"
+#include "libs.h"
+#include "backends.h"
+#include "checks.h"
 #include "linkobj.h"
 
 /* What the culink backend cannot do, said before anything runs. */

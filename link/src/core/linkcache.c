@@ -24,7 +24,7 @@
 
 #include "cacheint.h"
 #include "internal.h"
-#include "linkint.h"
+#include "libs.h"
 #include "linkobj.h"
 #include "nvjitlink.h"
 

@@ -15,7 +15,7 @@
 #include "fdlink/link.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 #include "unpack.h"
 
 int fdl__unpack(fdl__images *out, const unsigned char *p, size_t n, const char *name,

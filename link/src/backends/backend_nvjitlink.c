@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "backends.h"
+#include "checks.h"
 #include "linkobj.h"
 #include "nvjitlink.h"
 

@@ -14,7 +14,7 @@
 #include "elfread.h"
 #include "fdlink/link.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 #include "unpack.h"
 
 /* ---- names --------------------------------------------------------------------------------- */

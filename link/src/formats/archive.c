@@ -9,7 +9,7 @@
 
 #include "elfread.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 #include "unpack.h"
 
 /* A decimal field of an ar header (space padded); 0 when malformed. */

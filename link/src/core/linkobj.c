@@ -1,7 +1,6 @@
 /*
- * The bottom of link/src's link files: the link object's shared helpers, used by every file
- * above (the declarations a link was given, what its inputs contribute). Calls nothing of
- * link/src. See README.md in this folder for the order of the files.
+ * The link object's shared helpers (the declarations a link was given, what its inputs
+ * contribute), used by the rest of core/ and the folders above it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 
 #include "elfread.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 #include "unpack.h"
 
 /* Entry header: kind u16, (u16), header size u32, payload size u64, compressed size u32, (u32),

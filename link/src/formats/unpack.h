@@ -2,7 +2,7 @@
  * Internals of the input readers (not installed), shared between the files that read one format
  * each. They stack one way: elfread.c and images.c at the bottom; kind.c (detection), fatbin.c and
  * cubin.c over them; archive.c over kind.c and fatbin.c; unpack.c (fdl__unpack, fdl__image_load,
- * inspection) at the top. linkint.h holds what the rest of the library uses.
+ * inspection) at the top. formats.h holds what the rest of the library uses.
  */
 #ifndef FDLINK_UNPACK_H
 #define FDLINK_UNPACK_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "fdlink/link.h"
-#include "linkint.h"
+#include "formats.h"
 
 /* ---- images.c: the image list ---------------------------------------------------------------- */
 

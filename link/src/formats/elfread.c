@@ -7,7 +7,7 @@
 
 #include "elfread.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 
 void fdl__elf_shdr(const fdl__elf *e, size_t i, fdl__shdr *s)
 {

@@ -1,8 +1,7 @@
 /*
  * nvJitLink runs for a link: the option probe at create time, and one link of some of its inputs
  * (the link itself in backend_nvjitlink.c, the post-LTO PTX of the checks in postlto.c), with
- * both logs fetched. Above the bottom (linkobj.c, linkopts.c, linklog.c); nothing above it is
- * called from here.
+ * both logs fetched.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * A link's logs: kept whole (older ones too, which an fdl_error may still borrow), and the
- * one-line error made from a failed backend run's log. Bottom of link/src, with linkobj.c.
+ * one-line error made from a failed backend run's log.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>

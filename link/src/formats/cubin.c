@@ -12,7 +12,7 @@
 
 #include "elfread.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 #include "unpack.h"
 
 /* EIATTR attributes of .nv.info (a format byte, an attribute byte, then a 16-bit value, or for

@@ -17,7 +17,7 @@
 
 #include "internal.h"
 #include "libmemo.h"
-#include "linkint.h"
+#include "libs.h"
 #include "probe.h"
 
 #ifndef FDLINK_CUDA_ROOT

@@ -10,6 +10,7 @@
 #include "cacheint.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
+#include "checks.h"
 #include "linkobj.h"
 #include "nvjitlink.h"
 

@@ -10,6 +10,7 @@
 
 #include "fdlink/ptx.h"
 #include "internal.h"
+#include "checks.h"
 #include "linkobj.h"
 
 typedef struct def_entry {

@@ -1,6 +1,7 @@
 /*
- * The link object and the interfaces between the files of link/src that work on it (internal to
- * link/): its helpers at the bottom, the checks and backends above them, link.c on top.
+ * link/src/core: the link object, its helpers, options, logs, nvJitLink runs and cache steps, and
+ * the interfaces that the checks (checks/checks.h) and backends (backends/backends.h) implement
+ * for link.c (internal to link/; the folders' order: README.md in link/src).
  */
 #ifndef FDLINK_LINKOBJ_H
 #define FDLINK_LINKOBJ_H
@@ -10,7 +11,8 @@
 #include "cacheint.h"
 #include "fdlink/link.h"
 #include "libmemo.h"
-#include "linkint.h"
+#include "formats.h"
+#include "libs.h"
 #include "nvjitlink.h"
 #include "strv.h"
 
@@ -89,20 +91,6 @@ typedef struct fdl__jl_run {
     char *info;
     char *error;
 } fdl__jl_run;
-
-/*
- * The files of link/src that work on a link, bottom to top (README.md in this folder): each uses
- * only those listed before it, never one listed after it.
- *
- *   strv.c                            string vectors (strv.h; also used by libmemo.c)
- *   linkobj.c, linkopts.c, linklog.c  the link object's helpers, its options, its logs
- *   linkjl.c                          nvJitLink runs of a link's inputs
- *   linkcache.c                       keys, lookups and stores of links and NVRTC compiles
- *   postlto.c                         the post-LTO PTX of LTO-IR inputs
- *   undefined.c                       undefined symbols said fully
- *   check_*.c, backend_*.c            the checks and the backends, behind the interfaces below
- *   link.c                            create, inputs, fdl_link_complete (the order of it all)
- */
 
 /* ---- linkobj.c: the link object's helpers ---------------------------------------------------- */
 
@@ -203,27 +191,7 @@ int fdl__link_scan_known(const fdl__link_input *in);
 /* After a scan of @p in's bytes succeeded: remember it in this process. */
 void fdl__link_scan_remember(const fdl__link_input *in);
 
-/* ---- postlto.c: the post-LTO PTX of LTO-IR inputs ------------------------------------------- */
-
-/*
- * The post-LTO PTX of @p n inputs' LTO-IR, linked together in one nvJitLink run (with the
- * keeper LTO-IR when @p with_keeper), kept with the first of them.
- * @return FDL_OK, FDL_ELINK, FDL_EPARSE, FDL_ENOMEM
- */
-int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, int with_keeper,
-                             fdl_error *err);
-/* The post-LTO PTX of one input's LTO-IR, kept with the input. */
-int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl_error *err);
-
-/* ---- undefined.c ----------------------------------------------------------------------------- */
-
-/*
- * Rewrite @p err (a backend's failure naming @p symbol) as an undefined reference said fully:
- * the input that refers to it and where it is declared, or that it is not.
- */
-void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *err);
-
-/* ---- checks and backends --------------------------------------------------------------------- */
+/* ---- the interfaces of checks and backends --------------------------------------------------------------------- */
 
 /*
  * A check, run by fdl_link_complete once the inputs are prepared (LTO decided, an image chosen
@@ -245,10 +213,5 @@ typedef struct fdl__link_backend_ops {
     int (*ready)(fdl_error *err);
     int (*run)(fdl_link *link, fdl_error *err);
 } fdl__link_backend_ops;
-
-extern const fdl__link_check fdl__check_decls;             /* check_decls.c */
-extern const fdl__link_check fdl__check_duplicates;        /* check_dups.c */
-extern const fdl__link_backend_ops fdl__backend_nvjitlink; /* backend_nvjitlink.c */
-extern const fdl__link_backend_ops fdl__backend_culink;    /* backend_culink.c */
 
 #endif /* FDLINK_LINKOBJ_H */

@@ -16,7 +16,7 @@
 #include <cuda.h>
 
 #include "internal.h"
-#include "linkint.h"
+#include "libs.h"
 
 /* Size of each cuLink log buffer; the driver writes at most this much. */
 #define LOG_BYTES ((size_t)1 << 20)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "linkint.h"
+#include "libs.h"
 #include "probe.h"
 
 /* ---- LZ4, through liblz4 --------------------------------------------------------------------- */

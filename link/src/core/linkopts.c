@@ -1,7 +1,6 @@
 /*
  * Link options: their versions, their validation, the architecture's form, and the nvJitLink
  * option list a link passes (the link itself, its checks' post-LTO runs and the cache keys).
- * Part of the bottom of link/src with linkobj.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>

@@ -8,6 +8,7 @@
 
 #include "fdlink/abi.h"
 #include "internal.h"
+#include "checks.h"
 #include "linkobj.h"
 
 /*
