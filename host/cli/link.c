@@ -424,7 +424,7 @@ int cmd_link(int argc, char **argv)
                 rc = cli_usage_error("link", "option '%s' needs a file", arg);
                 goto cleanup;
             }
-            out_path = v;
+            out_path = strcmp(v, "-") == 0 ? "/dev/stdout" : v;
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             a.opts.verbose = 1;
         } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -459,13 +459,17 @@ int cmd_link(int argc, char **argv)
         a.opts.arch = fdl_device_arch(dev); /* the device --device or FDLINK_DEVICE names */
     if (cli_link_build(&a, &link) != 0)
         goto cleanup;
-    if (fdl_link_write(link, out_path, &err) != FDL_OK) {
-        cli_print_error(&err);
-        goto cleanup;
-    }
-    size_t ptx_size = 0;
+    /* the cubin and the PTX land together or neither does; the cubin, which build tools
+     * watch, is renamed last */
+    size_t ptx_size = 0, cubin_size = 0;
     const char *ptx = fdl_link_ptx(link, &ptx_size);
-    if (a.ptx_path && ptx && fdl__write_atomic(a.ptx_path, ptx, ptx_size, &err) != FDL_OK) {
+    const void *cubin = fdl_link_cubin(link, &cubin_size);
+    const char *paths[2] = {a.ptx_path, out_path};
+    const void *data[2] = {ptx, cubin};
+    size_t sizes[2] = {ptx_size, cubin_size};
+    size_t first = a.ptx_path && ptx ? 0 : 1;
+    if (fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
+        FDL_OK) {
         cli_print_error(&err);
         goto cleanup;
     }
@@ -477,7 +481,7 @@ int cmd_link(int argc, char **argv)
         for (size_t i = 0; i < count; i++) {
             fdl_input_kind kind;
             const char *name = fdl_link_input(link, i, &kind);
-            fprintf(stderr, "fdlink: input %zu: %s (%s)\n", i + 1, name,
+            cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
                     fdl_input_kind_name(kind));
         }
         fprintf(stderr,
