@@ -82,7 +82,7 @@ static void print_log(const char *log)
 static void on_link_diag(void *ctx, const fdl_error *diag)
 {
     if (diag->code == FDL_EIO) {
-        fprintf(stderr, "fdlink: warning: %s\n", diag->message);
+        cli_eprintf("fdlink: warning: %s\n", diag->message);
         return;
     }
     cli_on_diag(ctx, diag);
@@ -365,10 +365,10 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     }
     if (fdl_link_complete(link, &err) != FDL_OK) {
         if (err.code == FDL_EABI) {
-            fprintf(stderr, "fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
+            cli_eprintf("fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
             for (size_t i = 0; i < a->decl_paths.n; i++)
-                fprintf(stderr, "%s%s", i ? ", " : "", a->decl_paths.v[i]);
-            fprintf(stderr, "; nothing linked\n");
+                cli_eprintf("%s%s", i ? ", " : "", a->decl_paths.v[i]);
+            cli_eprintf("; nothing linked\n");
         } else {
             cli_print_error(&err);
             print_log(err.log);
@@ -484,7 +484,7 @@ int cmd_link(int argc, char **argv)
             cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
                     fdl_input_kind_name(kind));
         }
-        fprintf(stderr,
+        cli_eprintf(
                 "fdlink: linked %zu input%s for %s with %s (LTO %s) into %s (%zu bytes) in "
                 "%.2f ms\n",
                 count, count == 1 ? "" : "s", fdl_link_arch(link),
