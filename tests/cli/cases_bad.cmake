@@ -216,6 +216,16 @@ fdlink_bad_input(inspect_symlink_to_folder SPECS d=dir l.cubin=symlink:d ARGS in
 fdlink_bad_input(header_symlink_to_socket SPECS s=socket l.decl=symlink:s ARGS header l.decl -o out.cuh)
 fdlink_bad_input(link_symlink_to_fifo_decl SPECS ${CALLER} ${MUL} p=fifo l.decl=symlink:p
   ARGS link -arch=sm_90 --decl l.decl -o out.cubin caller.ptx mul.ptx)
+# run's argument files (TYPE[N]@FILE) and --expect files, read before any GPU is needed
+set(RUN run -arch=sm_90 caller.ptx mul.ptx -k multiply_vectors)
+fdlink_bad_input(run_fifo_argument_file SPECS ${CALLER} ${MUL} p=fifo
+  ARGS ${RUN} f32[4]=iota f32[4]@p f32[4]=iota i32:4)
+fdlink_bad_input(run_dev_zero_argument_file SPECS ${CALLER} ${MUL}
+  ARGS ${RUN} f32[4]=iota f32[4]@/dev/zero f32[4]=iota i32:4)
+fdlink_bad_input(run_fifo_expect_file SPECS ${CALLER} ${MUL} p=fifo
+  ARGS ${RUN} f32[4]=iota f32[4]=iota f32[4]=iota i32:4 --expect 0=p)
+fdlink_bad_input(run_socket_expect_file SPECS ${CALLER} ${MUL} s=socket
+  ARGS ${RUN} f32[4]=iota f32[4]=iota f32[4]=iota i32:4 --expect 0=s)
 # a header a CUDA C input includes, when NVRTC compiles it: refused before NVRTC opens it
 fdlink_bad_input(link_cuda_includes_a_fifo SPECS "k.cu=decl_text:#include~\"p.h\"" p.h=fifo
   ARGS link -arch=sm_90 -o out.cubin k.cu)
