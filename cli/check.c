@@ -102,7 +102,7 @@ int cmd_check(int argc, char **argv)
     opts.ctx = &printed;
     int st = fdl_abi_check(&ndiags, decls, (const fdl_ptx *const *)ptx, nptx, &opts, &err);
     if (st == FDL_EABI) {
-        fprintf(stderr, "fdlink: %zu error%s in %zu input%s checked against %s\n", ndiags,
+        cli_eprintf("fdlink: %zu error%s in %zu input%s checked against %s\n", ndiags,
                 ndiags == 1 ? "" : "s", nptx, nptx == 1 ? "" : "s", decl_path);
         goto cleanup;
     }

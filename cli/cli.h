@@ -2,11 +2,23 @@
 #ifndef FDLINK_CLI_H
 #define FDLINK_CLI_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "fdlink/fdlink.h"
 
 #define EXIT_USAGE 2
+
+/*
+ * printf to stderr with every control character but a final newline escaped (\n, \t, \xNN): a
+ * file name holding a newline or an escape sequence stays on its line and does nothing.
+ */
+void cli_eprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void cli_veprintf(const char *fmt, va_list ap);
 
 /* One diagnostic line on stderr: `fdlink: file:line:col: error: symbol: message`. */
 void cli_print_error(const fdl_error *err);

@@ -21,7 +21,8 @@ void help_link(FILE *out)
           "options:\n"
           "  -arch=sm_NN, --arch sm_NN   target architecture (required), e.g. sm_90; native:\n"
           "                              the GPU's own\n"
-          "  -o FILE                     output cubin, written atomically (default: a.cubin)\n"
+          "  -o FILE                     output cubin, written atomically (default: a.cubin; -:\n"
+          "                              standard output)\n"
           "  --decl FILE                 check the inputs against these declarations first\n"
           "                              (repeatable: one set per file)\n"
           "  --backend=nvjitlink|culink  the linker (default: nvjitlink, else culink)\n"
@@ -82,7 +83,7 @@ static void print_log(const char *log)
 static void on_link_diag(void *ctx, const fdl_error *diag)
 {
     if (diag->code == FDL_EIO) {
-        fprintf(stderr, "fdlink: warning: %s\n", diag->message);
+        cli_eprintf("fdlink: warning: %s\n", diag->message);
         return;
     }
     cli_on_diag(ctx, diag);
@@ -365,10 +366,10 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     }
     if (fdl_link_complete(link, &err) != FDL_OK) {
         if (err.code == FDL_EABI) {
-            fprintf(stderr, "fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
+            cli_eprintf("fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
             for (size_t i = 0; i < a->decl_paths.n; i++)
-                fprintf(stderr, "%s%s", i ? ", " : "", a->decl_paths.v[i]);
-            fprintf(stderr, "; nothing linked\n");
+                cli_eprintf("%s%s", i ? ", " : "", a->decl_paths.v[i]);
+            cli_eprintf("; nothing linked\n");
         } else {
             cli_print_error(&err);
             print_log(err.log);
@@ -424,7 +425,7 @@ int cmd_link(int argc, char **argv)
                 rc = cli_usage_error("link", "option '%s' needs a file", arg);
                 goto cleanup;
             }
-            out_path = v;
+            out_path = strcmp(v, "-") == 0 ? "/dev/stdout" : v;
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             a.opts.verbose = 1;
         } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -459,13 +460,17 @@ int cmd_link(int argc, char **argv)
         a.opts.arch = fdl_device_arch(dev); /* the device --device or FDLINK_DEVICE names */
     if (cli_link_build(&a, &link) != 0)
         goto cleanup;
-    if (fdl_link_write(link, out_path, &err) != FDL_OK) {
-        cli_print_error(&err);
-        goto cleanup;
-    }
-    size_t ptx_size = 0;
+    /* the cubin and the PTX land together or neither does; the cubin, which build tools
+     * watch, is renamed last */
+    size_t ptx_size = 0, cubin_size = 0;
     const char *ptx = fdl_link_ptx(link, &ptx_size);
-    if (a.ptx_path && ptx && fdl__write_atomic(a.ptx_path, ptx, ptx_size, &err) != FDL_OK) {
+    const void *cubin = fdl_link_cubin(link, &cubin_size);
+    const char *paths[2] = {a.ptx_path, out_path};
+    const void *data[2] = {ptx, cubin};
+    size_t sizes[2] = {ptx_size, cubin_size};
+    size_t first = a.ptx_path && ptx ? 0 : 1;
+    if (fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
+        FDL_OK) {
         cli_print_error(&err);
         goto cleanup;
     }
@@ -477,10 +482,10 @@ int cmd_link(int argc, char **argv)
         for (size_t i = 0; i < count; i++) {
             fdl_input_kind kind;
             const char *name = fdl_link_input(link, i, &kind);
-            fprintf(stderr, "fdlink: input %zu: %s (%s)\n", i + 1, name,
+            cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
                     fdl_input_kind_name(kind));
         }
-        fprintf(stderr,
+        cli_eprintf(
                 "fdlink: linked %zu input%s for %s with %s (LTO %s) into %s (%zu bytes) in "
                 "%.2f ms\n",
                 count, count == 1 ? "" : "s", fdl_link_arch(link),

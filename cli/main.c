@@ -6,9 +6,11 @@
  * `fdlink: file:line:col: error: message`; data goes to stdout.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -52,7 +54,33 @@ static void help_main(FILE *out)
           out);
 }
 
+/*
+ * What a command wrote to standard output must have got there (a full disk, a closed pipe, a
+ * file system that reports at close): else one line, and exit 1 whatever the command said.
+ */
+static int finish_stdout(int rc)
+{
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (!bad && close(STDOUT_FILENO) != 0 && errno != EBADF) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad || rc != 0)
+        return rc; /* a command that failed has said why in its one line */
+    fprintf(stderr, "fdlink: error: cannot write standard output: %s\n",
+            e ? strerror(e) : "write error");
+    return rc ? rc : 1;
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    return finish_stdout(dispatch(argc, argv));
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         help_main(stderr);

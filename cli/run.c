@@ -245,7 +245,7 @@ static int parse_value(const elem_type *t, const char *s, unsigned char *out)
 /* Print a usage error about argument @index and return EXIT_USAGE. */
 static int arg_error(size_t index, const char *text, const char *why)
 {
-    fprintf(stderr, "fdlink: error: argument %zu '%s': %s (see 'fdlink run --help')\n", index,
+    cli_eprintf("fdlink: error: argument %zu '%s': %s (see 'fdlink run --help')\n", index,
             text, why);
     return EXIT_USAGE;
 }
@@ -548,7 +548,7 @@ static int check_params_in_images(const cli_link_args *la, const char *kernel, c
                 continue;
             found = 1;
             if (f->nparams != nargs) {
-                fprintf(stderr,
+                cli_eprintf(
                         "fdlink: %s:%u:%u: error: kernel %s takes %zu parameter%s, but %zu "
                         "argument%s given (see 'fdlink run --help')\n",
                         img->name, f->line, f->column, kernel, f->nparams,
@@ -560,7 +560,7 @@ static int check_params_in_images(const cli_link_args *la, const char *kernel, c
                 const fdl_ptx_param *q = &f->params[p];
                 if (q->bytes == args[p].size)
                     continue;
-                fprintf(stderr,
+                cli_eprintf(
                         "fdlink: %s:%u:%u: error: argument %zu '%s' has %zu byte%s, but "
                         "parameter %zu of kernel %s takes %zu (see 'fdlink run --help')\n",
                         img->name, q->line, q->column, p, args[p].text, args[p].size,
@@ -729,7 +729,7 @@ static int bool_values_ok(const karg *a, const char *file_data)
 /* A usage error about the map of @d, at its declaration. */
 static int decl_usage_error(const fdl_decl *d, const char *msg)
 {
-    fprintf(stderr, "fdlink: %s:%u:%u: error: %s (see 'fdlink run --help')\n", d->source,
+    cli_eprintf("fdlink: %s:%u:%u: error: %s (see 'fdlink run --help')\n", d->source,
             d->line, d->column, msg);
     return EXIT_USAGE;
 }
@@ -1225,7 +1225,7 @@ int cmd_run(int argc, char **argv)
         }
         size_t want = a->count * a->type->size;
         if (size != want) {
-            fprintf(stderr,
+            cli_eprintf(
                     "fdlink: %s: error: holds %zu bytes, but argument %zu '%s' needs %zu "
                     "(%zu %s values)\n",
                     path, size, is_arg ? k : expects[k - nargs].arg, a->text, want, a->count,

@@ -597,55 +597,200 @@ static char *join(const char *dir, const char *name)
     return b.data;
 }
 
-/* One event into the counters: 'h' hit, 'm' miss, 'c' corrupt (O_APPEND: no lock needed). */
-static void count_event(const char *dir, char event)
+/* ---- the directory's files ------------------------------------------------------------------
+ * Every name in a shared cache directory is hostile: anyone who can write there may have put a
+ * symlink (to another user's file, to /), a FIFO, a device node, a directory or junk under any
+ * name fdlink uses. So a name there is only ever looked at without following it (fstatat with
+ * AT_SYMLINK_NOFOLLOW first: a device is never opened, a FIFO never waited on), opened with
+ * O_NOFOLLOW and O_NONBLOCK and its type checked again on the descriptor, read within a bound;
+ * written only by creating a temporary exclusively (O_EXCL | O_NOFOLLOW) and renaming it over
+ * the name (which replaces a planted symlink or FIFO, never what it points to); removed only as a
+ * name (unlinkat). The directory itself is the user's choice and may be reached through a symlink.
+ */
+
+/* The largest entry or memo read (a link's cubin and log, an NVRTC compile's output). */
+#define ENTRY_READ_MAX ((size_t)1 << 30)
+
+/* The cache directory opened for the *at calls; -1 with errno. */
+static int dir_open(const char *dir)
 {
-    char *path = join(dir, STATS_FILE);
-    if (!path)
-        return;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-        ssize_t n = write(fd, &event, 1);
-        (void)n;
-        close(fd);
-    }
-    free(path);
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Read a whole file into malloc'ed memory; 0 with errno on failure. */
-static int read_all(int fd, unsigned char **out, size_t *size)
+/* What stands at @p name when it is something fdlink does not touch there ("" otherwise). */
+static const char *dir_foreign(int dfd, const char *name)
+{
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISREG(st.st_mode))
+        return "";
+    return fdl__file_type_name((unsigned)st.st_mode);
+}
+
+/*
+ * Open the regular file @p name of @p dfd for reading: 1 and *fd; 0 when there is none (or it
+ * went away); -1 when something else is there (*what says what), which is left alone.
+ */
+static int dir_open_file(int dfd, const char *name, int *fd, const char **what)
+{
+    *fd = -1;
+    *what = dir_foreign(dfd, name);
+    if ((*what)[0])
+        return -1;
+    fdl_error e = FDL_ERROR_INIT;
+    if (fdl__open_at(dfd, name, FDL__FILE_NOFOLLOW, fd, NULL, &e) == FDL_OK)
+        return 1;
+    *what = dir_foreign(dfd, name); /* replaced between the two looks */
+    return (*what)[0] ? -1 : 0;
+}
+
+/* Read the regular file @p name of @p dfd whole (at most ENTRY_READ_MAX bytes); as dir_open_file. */
+static int dir_read(int dfd, const char *name, unsigned char **out, size_t *size,
+                    const char **what)
 {
     *out = NULL;
     *size = 0;
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return 0;
-    if (!S_ISREG(st.st_mode)) {
-        errno = EINVAL;
-        return 0;
+    int fd, got = dir_open_file(dfd, name, &fd, what);
+    if (got != 1)
+        return got;
+    fdl__read_limit lim = {ENTRY_READ_MAX, "the largest cache entry fdlink reads (1 GiB)"};
+    char *b = NULL;
+    int rc = fdl__read_fd(fd, name, 0, &lim, &b, size, NULL);
+    close(fd);
+    if (rc == FDL_ELIMIT) {
+        *what = "a file larger than any entry";
+        return -1;
     }
-    size_t cap = (size_t)st.st_size;
-    unsigned char *b = malloc(cap ? cap : 1);
-    if (!b) {
-        errno = ENOMEM;
+    if (rc != FDL_OK)
         return 0;
-    }
-    size_t got = 0;
-    while (got < cap) {
-        ssize_t n = read(fd, b + got, cap - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            free(b);
-            return 0;
-        }
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    *out = b;
-    *size = got;
+    *out = (unsigned char *)b;
     return 1;
+}
+
+/* The host name as it goes into temporary names: letters, digits and '-' only. */
+static void host_tag(char *out, size_t size)
+{
+    char h[256] = "";
+    if (gethostname(h, sizeof h - 1) != 0)
+        h[0] = '\0';
+    size_t j = 0;
+    for (size_t i = 0; h[i] && j + 1 < size; i++) {
+        char c = h[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
+            out[j++] = c;
+    }
+    if (j == 0 && size > 1)
+        out[j++] = 'h';
+    out[j] = '\0';
+}
+
+/*
+ * Write @p data to @p name in @p dir: a temporary created exclusively beside it (fdl__write_new_at,
+ * not synced: an entry torn by a crash fails its checksum and is computed afresh), renamed over
+ * the name. 1 done; 0 with errno on failure; -1 when something fdlink does not replace stands at
+ * the name (a directory), *what saying what.
+ */
+static int dir_write(const char *dir, const char *name, const unsigned char *data, size_t n,
+                     const char **what)
+{
+    *what = "";
+    char host[64];
+    host_tag(host, sizeof host);
+    int ok = 0, e = 0;
+    fdl__buf t = {0};
+    int dfd = dir_open(dir);
+    if (dfd < 0)
+        return 0;
+    uint64_t nonce = fdl__now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&t;
+    e = EEXIST;
+    for (int attempt = 0; attempt < 16 && e == EEXIST; attempt++) {
+        nonce = nonce * 6364136223846793005u + 1442695040888963407u;
+        t.len = 0;
+        fdl__buf_printf(&t, "%.32s" TEMP_MARK "%s.%ld.%08llx", name, host, (long)getpid(),
+                        (unsigned long long)(nonce >> 32));
+        if (t.oom) {
+            e = ENOMEM;
+            break;
+        }
+        e = fdl__write_new_at(dfd, t.data, data, n, 0);
+    }
+    if (e)
+        goto cleanup;
+    /* concurrent writers of one key write the same bytes: whichever rename lands last wins */
+    if (renameat(dfd, t.data, dfd, name) != 0) {
+        e = errno;
+        unlinkat(dfd, t.data, 0);
+        if (e == EISDIR || e == ENOTEMPTY || e == EEXIST || e == EBUSY) {
+            *what = dir_foreign(dfd, name);
+            ok = (*what)[0] ? -1 : 0;
+        }
+        goto cleanup;
+    }
+    ok = 1;
+cleanup:
+    close(dfd);
+    fdl__buf_free(&t);
+    errno = e;
+    return ok;
+}
+
+/* Remove the name @p name of @p dir (never what a symlink there points to); unlink's result. */
+static int dir_unlink(const char *dir, const char *name)
+{
+    int dfd = dir_open(dir);
+    if (dfd < 0)
+        return -1;
+    int r = unlinkat(dfd, name, 0);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return r;
+}
+
+/* Say once, in the warning of @p u, that @p name in the directory was left alone. */
+static void ignored(fdl__cache_use *u, const char *name, const char *what)
+{
+    if (!u->warning[0] && what[0])
+        snprintf(u->warning, sizeof u->warning,
+                 "cache directory %.300s: ignored %s, %s (fdlink reads and replaces only regular "
+                 "files there, and follows no symlink)", u->dir, name, what);
+}
+
+/* One event into the counters: 'h' hit, 'm' miss, 'c' corrupt (O_APPEND: no lock needed).
+ * 0 done or not possible; -1 when something other than a regular file is the stats file. */
+static int count_event(const char *dir, char event)
+{
+    int dfd = dir_open(dir);
+    if (dfd < 0)
+        return 0;
+    int rc = 0;
+    if (dir_foreign(dfd, STATS_FILE)[0]) {
+        rc = -1;
+        goto cleanup;
+    }
+    int fd = openat(dfd, STATS_FILE,
+                    O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                    0666);
+    if (fd < 0) {
+        rc = errno == ELOOP || errno == ENXIO ? -1 : 0;
+        goto cleanup;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        ssize_t n = write(fd, &event, 1);
+        (void)n;
+    } else {
+        rc = -1;
+    }
+    close(fd);
+cleanup:
+    close(dfd);
+    return rc;
+}
+
+static void count(fdl__cache_use *u, char event)
+{
+    if (count_event(u->dir, event) < 0)
+        ignored(u, STATS_FILE, "not a regular file");
 }
 
 fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
@@ -667,20 +812,16 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
     char hex[33], name[64];
     fdl__cache_key_hex(key, hex);
     snprintf(name, sizeof name, "%s" ENTRY_SUFFIX, hex);
-    char *path = join(u->dir, name);
-    if (!path)
-        return FDL_CACHE_MISS;
     fdl_cache_result result = FDL_CACHE_MISS;
     unsigned char *b = NULL;
     size_t n = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        count_event(u->dir, 'm');
-        goto cleanup;
-    }
-    if (!read_all(fd, &b, &n)) {
-        close(fd);
-        count_event(u->dir, 'm');
+    const char *what = "";
+    int dfd = dir_open(u->dir);
+    int got = dfd < 0 ? 0 : dir_read(dfd, name, &b, &n, &what);
+    if (got != 1) {
+        if (got < 0)
+            ignored(u, name, what); /* a miss; the store renames a good entry over it */
+        count(u, 'm');
         goto cleanup;
     }
     uint32_t got_kind = 0;
@@ -688,102 +829,25 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
     if (!problem[0] && got_kind != kind)
         problem = "another kind";
     if (problem[0]) {
-        close(fd);
-        unlink(path); /* a bad entry is removed, counted, and computed afresh */
-        count_event(u->dir, 'c');
-        count_event(u->dir, 'm');
+        unlinkat(dfd, name, 0); /* a bad entry is removed, counted, and computed afresh */
+        count(u, 'c');
+        count(u, 'm');
         goto cleanup;
     }
-    futimens(fd, NULL); /* mark it used (least recently used go first) */
-    close(fd);
+    /* mark it used (least recently used go first): by name, never through a symlink */
+    utimensat(dfd, name, NULL, AT_SYMLINK_NOFOLLOW);
     uint32_t nsecs = get32(b + 40);
     mem_put(kind, key, b + HEADER_SIZE, n - HEADER_SIZE, nsecs);
     if (split(out, b, b + HEADER_SIZE, n - HEADER_SIZE, nsecs)) {
         b = NULL;
         result = FDL_CACHE_HIT_DISK;
-        count_event(u->dir, 'h');
+        count(u, 'h');
     }
 cleanup:
+    if (dfd >= 0)
+        close(dfd);
     free(b);
-    free(path);
     return result;
-}
-
-/* The host name as it goes into temporary names: letters, digits and '-' only. */
-static void host_tag(char *out, size_t size)
-{
-    char h[256] = "";
-    if (gethostname(h, sizeof h - 1) != 0)
-        h[0] = '\0';
-    size_t j = 0;
-    for (size_t i = 0; h[i] && j + 1 < size; i++) {
-        char c = h[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
-            out[j++] = c;
-    }
-    if (j == 0 && size > 1)
-        out[j++] = 'h';
-    out[j] = '\0';
-}
-
-/* Write @p data to "<dir>/<name>" by a temporary file and rename; errno on failure. */
-static int write_entry(const char *dir, const char *name, const unsigned char *data, size_t n)
-{
-    char host[64];
-    host_tag(host, sizeof host);
-    int ok = 0;
-    int fd = -1;
-    char *tmp = NULL, *path = join(dir, name);
-    fdl__buf t = {0};
-    uint64_t nonce = fdl__now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&t;
-    if (!path)
-        goto cleanup;
-    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-        nonce = nonce * 6364136223846793005u + 1442695040888963407u;
-        t.len = 0;
-        fdl__buf_printf(&t, "%s/%.32s" TEMP_MARK "%s.%ld.%08llx", dir, name, host, (long)getpid(),
-                        (unsigned long long)(nonce >> 32));
-        if (t.oom) {
-            errno = ENOMEM;
-            goto cleanup;
-        }
-        fd = open(t.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            goto cleanup;
-    }
-    if (fd < 0)
-        goto cleanup;
-    tmp = t.data;
-    size_t left = n;
-    const unsigned char *p = data;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            goto cleanup;
-        p += w;
-        left -= (size_t)w;
-    }
-    int c = close(fd);
-    fd = -1;
-    if (c != 0)
-        goto cleanup;
-    /* concurrent writers of one key write the same bytes: whichever rename lands last wins */
-    if (rename(tmp, path) != 0)
-        goto cleanup;
-    ok = 1;
-cleanup:
-    if (fd >= 0)
-        close(fd);
-    if (!ok && tmp) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-    }
-    fdl__buf_free(&t);
-    free(path);
-    return ok;
 }
 
 /* ---- memos (libmemo.c) ------------------------------------------------------------------- */
@@ -796,22 +860,16 @@ int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_
     char hex[33], name[64];
     fdl__cache_key_hex(key, hex);
     snprintf(name, sizeof name, "%s" MEMO_SUFFIX, hex);
-    char *path = join(dir, name);
-    if (!path)
-        return 0;
     int ok = 0;
     unsigned char *b = NULL;
     size_t n = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        goto cleanup;
-    int got = read_all(fd, &b, &n);
-    close(fd);
-    if (!got)
-        goto cleanup;
+    const char *what;
+    int dfd = dir_open(dir);
+    if (dfd < 0 || dir_read(dfd, name, &b, &n, &what) != 1)
+        goto cleanup; /* none, or something that is no memo: the library is loaded instead */
     uint32_t kind = 0;
     if (check_any_entry(b, n, key, &kind, 1)[0]) {
-        unlink(path); /* torn or foreign: gone, and the library is loaded instead */
+        unlinkat(dfd, name, 0); /* torn or foreign: gone, and the library is loaded instead */
         goto cleanup;
     }
     if (split(out, b, b + HEADER_SIZE, n - HEADER_SIZE, get32(b + 40))) {
@@ -819,8 +877,9 @@ int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_
         ok = 1;
     }
 cleanup:
+    if (dfd >= 0)
+        close(dfd);
     free(b);
-    free(path);
     return ok;
 }
 
@@ -836,7 +895,8 @@ void fdl__cache_memo_put(const char *dir, const unsigned char key[FDL__CACHE_KEY
     char hex[33], name[64];
     fdl__cache_key_hex(key, hex);
     snprintf(name, sizeof name, "%s" MEMO_SUFFIX, hex);
-    write_entry(dir, name, b, n); /* best effort: without a memo the library is loaded */
+    const char *what;
+    dir_write(dir, name, b, n, &what); /* best effort: without a memo the library is loaded */
     free(b);
 }
 
@@ -859,12 +919,13 @@ static int remove_memos(const char *dir, fdl_error *err)
     while (rc == FDL_OK && (e = readdir(d)) != NULL) {
         if (!is_memo_name(e->d_name))
             continue;
-        char *path = join(dir, e->d_name);
-        if (!path)
-            rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
-        else if (unlink(path) != 0 && errno != ENOENT)
-            rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot remove: %s", strerror(errno));
-        free(path);
+        if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
+            char *path = join(dir, e->d_name);
+            rc = path ? fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot remove: %s",
+                                   strerror(errno))
+                      : fdl__fail(err, FDL_ENOMEM, "out of memory");
+            free(path);
+        }
     }
     closedir(d);
     return rc;
@@ -883,6 +944,7 @@ typedef struct scan {
     size_t n, cap;
     uint64_t bytes;
     size_t entries, temps;
+    size_t ignored; /* names fdlink uses that hold no regular file */
 } scan;
 
 static void scan_free(scan *s)
@@ -922,6 +984,10 @@ static int scan_dir(const char *dir, scan *s)
         struct stat st;
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue; /* removed meanwhile */
+        if (!S_ISREG(st.st_mode)) {
+            s->ignored++; /* a symlink, FIFO, device or folder under fdlink's names: left alone */
+            continue;
+        }
         scan_item *grown = fdl__grow(s->v, &s->cap, s->n + 1, sizeof *s->v);
         char *name = fdl__strdup(de->d_name);
         if (!grown || !name) {
@@ -968,13 +1034,11 @@ static size_t evict(const char *dir, scan *s, uint64_t max)
     for (size_t i = 0; i < s->n && s->bytes > max; i++) {
         if (s->v[i].temp)
             continue;
-        char *path = join(dir, s->v[i].name);
-        if (path && (unlink(path) == 0 || errno == ENOENT)) {
+        if (dir_unlink(dir, s->v[i].name) == 0 || errno == ENOENT) {
             s->bytes -= s->v[i].size;
             s->entries--;
             removed++;
         }
-        free(path);
     }
     return removed;
 }
@@ -1024,7 +1088,13 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
     char hex[33], name[64];
     fdl__cache_key_hex(key, hex);
     snprintf(name, sizeof name, "%s" ENTRY_SUFFIX, hex);
-    if (!write_entry(u->dir, name, b, n)) {
+    const char *what;
+    int wrote = dir_write(u->dir, name, b, n, &what);
+    if (wrote < 0) {
+        ignored(u, name, what);
+        goto cleanup;
+    }
+    if (!wrote) {
         int e = errno;
         unusable(u, e == ENOSPC || e == EDQUOT ? "is full" : "cannot be written to", e);
         goto cleanup;
@@ -1062,14 +1132,18 @@ static int scan_or_fail(const char *dir, scan *s, fdl_error *err)
 }
 
 /* Kind of an entry from its header ("unknown" when it cannot be read). */
-static const char *entry_kind(const char *path)
+static const char *entry_kind(const char *dir, const char *name)
 {
     unsigned char h[16];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return "unknown";
-    ssize_t n = read(fd, h, sizeof h);
-    close(fd);
+    const char *what;
+    int fd = -1, dfd = dir_open(dir);
+    ssize_t n = -1;
+    if (dfd >= 0 && dir_open_file(dfd, name, &fd, &what) == 1) {
+        n = read(fd, h, sizeof h);
+        close(fd);
+    }
+    if (dfd >= 0)
+        close(dfd);
     if (n != (ssize_t)sizeof h || memcmp(h, MAGIC, 8) != 0)
         return "unknown";
     uint32_t k = get32(h + 12);
@@ -1096,9 +1170,12 @@ int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error *err)
     out->temporaries = s.temps;
     out->max_size = max_size_from_env();
     scan_free(&s);
-    char *path = join(d, STATS_FILE);
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    free(path);
+    int fd = -1, dfd = dir_open(d);
+    const char *what;
+    if (dfd >= 0) {
+        dir_open_file(dfd, STATS_FILE, &fd, &what); /* anything but a regular file: no counts */
+        close(dfd);
+    }
     if (fd >= 0) {
         unsigned char buf[4096];
         ssize_t n;
@@ -1125,11 +1202,9 @@ int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fdl_error 
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
     for (size_t i = 0; i < s.n; i++) {
-        char *path = join(d, s.v[i].name);
         fdl_cache_entry e = {s.v[i].name,
-                             s.v[i].temp ? "temporary" : path ? entry_kind(path) : "unknown",
+                             s.v[i].temp ? "temporary" : entry_kind(d, s.v[i].name),
                              s.v[i].size, s.v[i].mtime_ns / 1000000000, NULL};
-        free(path);
         fn(ctx, &e);
     }
     scan_free(&s);
@@ -1149,23 +1224,29 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
     for (size_t i = 0; i < s.n && rc == FDL_OK; i++) {
-        char *path = join(d, s.v[i].name);
-        if (!path)
-            rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
-        else if (unlink(path) == 0) {
+        if (dir_unlink(d, s.v[i].name) == 0) {
             if (removed)
                 ++*removed;
-        } else if (errno != ENOENT)
-            rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot remove: %s", strerror(errno));
-        free(path);
+        } else if (errno != ENOENT) {
+            int e = errno;
+            char *path = join(d, s.v[i].name);
+            rc = path ? fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot remove: %s",
+                                   strerror(e))
+                      : fdl__fail(err, FDL_ENOMEM, "out of memory");
+            free(path);
+        }
     }
     scan_free(&s);
     if (rc == FDL_OK)
         rc = remove_memos(d, err);
-    char *stats = join(d, STATS_FILE);
-    if (rc == FDL_OK && stats && unlink(stats) != 0 && errno != ENOENT)
-        rc = fdl__error(err, FDL_EIO, stats, 0, 0, NULL, "cannot remove: %s", strerror(errno));
-    free(stats);
+    /* the stats file, or whatever was planted under its name (a directory stays) */
+    if (rc == FDL_OK && dir_unlink(d, STATS_FILE) != 0 && errno != ENOENT && errno != EISDIR) {
+        int e = errno;
+        char *stats = join(d, STATS_FILE);
+        rc = stats ? fdl__error(err, FDL_EIO, stats, 0, 0, NULL, "cannot remove: %s", strerror(e))
+                   : fdl__fail(err, FDL_ENOMEM, "out of memory");
+        free(stats);
+    }
     return rc;
 }
 
@@ -1176,8 +1257,7 @@ static size_t remove_stale_temps(const char *dir, const scan *s, fdl_cache_entry
     for (size_t i = 0; i < s->n; i++) {
         if (!s->v[i].temp || !temp_is_stale(&s->v[i]))
             continue;
-        char *path = join(dir, s->v[i].name);
-        if (path && unlink(path) == 0) {
+        if (dir_unlink(dir, s->v[i].name) == 0) {
             n++;
             if (fn) {
                 fdl_cache_entry e = {s->v[i].name, "temporary", s->v[i].size,
@@ -1186,7 +1266,6 @@ static size_t remove_stale_temps(const char *dir, const scan *s, fdl_cache_entry
                 fn(ctx, &e);
             }
         }
-        free(path);
     }
     return n;
 }
@@ -1228,24 +1307,21 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
     for (size_t i = 0; i < s.n; i++) {
         if (s.v[i].temp)
             continue;
-        char *path = join(d, s.v[i].name);
-        if (!path)
-            continue;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
         unsigned char *b = NULL;
         size_t n = 0;
-        if (fd < 0 || !read_all(fd, &b, &n)) {
-            if (fd >= 0)
-                close(fd);
-            free(path);
-            continue; /* removed meanwhile */
+        const char *what;
+        int dfd = dir_open(d);
+        int got = dfd < 0 ? 0 : dir_read(dfd, s.v[i].name, &b, &n, &what);
+        if (got != 1) {
+            if (dfd >= 0)
+                close(dfd);
+            continue; /* removed meanwhile, or replaced by what is no entry */
         }
-        close(fd);
         unsigned char key[FDL__CACHE_KEY_SIZE];
         hex_key(s.v[i].name, key);
         uint32_t kind = 0;
         const char *problem = check_entry(b, n, key, &kind);
-        if (problem[0] && unlink(path) == 0) {
+        if (problem[0] && unlinkat(dfd, s.v[i].name, 0) == 0) {
             nbad++;
             count_event(d, 'c');
             if (fn) {
@@ -1254,8 +1330,8 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
                 fn(ctx, &e);
             }
         }
+        close(dfd);
         free(b);
-        free(path);
     }
     scan_free(&s);
     if (bad)

@@ -388,6 +388,8 @@ typedef struct inc_state {
     size_t *queue_size;
     size_t nqueue, capqueue;
     int ok;
+    unsigned line;     /* of the include being resolved, in the file being scanned */
+    fdl_error refused; /* an include that names what is no file (a FIFO would hang NVRTC) */
 } inc_state;
 
 static int seen_before(inc_state *st, const char *path)
@@ -445,6 +447,7 @@ static void resolve(inc_state *st, const char *name, size_t n, int quoted, const
     fdl__keyb_str(st->k, TAG('I', 'N', 'C', 'N'), inc);
     fdl__keyb_u64(st->k, TAG('I', 'N', 'C', 'Q'), (uint64_t)quoted);
     size_t ncand = st->dirs.n + 2;
+    int found = 0; /* an earlier candidate is the one NVRTC opens */
     for (size_t c = 0; c < ncand && st->ok; c++) {
         const char *dir;
         if (c == 0)
@@ -471,13 +474,22 @@ static void resolve(inc_state *st, const char *name, size_t n, int quoted, const
         int there = stat(p.data, &sb) == 0;
         if (!there && errno != ENOENT && errno != ENOTDIR)
             st->ok = 0; /* there, perhaps, but unreadable: what NVRTC sees cannot be told */
-        else if (there && !S_ISREG(sb.st_mode))
+        else if (there && S_ISDIR(sb.st_mode))
             there = 0; /* a folder of that name is nothing NVRTC includes */
+        else if (there && !S_ISREG(sb.st_mode) && !found && !st->refused.code) {
+            /* NVRTC would open it and, for a FIFO, wait for ever: refused before it runs */
+            fdl__error(&st->refused, FDL_EIO, includer ? includer : "", st->line, 0, NULL,
+                       "cannot include %s: it is %s, not a file", p.data,
+                       fdl__file_type_name((unsigned)sb.st_mode));
+            st->ok = 0;
+            there = 0;
+        }
         if (there && fdl__read_file(p.data, &text, &size, NULL) != FDL_OK) {
             st->ok = 0;
             there = 0;
         }
         if (there) {
+            found = 1;
             fdl__keyb_str(st->k, TAG('I', 'N', 'C', 'P'), p.data);
             fdl__keyb_bytes(st->k, TAG('I', 'N', 'C', 'C'), text, size);
             if (!seen_before(st, p.data)) {
@@ -524,11 +536,13 @@ static void literal_name(inc_state *st, const char *p, const char *end, const ch
 static void scan_includes(inc_state *st, const char *text, size_t size, const char *includer)
 {
     const char *end = text + size;
+    st->line = 0;
     const char *line = text;
     while (line < end && st->ok) {
         const char *nl = memchr(line, '\n', (size_t)(end - line));
         const char *le = nl ? nl : end;
         const char *p = skip_blank(line, le);
+        st->line++;
         if (p < le && *p == '#') {
             p = skip_blank(p + 1, le);
             if ((size_t)(le - p) >= 12 && memcmp(p, "include_next", 12) == 0)
@@ -564,7 +578,8 @@ static void scan_includes(inc_state *st, const char *text, size_t size, const ch
 /* The compile's key; 0 when it must not be cached. */
 static int nvrtc_key(int major, int minor, const char *source, size_t size, const char *name,
                      const char *const *options, const fdl__nvrtc_header *headers,
-                     size_t nheaders, int ltoir, unsigned char key[FDL__CACHE_KEY_SIZE])
+                     size_t nheaders, int ltoir, unsigned char key[FDL__CACHE_KEY_SIZE],
+                     fdl_error *refused)
 {
     inc_state st;
     memset(&st, 0, sizeof st);
@@ -600,6 +615,8 @@ static int nvrtc_key(int major, int minor, const char *source, size_t size, cons
     fdl__strv_free(&st.queue_path);
     fdl__strv_free(&st.seen);
     fdl__strv_free(&st.dirs);
+    if (st.refused.code)
+        *refused = st.refused;
     if (!st.ok) {
         fdl__keyb_free(st.k);
         return 0;
@@ -612,9 +629,10 @@ static int nvrtc_lookup(fdl_link *link, int major, int minor, const char *source
                         const char *name, const char *const *options,
                         const fdl__nvrtc_header *headers, size_t nheaders, int ltoir,
                         unsigned char key[FDL__CACHE_KEY_SIZE], int *keyed, unsigned char **out,
-                        size_t *out_size, char **log)
+                        size_t *out_size, char **log, fdl_error *refused)
 {
-    *keyed = nvrtc_key(major, minor, source, size, name, options, headers, nheaders, ltoir, key);
+    *keyed = nvrtc_key(major, minor, source, size, name, options, headers, nheaders, ltoir, key,
+                       refused);
     if (!*keyed)
         return 0;
     fdl__cache_sections s;
@@ -646,12 +664,13 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
 {
     unsigned char key[FDL__CACHE_KEY_SIZE];
     int keyed = 0, major = 0, minor = 0;
+    fdl_error refused = FDL_ERROR_INIT;
     if (link->cache.on) {
         /* NVRTC's version from its memo when there is one, so that a hit does not load NVRTC */
         int memo = fdl__nvrtc_quick_version(link->cache.dir, &major, &minor);
         if (memo || fdl__nvrtc_remember(link->cache.dir, &major, &minor) == FDL_OK) {
             if (nvrtc_lookup(link, major, minor, source, size, name, options, headers, nheaders,
-                             ltoir, key, &keyed, out, out_size, log))
+                             ltoir, key, &keyed, out, out_size, log, &refused))
                 return FDL_OK;
             /* a miss compiles, so NVRTC is loaded now; when the memo's version is not its own,
              * the key named another compiler: look again under the right one (a failed load is
@@ -662,10 +681,23 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
                     keyed = 0;
                 else if ((real_major != major || real_minor != minor) &&
                          nvrtc_lookup(link, real_major, real_minor, source, size, name, options,
-                                      headers, nheaders, ltoir, key, &keyed, out, out_size, log))
+                                      headers, nheaders, ltoir, key, &keyed, out, out_size, log,
+                                      &refused))
                     return FDL_OK;
             }
         }
+    }
+    if (!keyed && !refused.code) {
+        /* no key was made (no cache, or not cacheable): the include scan alone, so that what
+         * NVRTC would open and hang on (a FIFO among the headers) is refused all the same */
+        unsigned char unused[FDL__CACHE_KEY_SIZE];
+        (void)nvrtc_key(0, 0, source, size, name, options, headers, nheaders, ltoir, unused,
+                        &refused);
+    }
+    if (refused.code) {
+        if (err)
+            *err = refused;
+        return refused.code;
     }
     int rc = fdl__nvrtc_compile(out, out_size, log, source, size, name, options, headers,
                                 nheaders, ltoir, err);
