@@ -26,15 +26,184 @@ function(_fdlink_launcher out)
   set(${out} "${l}" PARENT_SCOPE)
 endfunction()
 
-function(_fdlink_nvcc out)
-  if(TARGET CUDA::nvcc)
-    set(${out} "$<TARGET_FILE:CUDA::nvcc>" PARENT_SCOPE)
-  elseif(CUDAToolkit_NVCC_EXECUTABLE)
-    set(${out} "${CUDAToolkit_NVCC_EXECUTABLE}" PARENT_SCOPE)
-  else()
-    message(FATAL_ERROR "fdlink: nvcc not found (find_package(CUDAToolkit) found no nvcc)")
+# The CUDA compiler, taken as CMake's CUDA language takes it: CMAKE_CUDA_COMPILER (set with -D or
+# by enable_language(CUDA)), else the environment variable CUDACXX, else the toolkit's nvcc
+# (find_package(CUDAToolkit), asked only here: find_package(fdlink) needs no toolkit).
+function(_fdlink_nvcc fn out)
+  set(c "${CMAKE_CUDA_COMPILER}")
+  if(NOT c AND DEFINED ENV{CUDACXX})
+    set(c "$ENV{CUDACXX}")
   endif()
+  if(c)
+    if(NOT IS_ABSOLUTE "${c}")
+      find_program(p NAMES "${c}" NO_CACHE)
+      if(NOT p)
+        message(FATAL_ERROR "${fn}: the CUDA compiler '${c}' (CMAKE_CUDA_COMPILER or CUDACXX) was not found")
+      endif()
+      set(c "${p}")
+    endif()
+    set(${out} "${c}" PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT CUDAToolkit_NVCC_EXECUTABLE)
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(NOT CUDAToolkit_NVCC_EXECUTABLE)
+    message(FATAL_ERROR "${fn}: device code needs the CUDA toolkit's nvcc, and none was found "
+      "(install the CUDA toolkit, or point CUDAToolkit_ROOT or CMAKE_CUDA_COMPILER at it)")
+  endif()
+  set(${out} "${CUDAToolkit_NVCC_EXECUTABLE}" PARENT_SCOPE)
 endfunction()
+
+# The flags CMake's CUDA language would give nvcc: -ccbin for CMAKE_CUDA_HOST_COMPILER (else the
+# environment variable CUDAHOSTCXX), CMAKE_CUDA_FLAGS (else CUDAFLAGS) and, per configuration,
+# CMAKE_CUDA_FLAGS_<CONFIG> (as generator expressions, for single- and multi-config generators).
+function(_fdlink_cuda_flags out)
+  set(flags)
+  set(host "${CMAKE_CUDA_HOST_COMPILER}")
+  if(NOT host AND DEFINED ENV{CUDAHOSTCXX})
+    set(host "$ENV{CUDAHOSTCXX}")
+  endif()
+  if(host)
+    list(APPEND flags -ccbin "${host}")
+  endif()
+  if(DEFINED CMAKE_CUDA_FLAGS)
+    set(f "${CMAKE_CUDA_FLAGS}")
+  else()
+    set(f "$ENV{CUDAFLAGS}")
+  endif()
+  separate_arguments(f UNIX_COMMAND "${f}")
+  list(APPEND flags ${f})
+  set(configs ${CMAKE_CONFIGURATION_TYPES} ${CMAKE_BUILD_TYPE} Debug Release RelWithDebInfo MinSizeRel)
+  list(REMOVE_DUPLICATES configs)
+  foreach(config IN LISTS configs)
+    string(TOUPPER "${config}" c)
+    if(NOT CMAKE_CUDA_FLAGS_${c})
+      continue()
+    endif()
+    separate_arguments(f UNIX_COMMAND "${CMAKE_CUDA_FLAGS_${c}}")
+    foreach(x IN LISTS f)
+      string(REPLACE ">" "$<ANGLE-R>" x "${x}")
+      list(APPEND flags "$<$<CONFIG:${config}>:${x}>")
+    endforeach()
+  endforeach()
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+
+# The real architectures nvcc compiles for (nvcc --list-gpu-code), oldest first.
+function(_fdlink_nvcc_archs fn nvcc out)
+  execute_process(COMMAND "${nvcc}" --list-gpu-code OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE rc)
+  string(REGEX MATCHALL "sm_[0-9]+[af]?" codes "${o}")
+  set(nums)
+  foreach(code IN LISTS codes)
+    if(code MATCHES "^sm_([0-9]+)$") # all and all-major leave out arch-specific (a, f) targets
+      list(APPEND nums ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if(NOT rc EQUAL 0 OR NOT nums)
+    message(FATAL_ERROR "${fn}: '${nvcc} --list-gpu-code' listed no architectures (${rc}): ${e}")
+  endif()
+  list(SORT nums COMPARE NATURAL)
+  set(${out} ${nums} PARENT_SCOPE)
+endfunction()
+
+#[[ Architectures as CMAKE_CUDA_ARCHITECTURES spells them, resolved to a list of entries NN (real
+and virtual code), NN-real (real only) and NN-virtual (virtual only), NN possibly ending in a or f:
+  spec empty: FDLINK_ARCHITECTURES, else CMAKE_CUDA_ARCHITECTURES, else $ENV{CUDAARCHS}, else 90;
+  native: real code for each GPU of this machine (CMAKE_CUDA_ARCHITECTURES_NATIVE when CMake has
+    detected them, else nvcc's __nvcc_device_query), an error when there is none;
+  all, all-major: real code for each architecture nvcc supports (each major one), plain for the
+    newest (so that it carries PTX for later GPUs);
+  OFF (or another false constant): nvcc's default, its oldest architecture. ]]
+function(_fdlink_architectures fn spec nvcc out)
+  if(NOT spec)
+    if(FDLINK_ARCHITECTURES)
+      set(spec ${FDLINK_ARCHITECTURES})
+    elseif(DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+      set(spec ${CMAKE_CUDA_ARCHITECTURES})
+      if(NOT spec) # OFF: nvcc's default
+        set(spec OFF)
+      endif()
+    elseif(NOT "$ENV{CUDAARCHS}" STREQUAL "")
+      set(spec $ENV{CUDAARCHS})
+    else()
+      set(spec 90)
+    endif()
+  endif()
+  set(entries)
+  foreach(a IN LISTS spec)
+    if(a STREQUAL "native")
+      if(DEFINED CMAKE_CUDA_ARCHITECTURES_NATIVE)
+        set(found ${CMAKE_CUDA_ARCHITECTURES_NATIVE})
+        list(TRANSFORM found REPLACE "-real$" "")
+      else()
+        get_filename_component(bindir "${nvcc}" DIRECTORY)
+        find_program(query __nvcc_device_query HINTS "${bindir}" "${CUDAToolkit_BIN_DIR}" NO_CACHE)
+        set(o "__nvcc_device_query not found")
+        set(found)
+        if(query)
+          execute_process(COMMAND "${query}" OUTPUT_VARIABLE o ERROR_VARIABLE o RESULT_VARIABLE rc)
+          if(rc EQUAL 0)
+            string(REGEX MATCHALL "[0-9]+" found "${o}")
+          endif()
+        endif()
+      endif()
+      if(NOT found)
+        string(STRIP "${o}" o)
+        message(FATAL_ERROR "${fn}: ARCHITECTURES native, but no GPU was detected (${o})")
+      endif()
+      list(REMOVE_DUPLICATES found)
+      list(TRANSFORM found APPEND "-real")
+      list(APPEND entries ${found})
+    elseif(a STREQUAL "all" OR a STREQUAL "all-major")
+      _fdlink_nvcc_archs("${fn}" "${nvcc}" nums)
+      if(a STREQUAL "all-major")
+        list(FILTER nums INCLUDE REGEX "0$")
+      endif()
+      list(POP_BACK nums newest)
+      list(TRANSFORM nums APPEND "-real")
+      list(APPEND entries ${nums} ${newest})
+    elseif(NOT a)
+      _fdlink_nvcc_archs("${fn}" "${nvcc}" nums)
+      list(GET nums 0 oldest)
+      list(APPEND entries ${oldest})
+    elseif(a MATCHES "^[0-9]+[af]?(-real|-virtual)?$")
+      list(APPEND entries ${a})
+    else()
+      message(FATAL_ERROR "${fn}: bad architecture '${a}' (expected e.g. 90, 80-real, 90-virtual, "
+                          "native, all or all-major, as in CMAKE_CUDA_ARCHITECTURES)")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES entries)
+  set(${out} ${entries} PARENT_SCOPE)
+endfunction()
+
+# nvcc's -gencode options for architecture entries (NN, NN-real, NN-virtual).
+function(_fdlink_gencode entries out)
+  set(g)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" n "${e}")
+    if(e MATCHES "-real$")
+      list(APPEND g "-gencode=arch=compute_${n},code=sm_${n}")
+    elseif(e MATCHES "-virtual$")
+      list(APPEND g "-gencode=arch=compute_${n},code=compute_${n}")
+    else()
+      list(APPEND g "-gencode=arch=compute_${n},code=[sm_${n},compute_${n}]")
+    endif()
+  endforeach()
+  set(${out} ${g} PARENT_SCOPE)
+endfunction()
+
+# One nvcc command of fdlink_add_device_library: OUTPUT, a comment, then nvcc's arguments; uses
+# the caller's deps and appends to its all_outputs. Each writes a depfile (-MD -MF)
+# naming every header the source includes, so that touching one rebuilds the output.
+macro(_fdlink_nvcc_command out comment)
+  add_custom_command(OUTPUT "${out}"
+    COMMAND ${ARGN} -MD -MF "${out}.d" -MT "${out}"
+    DEPENDS ${deps} DEPFILE "${out}.d"
+    COMMENT "${comment}" VERBATIM COMMAND_EXPAND_LISTS)
+  list(APPEND all_outputs "${out}")
+endmacro()
 
 #[=======================================================================[
 fdlink_add_device_library(<name>
@@ -42,15 +211,37 @@ fdlink_add_device_library(<name>
     [DECLARATIONS <file.decl>]                        (none: kernels only, nothing to check)
     [ALLOW_UNDEFINED]                                 (callers: declared functions may be only referenced)
     [FORMATS ptx cubin fatbin ltoir object library]   (default: ptx)
-    [ARCHITECTURES 80 90 ...]                         (default: FDLINK_ARCHITECTURES or 90)
+    [ARCHITECTURES 80-real 90 ...]                    (as CMAKE_CUDA_ARCHITECTURES; default below)
     [INCLUDE_DIRECTORIES <dir>...]
     [COMPILE_OPTIONS <nvcc option>...])
 
 Compiles the sources ahead of time into every requested format for every architecture, with the
 prototypes header generated from DECLARATIONS force-included (a definition that disagrees with its
 declaration does not compile), and runs `fdlink check` on the PTX at build time (a signature
-mismatch fails the build). Creates the custom target <name>, whose properties name the artifacts:
-  FDLINK_HEADER, FDLINK_HEADER_DIR, FDLINK_DECLARATIONS, FDLINK_ARCHITECTURES, FDLINK_FORMATS,
+mismatch fails the build).
+
+<name> is an OBJECT library holding the sources, so that it takes usage requirements like any
+target: target_link_libraries(<name> PRIVATE CCCL::CCCL), target_include_directories,
+target_compile_definitions and target_compile_options reach every nvcc command (options inside
+$<COMPILE_LANGUAGE:...> only reach CMake's own compile, below). When the calling project has
+enabled CUDA, CMake's CUDA language also compiles the sources to PTX for the first architecture
+(CUDA_PTX_COMPILATION), so that they appear in compile_commands.json and IDEs with their real
+flags and the prototypes header. The artifacts are made by the custom target <name>_artifacts
+(part of ALL), which <name> depends on.
+
+ARCHITECTURES takes CMAKE_CUDA_ARCHITECTURES's forms and meaning: NN (real and virtual code),
+NN-real, NN-virtual, native, all, all-major. Without it: FDLINK_ARCHITECTURES, else
+CMAKE_CUDA_ARCHITECTURES, else the environment variable CUDAARCHS, else 90. PTX and LTO-IR are
+built for every architecture, cubins for those with real code; fatbins and objects carry what
+each entry asks for. nvcc is CMAKE_CUDA_COMPILER (else CUDACXX, else the toolkit's); every
+command gets -ccbin CMAKE_CUDA_HOST_COMPILER (else CUDAHOSTCXX), CMAKE_CUDA_FLAGS (else
+CUDAFLAGS) and CMAKE_CUDA_FLAGS_<CONFIG>, then the target's usage requirements, then
+INCLUDE_DIRECTORIES and COMPILE_OPTIONS. Every nvcc command writes a depfile, so that a header a
+source includes, directly or not, rebuilds what it is part of.
+
+The target's properties name the artifacts:
+  FDLINK_HEADER, FDLINK_HEADER_DIR, FDLINK_DECLARATIONS, FDLINK_ARCHITECTURES (numbers),
+  FDLINK_ARCHITECTURE_ENTRIES (as resolved: 80-real;90), FDLINK_FORMATS,
   FDLINK_<FORMAT>_<arch> (e.g. FDLINK_PTX_90, FDLINK_CUBIN_90, FDLINK_LTOIR_90: lists of files),
   FDLINK_FATBIN, FDLINK_OBJECT, FDLINK_LIBRARY (files holding every architecture).
 A compiler launcher wraps every nvcc compilation (not the `nvcc -lib` archive step), so that ccache
@@ -60,48 +251,83 @@ none), else CMAKE_CUDA_COMPILER_LAUNCHER (variable, then environment), e.g.
 its outputs) so that the launcher sees it as one.
 #]=======================================================================]
 function(fdlink_add_device_library name)
+  set(fn "fdlink_add_device_library(${name})")
   cmake_parse_arguments(PARSE_ARGV 1 arg "ALLOW_UNDEFINED" "DECLARATIONS"
     "SOURCES;FORMATS;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT arg_SOURCES)
-    message(FATAL_ERROR "fdlink_add_device_library(${name}): SOURCES is required")
+    message(FATAL_ERROR "${fn}: SOURCES is required")
   endif()
   if(NOT arg_FORMATS)
     set(arg_FORMATS ptx)
   endif()
   foreach(f IN LISTS arg_FORMATS)
     if(NOT f MATCHES "^(ptx|cubin|fatbin|ltoir|object|library)$")
-      message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown format '${f}' "
-                          "(expected ptx cubin fatbin ltoir object library)")
-    endif()
-  endforeach()
-  if(NOT arg_ARCHITECTURES)
-    if(FDLINK_ARCHITECTURES)
-      set(arg_ARCHITECTURES ${FDLINK_ARCHITECTURES})
-    else()
-      set(arg_ARCHITECTURES 90)
-    endif()
-  endif()
-  foreach(a IN LISTS arg_ARCHITECTURES)
-    if(NOT a MATCHES "^[0-9]+[af]?$")
-      message(FATAL_ERROR "fdlink_add_device_library(${name}): bad architecture '${a}' (expected e.g. 90)")
+      message(FATAL_ERROR "${fn}: unknown format '${f}' (expected ptx cubin fatbin ltoir object library)")
     endif()
   endforeach()
 
+  _fdlink_nvcc("${fn}" nvcc)
+  _fdlink_architectures("${fn}" "${arg_ARCHITECTURES}" "${nvcc}" entries)
+  set(archs)      # every architecture number, in order
+  set(real_archs) # those with real code (cubins)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" n "${e}")
+    list(APPEND archs ${n})
+    if(NOT e MATCHES "-virtual$")
+      list(APPEND real_archs ${n})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES archs)
+  _fdlink_gencode("${entries}" gencode)
+  _fdlink_cuda_flags(user_flags)
   _fdlink_outdir(${name} dir)
-  _fdlink_nvcc(nvcc)
   _fdlink_launcher(launcher)
   # nvcc as the compilations run it: behind the launcher, with -c (a compilation, to ccache; with
   # -ptx, -cubin, -ltoir or -fatbin too, nvcc writes that output, byte for byte as without -c)
   set(cc ${launcher} "${nvcc}" -c)
   file(MAKE_DIRECTORY "${dir}/include")
+
+  # The target users see and give usage requirements to. fdlink's own headers (fdlink/device.h)
+  # come from fdlink::fdlink's include directories.
+  set(sources)
+  foreach(src IN LISTS arg_SOURCES)
+    get_filename_component(src "${src}" ABSOLUTE)
+    list(APPEND sources "${src}")
+  endforeach()
+  add_library(${name} OBJECT ${sources})
+  target_link_libraries(${name} PRIVATE fdlink::fdlink)
+  target_include_directories(${name} PRIVATE "${dir}/include")
+  foreach(inc IN LISTS arg_INCLUDE_DIRECTORIES)
+    get_filename_component(inc "${inc}" ABSOLUTE)
+    target_include_directories(${name} PRIVATE "${inc}")
+  endforeach()
+  get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  list(FILTER langs INCLUDE REGEX "^(CUDA|CXX|C)$")
+  list(GET langs 0 linker_language)
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE ${linker_language})
+  set(cmake_cuda OFF)
+  if("CUDA" IN_LIST langs)
+    set(cmake_cuda ON)
+    list(GET entries 0 first)
+    string(REGEX REPLACE "-(real|virtual)$" "" first "${first}")
+    set_target_properties(${name} PROPERTIES CUDA_PTX_COMPILATION ON
+      CUDA_ARCHITECTURES ${first}-virtual CUDA_SEPARABLE_COMPILATION ON)
+  endif()
+  target_compile_options(${name} PRIVATE ${arg_COMPILE_OPTIONS})
+
+  # The target's usage requirements, as nvcc arguments (empty ones vanish: COMMAND_EXPAND_LISTS).
+  set(p "$<TARGET_PROPERTY:${name},INCLUDE_DIRECTORIES>")
+  set(usage "$<$<BOOL:${p}>:-I$<JOIN:$<REMOVE_DUPLICATES:${p}>,$<SEMICOLON>-I>>")
+  set(p "$<TARGET_PROPERTY:${name},COMPILE_DEFINITIONS>")
+  list(APPEND usage "$<$<BOOL:${p}>:-D$<JOIN:${p},$<SEMICOLON>-D>>")
+  list(APPEND usage "$<TARGET_PROPERTY:${name},COMPILE_OPTIONS>")
+
   set(decl)
   set(header)
-  # fdlink's own headers (fdlink/device.h) come from the library target's include directories.
-  set(common -rdc=true -I "${dir}/include"
-    "-I$<JOIN:$<TARGET_PROPERTY:fdlink::fdlink,INTERFACE_INCLUDE_DIRECTORIES>,$<SEMICOLON>-I>")
+  set(common ${user_flags} -rdc=true ${usage})
   if(arg_DECLARATIONS)
     get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
     get_filename_component(decl_base "${decl}" NAME_WE)
@@ -111,65 +337,49 @@ function(fdlink_add_device_library name)
       DEPENDS "${decl}" fdlink::cli
       COMMENT "fdlink header ${decl_base}.decl" VERBATIM)
     list(APPEND common -include "${header}")
+    if(cmake_cuda)
+      target_compile_options(${name} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:SHELL:-include \"${header}\">")
+    endif()
   endif()
-  foreach(inc IN LISTS arg_INCLUDE_DIRECTORIES)
-    get_filename_component(inc "${inc}" ABSOLUTE)
-    list(APPEND common -I "${inc}")
-  endforeach()
-  list(APPEND common ${arg_COMPILE_OPTIONS})
 
   set(all_outputs)
   set(objects)
-  set(props)
-  set(gencode)
-  foreach(a IN LISTS arg_ARCHITECTURES)
-    list(APPEND gencode "-gencode=arch=compute_${a},code=[sm_${a},compute_${a}]")
-  endforeach()
+  set(fatbins)
+  set(lib)
 
-  foreach(src IN LISTS arg_SOURCES)
-    get_filename_component(src "${src}" ABSOLUTE)
+  foreach(src IN LISTS sources)
     get_filename_component(base "${src}" NAME_WE)
     set(deps "${src}" ${header})
-    foreach(a IN LISTS arg_ARCHITECTURES)
+    foreach(a IN LISTS archs)
       # PTX is always built: the conformance check reads it.
       set(ptx "${dir}/${base}.compute_${a}.ptx")
-      add_custom_command(OUTPUT "${ptx}"
-        COMMAND ${cc} -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -ptx ${base}.cu (compute_${a})" VERBATIM COMMAND_EXPAND_LISTS)
+      _fdlink_nvcc_command("${ptx}" "nvcc -ptx ${base}.cu (compute_${a})"
+        ${cc} -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}")
       list(APPEND ptx_${a} "${ptx}")
-      list(APPEND all_outputs "${ptx}")
-      if("cubin" IN_LIST arg_FORMATS)
+      if("cubin" IN_LIST arg_FORMATS AND a IN_LIST real_archs)
         set(cubin "${dir}/${base}.sm_${a}.cubin")
-        add_custom_command(OUTPUT "${cubin}"
-          COMMAND ${cc} -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}"
-          DEPENDS ${deps} COMMENT "nvcc -cubin ${base}.cu (sm_${a})" VERBATIM COMMAND_EXPAND_LISTS)
+        _fdlink_nvcc_command("${cubin}" "nvcc -cubin ${base}.cu (sm_${a})"
+          ${cc} -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}")
         list(APPEND cubin_${a} "${cubin}")
-        list(APPEND all_outputs "${cubin}")
       endif()
       if("ltoir" IN_LIST arg_FORMATS)
         set(ltoir "${dir}/${base}.sm_${a}.ltoir")
-        add_custom_command(OUTPUT "${ltoir}"
-          COMMAND ${cc} -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}"
-          DEPENDS ${deps} COMMENT "nvcc -ltoir ${base}.cu (lto_${a})" VERBATIM COMMAND_EXPAND_LISTS)
+        _fdlink_nvcc_command("${ltoir}" "nvcc -ltoir ${base}.cu (lto_${a})"
+          ${cc} -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}")
         list(APPEND ltoir_${a} "${ltoir}")
-        list(APPEND all_outputs "${ltoir}")
       endif()
     endforeach()
     if("fatbin" IN_LIST arg_FORMATS)
       set(fatbin "${dir}/${base}.fatbin")
-      add_custom_command(OUTPUT "${fatbin}"
-        COMMAND ${cc} -fatbin ${gencode} ${common} -o "${fatbin}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -fatbin ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
+      _fdlink_nvcc_command("${fatbin}" "nvcc -fatbin ${base}.cu"
+        ${cc} -fatbin ${gencode} ${common} -o "${fatbin}" "${src}")
       list(APPEND fatbins "${fatbin}")
-      list(APPEND all_outputs "${fatbin}")
     endif()
     if("object" IN_LIST arg_FORMATS OR "library" IN_LIST arg_FORMATS)
       set(obj "${dir}/${base}.o")
-      add_custom_command(OUTPUT "${obj}"
-        COMMAND ${launcher} "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -dc ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
+      _fdlink_nvcc_command("${obj}" "nvcc -dc ${base}.cu"
+        ${launcher} "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}")
       list(APPEND objects "${obj}")
-      list(APPEND all_outputs "${obj}")
     endif()
   endforeach()
 
@@ -187,7 +397,7 @@ function(fdlink_add_device_library name)
   if(arg_ALLOW_UNDEFINED)
     set(check_opts --allow-undefined)
   endif()
-  foreach(a IN LISTS arg_ARCHITECTURES)
+  foreach(a IN LISTS archs)
     if(NOT decl)
       break()
     endif()
@@ -200,17 +410,19 @@ function(fdlink_add_device_library name)
     list(APPEND stamps "${stamp}")
   endforeach()
 
-  add_custom_target(${name} ALL DEPENDS ${all_outputs} ${stamps} ${header})
+  add_custom_target(${name}_artifacts ALL DEPENDS ${all_outputs} ${stamps} ${header})
+  add_dependencies(${name} ${name}_artifacts)
   set_target_properties(${name} PROPERTIES
     FDLINK_HEADER "${header}"
     FDLINK_HEADER_DIR "${dir}/include"
     FDLINK_DECLARATIONS "${decl}"
-    FDLINK_ARCHITECTURES "${arg_ARCHITECTURES}"
+    FDLINK_ARCHITECTURES "${archs}"
+    FDLINK_ARCHITECTURE_ENTRIES "${entries}"
     FDLINK_FORMATS "${arg_FORMATS}"
     FDLINK_FATBIN "${fatbins}"
     FDLINK_OBJECT "${objects}"
     FDLINK_LIBRARY "${lib}")
-  foreach(a IN LISTS arg_ARCHITECTURES)
+  foreach(a IN LISTS archs)
     set_target_properties(${name} PROPERTIES
       FDLINK_PTX_${a} "${ptx_${a}}"
       FDLINK_CUBIN_${a} "${cubin_${a}}"

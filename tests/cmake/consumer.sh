@@ -9,7 +9,9 @@
 #     (the default). The ctest tests are the two steps, tied by a fixture, so that
 #     compute-sanitizer can trace the run alone (.ci/gpu-sanitize.sh), not the build's hundreds
 #     of compiler processes.
-#   incremental  after a full build, touching one .cu rebuilds only what depends on it
+#   incremental  after a full build: a null build (also after reconfiguring); editing a header that a
+#                .cu includes through another header rebuilds exactly the artifacts made from it;
+#                touching one .cu rebuilds only what depends on it; each followed by a null build
 #   negative     a definition that disagrees with its declaration fails the build, naming it
 #   ccache       built twice from clean build trees behind ccache (CMAKE_CUDA_COMPILER_LAUNCHER,
 #                then FDLINK_COMPILER_LAUNCHER over a launcher that fails): the second build
@@ -79,17 +81,60 @@ incremental)
   install_fdlink
   cp -r "$here/consumer" "$work/src"
   configure_and_build "$work/src" "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix"
+  b=$work/b
+  # every artifact of the build, with its modification time and content
+  snapshot() {
+    (cd "$b" && find fdlink app app.cubin -type f ! -name '*.d' | sort | while read -r f; do
+      echo "$f $(stat -c %.9Y "$f") $(sha1sum <"$f" | cut -c1-12)"; done)
+  }
+  changed() { { diff <(echo "$1") <(echo "$2") || true; } | sed -n 's/^> \([^ ]*\) .*/\1/p' | sort; }
+  # a null build: the generator says so, and no artifact was touched
+  null_build() { # $1 = what came before
+    local before after
+    before=$(snapshot)
+    cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+    after=$(snapshot)
+    if [ "$gen" = Ninja ]; then
+      grep -q "ninja: no work to do" "$log" || { cat "$log"; echo "the build after $1 did work"; exit 1; }
+    elif grep -E "Generating|Building|Linking|nvcc|fdlink (header|check|link|embed)" "$log"; then
+      echo "the build after $1 did work"; exit 1
+    fi
+    [ "$before" = "$after" ] || { changed "$before" "$after"; echo "the build after $1 changed the artifacts above"; exit 1; }
+    echo "null build after $1: $(grep -E "no work to do" "$log" || echo "nothing rebuilt ($(grep -c "Built target" "$log") targets up to date)")"
+  }
+  null_build "the first build"
+  cmake -S "$work/src" -B "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  null_build "reconfiguring"
+
+  # a nested header (scale.cu -> scale_unit.h -> detail/unit.h) changes: exactly scale's
+  # artifacts, the check, the link, the embedding and the program are rebuilt
+  sleep 1
+  before=$(snapshot)
+  sed -i 's/1\.0f/2.0f/' "$work/src/src/include/detail/unit.h"
+  cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  after=$(snapshot)
+  got=$(changed "$before" "$after")
+  want=$(printf '%s\n' app app.cubin fdlink/app_embedded.c fdlink/mathlib/check_90.stamp \
+    fdlink/mathlib/scale.compute_90.ptx fdlink/mathlib/scale.sm_90.cubin fdlink/mathlib/scale.sm_90.ltoir | sort)
+  echo "after editing src/include/detail/unit.h, rebuilt:" $got
+  [ "$got" = "$want" ] || { cat "$log"; echo "expected exactly:" $want; exit 1; }
+  for f in scale.compute_90.ptx scale.sm_90.cubin scale.sm_90.ltoir; do
+    [ "$(grep "^fdlink/mathlib/$f " <<<"$before" | cut -d' ' -f3)" != \
+      "$(grep "^fdlink/mathlib/$f " <<<"$after" | cut -d' ' -f3)" ] || { echo "$f was rewritten but did not change"; exit 1; }
+  done
+  grep -q "mul.f32" "$b/fdlink/mathlib/scale.compute_90.ptx" || { echo "scale's PTX lacks the new code"; exit 1; }
+  null_build "the header's rebuild"
+
+  # a source: only its artifacts and what is made from them
   sleep 1
   touch "$work/src/src/scale.cu"
-  cmake --build "$work/b" >"$log" 2>&1 || { cat "$log"; exit 1; }
-  cat "$log"
+  cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
   grep -q "scale.cu" "$log" || { echo "scale.cu was not rebuilt"; exit 1; }
   grep -q "fdlink link" "$log" || { echo "the link was not redone"; exit 1; }
   grep -q "fdlink embed" "$log" || { echo "the embedding was not redone"; exit 1; }
   if grep -E "offset.cu|caller.cu" "$log"; then echo "rebuilt what does not depend on scale.cu"; exit 1; fi
-  cmake --build "$work/b" >"$log" 2>&1
-  if grep -E "nvcc|fdlink (link|embed|check)" "$log"; then echo "a second build was not a no-op"; exit 1; fi
-  echo "touching scale.cu rebuilt only its artifacts, the check, the link and the embedding"
+  null_build "touching scale.cu"
+  echo "a nested header and a source rebuilt exactly what depends on them; every other build did nothing"
   ;;
 negative)
   install_fdlink
