@@ -11,6 +11,8 @@ command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
 # builds on a farm: the ccache test, and dpkg-shlibdeps for the Debian package's dependencies
 command -v ccache >/dev/null 2>&1 || need+=(ccache)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
+# the CMake package's tools test: clangd --check on a caller of foreign functions
+command -v clangd >/dev/null 2>&1 || need+=(clangd)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}"
