@@ -4,6 +4,8 @@
 #   install      install fdlink, find_package it (twice), build the consumer, run its ctest
 #   subdir       add_subdirectory() of the fdlink source tree instead
 #   buildtree    find_package(fdlink) from the fdlink build tree, not installed
+#   fetchcontent FetchContent of the fdlink source tree (configure and build only); it and
+#                subdir check that fdlink is a good guest (guest_checks)
 #     STEP (these three modes): build (configure and build in WORK_DIR, launch nothing), run (run
 #     the program and the consumer's ctest on the tree a build step left in WORK_DIR), or both
 #     (the default). The ctest tests are the two steps, tied by a fixture, so that
@@ -12,6 +14,8 @@
 #   incremental  after a full build: a null build (also after reconfiguring); editing a header that a
 #                .cu includes through another header rebuilds exactly the artifacts made from it;
 #                touching one .cu rebuilds only what depends on it; each followed by a null build
+#   findpkg      find_package(fdlink) and a C program without the CUDA toolkit; a device library
+#                without it fails naming it; the version file accepts 0.x for 0.x only
 #   negative     a definition that disagrees with its declaration fails the build, naming it
 #   ccache       built twice from clean build trees behind ccache (CMAKE_CUDA_COMPILER_LAUNCHER,
 #                then FDLINK_COMPILER_LAUNCHER over a launcher that fails): the second build
@@ -62,7 +66,40 @@ run_consumer() { # $1 = binary dir: run the program and its ctest test
   [ "$rc" = 0 ] || { echo "consumer program failed ($rc)"; exit 1; }
 }
 
+# fdlink as a guest of the consumer ($1: fdlink's binary directory in it): no examples, tests or
+# benchmarks built, the parent's build type untouched, and the parent's install holds only its own
+guest_checks() {
+  local fb=$1 b=$work/b
+  for v in FDLINK_BUILD_EXAMPLES FDLINK_INSTALL FDLINK_BUILD_TESTS FDLINK_BUILD_BENCH; do
+    grep -q "^$v:BOOL=OFF$" "$b/CMakeCache.txt" || { grep "^$v" "$b/CMakeCache.txt"; echo "$v is not OFF for a guest"; exit 1; }
+  done
+  for d in examples tests bench; do
+    [ ! -e "$fb/$d" ] || { echo "the guest configured its $d ($fb/$d)"; exit 1; }
+  done
+  grep -qE '^CMAKE_BUILD_TYPE:[A-Z]*=$' "$b/CMakeCache.txt" ||
+    { grep '^CMAKE_BUILD_TYPE' "$b/CMakeCache.txt"; echo "the guest set the parent's build type"; exit 1; }
+  cmake --install "$b" --prefix "$work/inst" >"$log" 2>&1 || { cat "$log"; echo "the parent's install failed"; exit 1; }
+  local installed
+  installed=$(cd "$work/inst" && find . -type f -o -type l | sort | tr '\n' ' ')
+  [ "$installed" = "./bin/app " ] || { echo "the parent's install holds: $installed (expected ./bin/app only)"; exit 1; }
+  echo "guest: no examples, tests or benchmarks; build type untouched; the parent's install holds only $installed"
+}
+
 case "$mode" in
+fetchcontent)
+  configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON
+  [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
+  guest_checks "$work/b/_deps/fdlink-build"
+  # without xxhash.h (hidden: CMake's system paths off), the parent's configure says what to install
+  if cmake -S "$here/consumer" -B "$work/noxx" -G "$gen" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON \
+       -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF >"$log" 2>&1; then
+    echo "configure without xxhash.h should fail"; exit 1
+  fi
+  msg=$(tr -s ' \n' '  ' <"$log" | grep -o "fdlink: xxhash.h not found.*libxxhash-dev") ||
+    { cat "$log"; echo "the error does not name libxxhash-dev"; exit 1; }
+  grep -q "link cache" <<<"$msg" || { echo "the error does not say what needs xxhash: $msg"; exit 1; }
+  echo "without xxhash.h: $msg"
+  ;;
 install | buildtree | subdir)
   if [ "$step" != run ]; then
     case "$mode" in
@@ -73,6 +110,7 @@ install | buildtree | subdir)
     subdir) configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src" ;;
     esac
     [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
+    [ "$mode" = subdir ] && guest_checks "$work/b/fdlink"
     [ "$step" = build ] && { echo "consumer configured and built ($mode, $gen): app.cubin linked and embedded"; exit 0; }
   fi
   run_consumer "$work/b"
@@ -135,6 +173,42 @@ incremental)
   if grep -E "offset.cu|caller.cu" "$log"; then echo "rebuilt what does not depend on scale.cu"; exit 1; fi
   null_build "touching scale.cu"
   echo "a nested header and a source rebuilt exactly what depends on them; every other build did nothing"
+  ;;
+findpkg)
+  # find_package(fdlink) as a C user without the CUDA toolkit, and what the version file accepts
+  install_fdlink
+  mkdir -p "$work/p"
+  cp "$here/package/main.c" "$work/p/main.c"
+  try() { # $1 = version asked for, $2 = a device library too (1) or not; the rest: cmake arguments
+    local v=$1 dev=$2
+    shift 2
+    { echo "cmake_minimum_required(VERSION 3.25)"; echo "project(p C)"
+      echo "find_package(fdlink $v CONFIG REQUIRED)"
+      echo "add_executable(p main.c)"; echo "target_link_libraries(p PRIVATE fdlink::fdlink)"
+      [ "$dev" = 1 ] && echo "fdlink_add_device_library(d SOURCES $here/consumer/src/offset.cu)"
+      true; } >"$work/p/CMakeLists.txt"
+    rm -rf "$work/pb"
+    # fdlink_DIR: this install's package only (another may lie in /usr while a package test runs)
+    cmake -S "$work/p" -B "$work/pb" -G "$gen" -Dfdlink_DIR="$pkgdir" "$@" >"$log" 2>&1
+  }
+  pkgdir=$(dirname "$(find "$work/prefix" -name fdlinkConfig.cmake)")
+  said() { tr -s ' \n' '  ' <"$log" | grep -qF -- "$1"; }
+  notool=-DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON
+  try 0.1 0 $notool || { cat "$log"; echo "find_package(fdlink) needs the CUDA toolkit"; exit 1; }
+  cmake --build "$work/pb" >"$log" 2>&1 || { cat "$log"; echo "a C program without the toolkit did not build"; exit 1; }
+  echo "without the CUDA toolkit: find_package(fdlink 0.1) and a C program linking fdlink::fdlink build"
+  if try 0.1 1 $notool; then echo "a device library without the toolkit should fail"; exit 1; fi
+  said "device code needs the CUDA toolkit's nvcc" || { cat "$log"; echo "the error does not name the toolkit"; exit 1; }
+  echo "without the CUDA toolkit, a device library fails: $(tr -s ' \n' '  ' <"$log" | grep -o "fdlink_add_device_library(d): [^)]*)")"
+  version=$(sed -n 's/.*FDLINK_VERSION_STRING "\([0-9.]*\)".*/\1/p' "$src/abi/include/fdlink/version.h")
+  IFS=. read -r major minor patch <<<"$version"
+  try "$major.$minor" 0 || { cat "$log"; echo "find_package(fdlink $major.$minor) failed"; exit 1; }
+  refused="$major.$((minor + 1)) $((major + 1)).0"
+  [ "$minor" -gt 0 ] && refused="$refused $major.$((minor - 1)).5"
+  for v in $refused; do
+    if try "$v" 0; then echo "find_package(fdlink $v) accepted version $version"; exit 1; fi
+  done
+  echo "version $version: find_package(fdlink $major.$minor) accepted; refused: $refused"
   ;;
 negative)
   install_fdlink
