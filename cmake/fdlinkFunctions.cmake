@@ -1,6 +1,7 @@
 # fdlink CMake functions: device libraries compiled, checked and linked ahead of time, embedded in
 # programs, tested with ctest. Included by fdlinkConfig.cmake (installed package) and by the fdlink
-# source tree (add_subdirectory). They need the target fdlink::cli and CUDAToolkit's nvcc.
+# source tree (add_subdirectory). They need the target fdlink::cli, and nvcc where device code is
+# compiled (found then: the package itself needs no CUDA toolkit).
 #
 # Every function parses its arguments with cmake_parse_arguments(PARSE_ARGV), touches only the
 # targets it is given or creates, and sets no global state.
@@ -134,6 +135,7 @@ function(_fdlink_architectures fn spec nvcc out)
   foreach(a IN LISTS spec)
     if(a STREQUAL "native")
       if(DEFINED CMAKE_CUDA_ARCHITECTURES_NATIVE)
+        set(o "CMake's CUDA language detected none")
         set(found ${CMAKE_CUDA_ARCHITECTURES_NATIVE})
         list(TRANSFORM found REPLACE "-real$" "")
       else()
@@ -430,128 +432,272 @@ function(fdlink_add_device_library name)
   endforeach()
 endfunction()
 
+# The files a fdlink_link input contributes for architecture number <a>, the dependencies, and the
+# declarations of fdlink device libraries among them (in decl_files, extended).
+#   fdlink device library: its LTO-IR for <a> (unless NO_LTO), else its static library, objects,
+#     fatbins (when built for <a>), cubins, PTX (of <a>, else of the newest older architecture);
+#   a CUDA target of the project: an OBJECT library's objects ($<TARGET_OBJECTS>: PTX with
+#     CUDA_PTX_COMPILATION, relocatable objects with CUDA_SEPARABLE_COMPILATION), a STATIC
+#     library's archive (fdlink link reads each by its content);
+#   anything else: a file.
+function(_fdlink_link_input fn in a no_lto out_files out_deps decl_files_var)
+  set(decl_files ${${decl_files_var}})
+  if(NOT TARGET ${in})
+    get_filename_component(in "${in}" ABSOLUTE)
+    set(${out_files} "${in}" PARENT_SCOPE)
+    set(${out_deps} "${in}" PARENT_SCOPE)
+    return()
+  endif()
+  get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
+  if(NOT in_archs)
+    get_target_property(type ${in} TYPE)
+    if(type STREQUAL "OBJECT_LIBRARY")
+      set(chosen "$<TARGET_OBJECTS:${in}>")
+    elseif(type STREQUAL "STATIC_LIBRARY")
+      set(chosen "$<TARGET_FILE:${in}>")
+    else()
+      message(FATAL_ERROR "${fn}: '${in}' is a ${type}; expected a device library of "
+        "fdlink_add_device_library, an OBJECT library (CUDA_PTX_COMPILATION or "
+        "CUDA_SEPARABLE_COMPILATION) or a STATIC library of relocatable device code")
+    endif()
+    set(${out_files} "${chosen}" PARENT_SCOPE)
+    set(${out_deps} "${chosen}" ${in} PARENT_SCOPE)
+    return()
+  endif()
+  get_target_property(ltoir ${in} FDLINK_LTOIR_${a})
+  get_target_property(cubin ${in} FDLINK_CUBIN_${a})
+  get_target_property(ptx ${in} FDLINK_PTX_${a})
+  get_target_property(in_decl ${in} FDLINK_DECLARATIONS)
+  if(NOT ptx)
+    # PTX of an older virtual architecture links for a newer one: take the newest not above.
+    string(REGEX REPLACE "[af]$" "" a_num "${a}")
+    set(best -1)
+    foreach(ia IN LISTS in_archs)
+      string(REGEX REPLACE "[af]$" "" ia_num "${ia}")
+      if(ia STREQUAL ia_num AND ia_num LESS_EQUAL a_num AND ia_num GREATER best)
+        set(best ${ia_num})
+      endif()
+    endforeach()
+    if(best GREATER -1)
+      get_target_property(ptx ${in} FDLINK_PTX_${best})
+    endif()
+  endif()
+  # containers holding every architecture of the library: usable when it was built for NN
+  set(library)
+  set(object)
+  set(fatbin)
+  if(a IN_LIST in_archs)
+    get_target_property(library ${in} FDLINK_LIBRARY)
+    get_target_property(object ${in} FDLINK_OBJECT)
+    get_target_property(fatbin ${in} FDLINK_FATBIN)
+  endif()
+  if(NOT ltoir AND NOT cubin AND NOT ptx AND NOT library AND NOT object AND NOT fatbin)
+    message(FATAL_ERROR "${fn}: '${in}' has no artifacts for sm_${a} "
+                        "(is it a device library built for ARCHITECTURES ${a}?)")
+  endif()
+  if(ltoir AND NOT no_lto)
+    set(chosen ${ltoir})
+  elseif(library)
+    set(chosen ${library})
+  elseif(object)
+    set(chosen ${object})
+  elseif(fatbin)
+    set(chosen ${fatbin})
+  elseif(cubin)
+    set(chosen ${cubin})
+  else()
+    set(chosen ${ptx})
+  endif()
+  if(in_decl AND NOT "${in_decl}" IN_LIST decl_files)
+    list(APPEND decl_files "${in_decl}")
+  endif()
+  set(${out_files} ${chosen} PARENT_SCOPE)
+  set(${out_deps} ${chosen} ${in} PARENT_SCOPE)
+  set(${decl_files_var} ${decl_files} PARENT_SCOPE)
+endfunction()
+
 #[=======================================================================[
 fdlink_link(<name>
-    INPUTS <device library targets | files>...
-    ARCH sm_NN
-    OUTPUT <file.cubin>
+    INPUTS <device library targets | CUDA targets | files>...
+    ARCH sm_NN | ARCHITECTURES <80-real 90 ...>
+    OUTPUT <file.cubin | file.fatbin>
     [LTO | NO_LTO]
     [DECLARATIONS <file.decl>...]
     [OPTIONS <fdlink link option>...])
 
 Links ahead of time, at build time, with `fdlink link`. A device library target (made earlier by
-fdlink_add_device_library) contributes, for
-the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its static library, else its
-objects, else its fatbins, else its cubins, else its PTX (that of NN, else of the newest older
-architecture it was built for);
-its declarations are checked unless DECLARATIONS overrides them. Undefined symbols or ABI
-mismatches fail the build with the linker's message. Creates the custom target <name> with the
-property FDLINK_CUBIN.
+fdlink_add_device_library) contributes, for the architecture NN, its LTO-IR when it has some
+(unless NO_LTO), else its static library, else its objects, else its fatbins, else its cubins,
+else its PTX (that of NN, else of the newest older architecture it was built for); its
+declarations are checked unless DECLARATIONS overrides them. A CUDA target the project builds
+itself is taken as it is: an OBJECT library with CUDA_PTX_COMPILATION (its PTX) or
+CUDA_SEPARABLE_COMPILATION (its relocatable objects), or a STATIC library of such objects; give
+DECLARATIONS to check them. Undefined symbols or ABI mismatches fail the build with the linker's
+message.
+
+ARCH sm_NN: OUTPUT is one cubin; the target's property FDLINK_CUBIN names it.
+ARCHITECTURES (CMAKE_CUDA_ARCHITECTURES's forms, as in fdlink_add_device_library): OUTPUT is one
+fatbin holding a linked cubin for each entry with real code (NN, NN-real) and the linked PTX
+(`fdlink link --emit-ptx`, which needs every input in LTO-IR) for each entry with virtual code
+(NN, NN-virtual), so that a later GPU JIT-compiles it; the driver picks the image that fits the
+GPU when the fatbin is loaded. The property FDLINK_FATBIN names it.
 #]=======================================================================]
 function(fdlink_link name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT" "INPUTS;DECLARATIONS;OPTIONS")
+  set(fn "fdlink_link(${name})")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT" "INPUTS;DECLARATIONS;OPTIONS;ARCHITECTURES")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "fdlink_link(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT arg_INPUTS OR NOT arg_ARCH OR NOT arg_OUTPUT)
-    message(FATAL_ERROR "fdlink_link(${name}): INPUTS, ARCH and OUTPUT are required")
+  if(NOT arg_INPUTS OR NOT arg_OUTPUT OR (NOT arg_ARCH AND NOT arg_ARCHITECTURES))
+    message(FATAL_ERROR "${fn}: INPUTS, ARCH (or ARCHITECTURES) and OUTPUT are required")
+  endif()
+  if(arg_ARCH AND arg_ARCHITECTURES)
+    message(FATAL_ERROR "${fn}: ARCH and ARCHITECTURES exclude each other")
   endif()
   if(arg_LTO AND arg_NO_LTO)
-    message(FATAL_ERROR "fdlink_link(${name}): LTO and NO_LTO exclude each other")
+    message(FATAL_ERROR "${fn}: LTO and NO_LTO exclude each other")
   endif()
-  if(NOT arg_ARCH MATCHES "^sm_([0-9]+[af]?)$")
-    message(FATAL_ERROR "fdlink_link(${name}): bad ARCH '${arg_ARCH}' (expected e.g. sm_90)")
-  endif()
-  set(a "${CMAKE_MATCH_1}")
   get_filename_component(output "${arg_OUTPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
-
-  set(files)
-  set(deps)
-  set(decls)
-  set(decl_files)
-  foreach(decl IN LISTS arg_DECLARATIONS)
-    get_filename_component(decl "${decl}" ABSOLUTE)
-    list(APPEND decls --decl "${decl}")
-    list(APPEND deps "${decl}")
-  endforeach()
-  foreach(in IN LISTS arg_INPUTS)
-    if(TARGET ${in})
-      get_target_property(ltoir ${in} FDLINK_LTOIR_${a})
-      get_target_property(cubin ${in} FDLINK_CUBIN_${a})
-      get_target_property(ptx ${in} FDLINK_PTX_${a})
-      get_target_property(in_decl ${in} FDLINK_DECLARATIONS)
-      if(NOT ptx)
-        # PTX of an older virtual architecture links for a newer one: take the newest not above.
-        get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
-        string(REGEX REPLACE "[af]$" "" a_num "${a}")
-        set(best -1)
-        foreach(ia IN LISTS in_archs)
-          string(REGEX REPLACE "[af]$" "" ia_num "${ia}")
-          if(ia STREQUAL ia_num AND ia_num LESS_EQUAL a_num AND ia_num GREATER best)
-            set(best ${ia_num})
-          endif()
-        endforeach()
-        if(best GREATER -1)
-          get_target_property(ptx ${in} FDLINK_PTX_${best})
-        endif()
-      endif()
-      if(NOT ltoir AND NOT cubin AND NOT ptx AND NOT library AND NOT object AND NOT fatbin)
-        message(FATAL_ERROR "fdlink_link(${name}): '${in}' has no artifacts for ${arg_ARCH} "
-                            "(is it a device library built for ARCHITECTURES ${a}?)")
-      endif()
-      # containers holding every architecture of the library: usable when it was built for NN
-      get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
-      set(library)
-      set(object)
-      set(fatbin)
-      if(a IN_LIST in_archs)
-        get_target_property(library ${in} FDLINK_LIBRARY)
-        get_target_property(object ${in} FDLINK_OBJECT)
-        get_target_property(fatbin ${in} FDLINK_FATBIN)
-      endif()
-      if(ltoir AND NOT arg_NO_LTO)
-        set(chosen ${ltoir})
-      elseif(library)
-        set(chosen ${library})
-      elseif(object)
-        set(chosen ${object})
-      elseif(fatbin)
-        set(chosen ${fatbin})
-      elseif(cubin)
-        set(chosen ${cubin})
-      else()
-        set(chosen ${ptx})
-      endif()
-      list(APPEND files ${chosen})
-      list(APPEND deps ${chosen} ${in})
-      if(NOT arg_DECLARATIONS AND in_decl AND NOT "${in_decl}" IN_LIST decl_files)
-        list(APPEND decl_files "${in_decl}")
-        list(APPEND decls --decl "${in_decl}")
-      endif()
-    else()
-      get_filename_component(in "${in}" ABSOLUTE)
-      list(APPEND files "${in}")
-      list(APPEND deps "${in}")
-    endif()
-  endforeach()
   set(lto)
   if(arg_LTO)
     set(lto --lto)
   elseif(arg_NO_LTO)
     set(lto --no-lto)
   endif()
+  if(arg_ARCH)
+    if(NOT arg_ARCH MATCHES "^sm_([0-9]+[af]?)$")
+      message(FATAL_ERROR "${fn}: bad ARCH '${arg_ARCH}' (expected e.g. sm_90)")
+    endif()
+    set(entries "${CMAKE_MATCH_1}-real")
+  else()
+    _fdlink_nvcc("${fn}" nvcc)
+    _fdlink_architectures("${fn}" "${arg_ARCHITECTURES}" "${nvcc}" entries)
+  endif()
+
+  set(decls)
+  set(decl_deps)
+  foreach(decl IN LISTS arg_DECLARATIONS)
+    get_filename_component(decl "${decl}" ABSOLUTE)
+    list(APPEND decls --decl "${decl}")
+    list(APPEND decl_deps "${decl}")
+  endforeach()
+  _fdlink_outdir(${name} dir)
+  file(MAKE_DIRECTORY "${dir}") # Makefiles generators make no output directories
+  set(images)     # fatbinary's --image3 options
+  set(image_files)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" a "${e}")
+    set(files)
+    set(deps ${decl_deps})
+    set(decl_files)
+    foreach(in IN LISTS arg_INPUTS)
+      _fdlink_link_input("${fn}" "${in}" "${a}" "${arg_NO_LTO}" f d decl_files)
+      list(APPEND files ${f})
+      list(APPEND deps ${d})
+    endforeach()
+    set(arch_decls ${decls})
+    if(NOT arg_DECLARATIONS)
+      foreach(d IN LISTS decl_files)
+        list(APPEND arch_decls --decl "${d}")
+      endforeach()
+    endif()
+    if(arg_ARCH)
+      set(cubin "${output}")
+    else()
+      get_filename_component(base "${output}" NAME_WE)
+      set(cubin "${dir}/${base}.sm_${a}.cubin")
+    endif()
+    set(outputs "${cubin}")
+    set(emit)
+    if(NOT e MATCHES "-real$")
+      set(ptx "${dir}/${base}.compute_${a}.ptx")
+      set(emit "--emit-ptx=${ptx}")
+      list(APPEND outputs "${ptx}")
+      list(APPEND images "--image3=kind=ptx,sm=${a},file=${ptx}")
+      list(APPEND image_files "${ptx}")
+    endif()
+    if(NOT e MATCHES "-virtual$" AND NOT arg_ARCH)
+      list(APPEND images "--image3=kind=elf,sm=${a},file=${cubin}")
+      list(APPEND image_files "${cubin}")
+    endif()
+    add_custom_command(OUTPUT ${outputs}
+      COMMAND fdlink::cli link -arch=sm_${a} ${lto} ${arch_decls} ${arg_OPTIONS} ${emit} -o "${cubin}" ${files}
+      DEPENDS ${deps} fdlink::cli
+      COMMENT "fdlink link -arch=sm_${a} -> ${arg_OUTPUT}" VERBATIM COMMAND_EXPAND_LISTS)
+  endforeach()
+  if(arg_ARCH)
+    add_custom_target(${name} ALL DEPENDS "${output}")
+    set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
+    return()
+  endif()
+  get_filename_component(bindir "${nvcc}" DIRECTORY)
+  find_program(fatbinary fatbinary HINTS "${bindir}" "${CUDAToolkit_BIN_DIR}" NO_CACHE)
+  if(NOT fatbinary)
+    message(FATAL_ERROR "${fn}: the CUDA toolkit's fatbinary was not found (next to ${nvcc})")
+  endif()
   add_custom_command(OUTPUT "${output}"
-    COMMAND fdlink::cli link -arch=${arg_ARCH} ${lto} ${decls} ${arg_OPTIONS} -o "${output}" ${files}
-    DEPENDS ${deps} fdlink::cli
-    COMMENT "fdlink link -arch=${arg_ARCH} -> ${arg_OUTPUT}" VERBATIM)
+    COMMAND "${fatbinary}" -64 --create=${output} ${images}
+    DEPENDS ${image_files}
+    COMMENT "fatbinary -> ${arg_OUTPUT} (${entries})" VERBATIM)
   add_custom_target(${name} ALL DEPENDS "${output}")
-  set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
+  set_target_properties(${name} PROPERTIES FDLINK_FATBIN "${output}")
+endfunction()
+
+#[=======================================================================[
+fdlink_check(<name> INPUTS <targets | PTX files>... DECLARATIONS <file.decl> [ALLOW_UNDEFINED])
+
+Checks PTX that the project compiles itself against declarations at build time with `fdlink check`
+(a mismatch fails the build): an OBJECT library with CUDA_PTX_COMPILATION contributes its PTX.
+Creates the custom target <name> (part of ALL). Relocatable objects and static libraries are
+checked by fdlink_link(... DECLARATIONS ...) when they are linked.
+#]=======================================================================]
+function(fdlink_check name)
+  set(fn "fdlink_check(${name})")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "ALLOW_UNDEFINED" "DECLARATIONS" "INPUTS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_INPUTS OR NOT arg_DECLARATIONS)
+    message(FATAL_ERROR "${fn}: INPUTS and DECLARATIONS are required")
+  endif()
+  get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
+  set(files)
+  set(deps "${decl}")
+  foreach(in IN LISTS arg_INPUTS)
+    if(TARGET ${in})
+      get_target_property(ptx_compilation ${in} CUDA_PTX_COMPILATION)
+      if(NOT ptx_compilation)
+        message(FATAL_ERROR "${fn}: '${in}' does not compile to PTX (CUDA_PTX_COMPILATION); "
+                            "check objects and static libraries with fdlink_link(... DECLARATIONS)")
+      endif()
+      list(APPEND files "$<TARGET_OBJECTS:${in}>")
+      list(APPEND deps "$<TARGET_OBJECTS:${in}>" ${in})
+    else()
+      get_filename_component(in "${in}" ABSOLUTE)
+      list(APPEND files "${in}")
+      list(APPEND deps "${in}")
+    endif()
+  endforeach()
+  set(opts)
+  if(arg_ALLOW_UNDEFINED)
+    set(opts --allow-undefined)
+  endif()
+  _fdlink_outdir(${name} dir)
+  file(MAKE_DIRECTORY "${dir}")
+  set(stamp "${dir}/check.stamp")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND fdlink::cli check ${opts} --decl "${decl}" ${files}
+    COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+    DEPENDS ${deps} fdlink::cli
+    COMMENT "fdlink check ${arg_DECLARATIONS}" VERBATIM COMMAND_EXPAND_LISTS)
+  add_custom_target(${name} ALL DEPENDS "${stamp}")
 endfunction()
 
 #[=======================================================================[
 fdlink_embed(<target> <artifact>...)
 
-Embeds device code (cubins, fatbins, PTX: files, or targets made earlier by fdlink_link) into the host target
+Embeds device code (cubins, fatbins, PTX: files, or targets made earlier by fdlink_link: their
+cubin or fatbin) into the host target
 <target> as generated C data, with the lookup function
     int fdl_embedded_find(const char *name, const void **data, size_t *size);
 (declared in <fdlink/embed.h>; name is the artifact's file name, e.g. "app.cubin"), so that the
@@ -573,8 +719,11 @@ function(fdlink_embed target)
     if(TARGET ${art})
       get_target_property(cubin ${art} FDLINK_CUBIN)
       if(NOT cubin)
+        get_target_property(cubin ${art} FDLINK_FATBIN)
+      endif()
+      if(NOT cubin)
         message(FATAL_ERROR "fdlink_embed(${target}): target '${art}' has no FDLINK_CUBIN "
-                            "(make it with fdlink_link before embedding it)")
+                            "or FDLINK_FATBIN (make it with fdlink_link before embedding it)")
       endif()
       list(APPEND files "${cubin}")
       add_dependencies(${target} ${art})

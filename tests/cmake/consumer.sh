@@ -122,7 +122,7 @@ incremental)
   b=$work/b
   # every artifact of the build, with its modification time and content
   snapshot() {
-    (cd "$b" && find fdlink app app.cubin -type f ! -name '*.d' | sort | while read -r f; do
+    (cd "$b" && find fdlink app app.cubin app.fatbin -type f ! -name '*.d' | sort | while read -r f; do
       echo "$f $(stat -c %.9Y "$f") $(sha1sum <"$f" | cut -c1-12)"; done)
   }
   changed() { { diff <(echo "$1") <(echo "$2") || true; } | sed -n 's/^> \([^ ]*\) .*/\1/p' | sort; }
@@ -152,11 +152,14 @@ incremental)
   cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
   after=$(snapshot)
   got=$(changed "$before" "$after")
-  want=$(printf '%s\n' app app.cubin fdlink/app_embedded.c fdlink/mathlib/check_90.stamp \
+  want=$(printf '%s\n' app app.cubin app.fatbin fdlink/app_embedded.c \
+    fdlink/app_fatbin/app.sm_80.cubin fdlink/app_fatbin/app.sm_90.cubin fdlink/app_fatbin/app.compute_90.ptx \
+    fdlink/mathlib/check_80.stamp fdlink/mathlib/check_90.stamp \
+    fdlink/mathlib/scale.compute_80.ptx fdlink/mathlib/scale.sm_80.cubin fdlink/mathlib/scale.sm_80.ltoir \
     fdlink/mathlib/scale.compute_90.ptx fdlink/mathlib/scale.sm_90.cubin fdlink/mathlib/scale.sm_90.ltoir | sort)
   echo "after editing src/include/detail/unit.h, rebuilt:" $got
   [ "$got" = "$want" ] || { cat "$log"; echo "expected exactly:" $want; exit 1; }
-  for f in scale.compute_90.ptx scale.sm_90.cubin scale.sm_90.ltoir; do
+  for f in scale.compute_90.ptx scale.sm_90.cubin scale.sm_90.ltoir scale.sm_80.cubin; do
     [ "$(grep "^fdlink/mathlib/$f " <<<"$before" | cut -d' ' -f3)" != \
       "$(grep "^fdlink/mathlib/$f " <<<"$after" | cut -d' ' -f3)" ] || { echo "$f was rewritten but did not change"; exit 1; }
   done

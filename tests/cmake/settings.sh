@@ -8,8 +8,9 @@
 #             that log their calls), CMAKE_CUDA_FLAGS and CMAKE_CUDA_FLAGS_RELEASE uses all four,
 #             and its fatbin holds sm_80 and sm_90 code and compute_90 PTX (80-real;90); with
 #             CMAKE_BUILD_TYPE=Debug the Release flags are absent and the build fails
-#   tools     a project that enables CUDA: compile_commands.json lists the device sources with
-#             the generated header force-included, and `clangd --check` on a caller of a foreign
+#   tools     a project that enables CUDA: its own CUDA targets (PTX, an -rdc static library)
+#             handed to fdlink_check and fdlink_link; compile_commands.json lists the device
+#             sources with the generated header force-included, and `clangd --check` on a caller of a foreign
 #             function reports no error (it reports the call undeclared without the header);
 #             skipped (77) without clangd
 set -euo pipefail
@@ -145,6 +146,10 @@ tools)
   cmake -S "$work/src" -B "$dir" -G "$gen" -Dfdlink_DIR="$build" -DSETTINGS_CUDA=ON \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$log" 2>&1 || { cat "$log"; fail "configure failed"; }
   cmake --build "$dir" >"$log" 2>&1 || { cat "$log"; fail "build failed"; }
+  grep -q "fdlink check twice.decl" "$log" || { cat "$log"; fail "fdlink_check did not check user_ptx"; }
+  "$build/host/cli/fdlink" inspect "$dir/user.cubin" | grep -qE "kernel +twice_all" ||
+    fail "user.cubin (a fdlink caller linked with the project's own -rdc static library) lacks twice_all"
+  echo "the project's own CUDA targets: user_ptx checked by fdlink_check, user_rdc linked by fdlink_link"
   entry=$(python3 -c 'import json, sys
 for e in json.load(open(sys.argv[1])):
     if e["file"].endswith("/caller.cu"): print(e["command"])' "$dir/compile_commands.json")
