@@ -186,7 +186,9 @@ findpkg)
     local v=$1 dev=$2
     shift 2
     { echo "cmake_minimum_required(VERSION 3.25)"; echo "project(p C)"
-      echo "find_package(fdlink $v CONFIG REQUIRED)"
+      # only this install's package: no other location (the user's package registry, /usr while
+      # the package test runs) may answer for a version this one refuses
+      echo "find_package(fdlink $v CONFIG REQUIRED PATHS \"$pkgdir\" NO_DEFAULT_PATH)"
       echo "add_executable(p main.c)"; echo "target_link_libraries(p PRIVATE fdlink::fdlink)"
       [ "$dev" = 1 ] && echo "fdlink_add_device_library(d SOURCES $here/consumer/src/offset.cu)"
       true; } >"$work/p/CMakeLists.txt"
