@@ -11,6 +11,12 @@ command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
 # builds on a farm: the ccache test, and dpkg-shlibdeps for the Debian package's dependencies
 command -v ccache >/dev/null 2>&1 || need+=(ccache)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
+# the cache's remote tier: real servers in the tests, and the client libraries fdlink dlopens
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v nginx >/dev/null 2>&1 || need+=(nginx-light)
+ldconfig -p 2>/dev/null | grep -q 'libhiredis\.so' || need+=(libhiredis0.14)
+ldconfig -p 2>/dev/null | grep -q 'libcurl\.so\.4' || need+=(libcurl4)
+ldconfig -p 2>/dev/null | grep -q 'libcrypto\.so\.3' || need+=(libssl3)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}"

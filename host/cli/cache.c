@@ -74,6 +74,26 @@ static void report_bad(void *ctx, const fdl_cache_entry *e)
     printf("removed %s: %s\n", e->name, e->problem ? e->problem : "bad");
 }
 
+static void print_remote(void *ctx, const fdl_cache_remote *r)
+{
+    (void)ctx;
+    printf("remote: %s%s: hits %" PRIu64 ", misses %" PRIu64 ", errors %" PRIu64
+           ", corrupt %" PRIu64 ", unsigned or forged %" PRIu64 "\n",
+           r->url, r->read_only ? " (read-only)" : "", r->hits, r->misses, r->errors, r->corrupt,
+           r->unsigned_forged);
+}
+
+/* Each remote of FDLINK_CACHE_REMOTE with its counters; a URL that cannot be used is an error. */
+static int print_remotes(const char *where)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    if (fdl_cache_remotes(where, NULL, print_remote, NULL, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_cache(int argc, char **argv)
 {
     const char *dir = NULL, *command = NULL, *max_arg = NULL;
@@ -146,7 +166,9 @@ int cmd_cache(int argc, char **argv)
         printf("hits: %" PRIu64 "\n", s.hits);
         printf("misses: %" PRIu64 "\n", s.misses);
         printf("corrupt entries found: %" PRIu64 "\n", s.corrupt);
-        return 0;
+        if (s.unsigned_forged || getenv("FDLINK_CACHE_KEY_FILE"))
+            printf("unsigned or forged entries: %" PRIu64 "\n", s.unsigned_forged);
+        return print_remotes(where);
     }
     if (strcmp(command, "list") == 0) {
         listing l = {0};
