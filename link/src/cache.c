@@ -1124,6 +1124,13 @@ cleanup:
     free(b);
 }
 
+const char *fdl__cache_check(const unsigned char *b, size_t n,
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE])
+{
+    uint32_t kind = 0;
+    return check_entry(b, n, want_key, &kind);
+}
+
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
     if (n < HEADER_SIZE)

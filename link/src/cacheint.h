@@ -98,6 +98,9 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
  */
 int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want_key,
                      const unsigned char *b, size_t n, fdl__cache_sections *out);
+/* Check a whole entry (the directory's checks): "" when good, else the problem. */
+const char *fdl__cache_check(const unsigned char *b, size_t n,
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE]);
 /* The key of a whole entry's header (0 when it is too short to have one). */
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
 

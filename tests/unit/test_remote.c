@@ -852,3 +852,173 @@ Test(remote_contention, nginx_many_processes_and_a_restart, .timeout = 300)
 {
     many_with(0);
 }
+
+/* ---- bundles ------------------------------------------------------------------------------- */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Rewrite a bundle's trailing checksum (after the test changed an entry inside it). */
+static void reseal(const char *path)
+{
+    size_t n = 0;
+    char *b = slurp(path, &n);
+    cr_assert(b && n > 32);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(b, n - 16));
+    memcpy(b + n - 16, c.digest, 16);
+    spit(path, b, n);
+    free(b);
+}
+
+/* The key that `fdlink link -v` printed, into @p key. */
+static void key_of(const char *text, char key[33])
+{
+    const char *k = strstr(text, " key ");
+    cr_assert_not_null(k, "%s", text);
+    memcpy(key, k + 5, 32);
+    key[32] = '\0';
+}
+
+Test(bundle, an_imported_bundle_gives_disk_hits_on_a_fresh_machine, .timeout = 120)
+{
+    char *dir = make_temp_dir();
+    char *ref0 = reference(dir, 20), *ref1 = reference(dir, 21);
+    ran a = link_fresh(dir, "a", "", "", 20, ref0);
+    ran b = link_fresh(dir, "a", "", "", 21, ref1); /* the same directory: two entries */
+    char cache[512], cmd[2048], key[33];
+    snprintf(cache, sizeof cache, "%s/a.cache", dir);
+    key_of(b.err, key);
+    /* all entries */
+    snprintf(cmd, sizeof cmd, "cache export -o '%s/all.fdlb'", dir);
+    ran e = fdlink(dir, "export", cache, "", "", cmd);
+    cr_assert_eq(e.status, 0, "%s", e.err);
+    cr_assert_not_null(strstr(e.out, "exported 2 entries to "), "%s", e.out);
+    ran_free(&e);
+    /* those of a key list */
+    char *list = path_in(dir, "keys");
+    char text[128];
+    int tn = snprintf(text, sizeof text, "# the second link\n\n%s\n", key);
+    spit(list, text, (size_t)tn);
+    snprintf(cmd, sizeof cmd, "cache export -o '%s/one.fdlb' --key-list '%s'", dir, list);
+    e = fdlink(dir, "export", cache, "", "", cmd);
+    cr_assert_eq(e.status, 0, "%s", e.err);
+    cr_assert_not_null(strstr(e.out, "exported 1 entry to "), "%s", e.out);
+    ran_free(&e);
+    /* a fresh machine: import, then disk hits, byte-identical */
+    snprintf(cache, sizeof cache, "%s/f.cache", dir);
+    snprintf(cmd, sizeof cmd, "cache import '%s/one.fdlb'", dir);
+    ran i = fdlink(dir, "import", cache, "", "", cmd);
+    cr_assert_eq(i.status, 0, "%s", i.err);
+    cr_assert_not_null(strstr(i.out, "imported 1 entry into "), "%s", i.out);
+    cr_assert_not_null(strstr(i.out, "; 0 refused"), "%s", i.out);
+    ran f = link_fresh(dir, "f", "", "", 21, ref1);
+    cr_assert_not_null(strstr(f.err, "hit (disk)"), "%s", f.err);
+    ran g = link_fresh(dir, "f", "", "", 20, ref0); /* not in the key list */
+    cr_assert_not_null(strstr(g.err, "miss, linked"), "%s", g.err);
+    ran_free(&a);
+    ran_free(&b);
+    ran_free(&i);
+    ran_free(&f);
+    ran_free(&g);
+    free(list);
+    free(ref0);
+    free(ref1);
+    remove_dir(dir);
+}
+
+Test(bundle, each_entry_is_checked_and_a_damaged_bundle_refused, .timeout = 120)
+{
+    char *dir = make_temp_dir();
+    char *ref = reference(dir, 22);
+    ran a = link_fresh(dir, "a", "", "", 22, ref);
+    char cache[512], cmd[2048];
+    snprintf(cache, sizeof cache, "%s/a.cache", dir);
+    snprintf(cmd, sizeof cmd, "cache export -o '%s/b.fdlb'", dir);
+    ran e = fdlink(dir, "export", cache, "", "", cmd);
+    cr_assert_eq(e.status, 0, "%s", e.err);
+    char *bundle = path_in(dir, "b.fdlb");
+    size_t n = 0;
+    char *orig = slurp(bundle, &n);
+    /* a flipped byte inside the entry, the bundle's own checksum made right: the entry refused */
+    char *bad = malloc(n);
+    memcpy(bad, orig, n);
+    bad[n - 16 - 200] ^= 0x10;
+    spit(bundle, bad, n);
+    reseal(bundle);
+    snprintf(cache, sizeof cache, "%s/g.cache", dir);
+    snprintf(cmd, sizeof cmd, "cache import '%s'", bundle);
+    ran i = fdlink(dir, "import", cache, "", "", cmd);
+    cr_assert_eq(i.status, 0, "%s", i.err);
+    cr_assert_not_null(strstr(i.out, "imported 0 entries into "), "%s", i.out);
+    cr_assert_not_null(strstr(i.out, "; 1 refused"), "%s", i.out);
+    ran g = link_fresh(dir, "g", "", "", 22, ref);
+    cr_assert_not_null(strstr(g.err, "miss, linked"), "%s", g.err);
+    /* a truncated bundle: refused whole, naming the byte */
+    spit(bundle, orig, n / 2);
+    ran t = fdlink(dir, "import", cache, "", "", cmd);
+    cr_assert_eq(t.status, 1);
+    cr_assert_not_null(strstr(t.err, "error: byte "), "%s", t.err);
+    cr_assert_not_null(strstr(t.err, bundle), "%s", t.err);
+    /* not a bundle at all */
+    spit(bundle, "hello", 5);
+    ran x = fdlink(dir, "import", cache, "", "", cmd);
+    cr_assert_eq(x.status, 1);
+    cr_assert_not_null(strstr(x.err, "not an fdlink cache bundle"), "%s", x.err);
+    ran_free(&a);
+    ran_free(&e);
+    ran_free(&i);
+    ran_free(&g);
+    ran_free(&t);
+    ran_free(&x);
+    free(bad);
+    free(orig);
+    free(bundle);
+    free(ref);
+    remove_dir(dir);
+}
+
+Test(bundle, with_a_key_unsigned_and_forged_entries_are_refused, .timeout = 120)
+{
+    char *dir = make_temp_dir();
+    char *ref = reference(dir, 23);
+    char *key = path_in(dir, "key"), *other = path_in(dir, "other");
+    write_key(key, 'k');
+    write_key(other, 'o');
+    char with_key[600], with_other[600], cache[512], cmd[2048];
+    snprintf(with_key, sizeof with_key, "FDLINK_CACHE_KEY_FILE='%s'", key);
+    snprintf(with_other, sizeof with_other, "FDLINK_CACHE_KEY_FILE='%s'", other);
+    ran u = link_fresh(dir, "u", "", "", 23, ref);       /* unsigned */
+    ran s = link_fresh(dir, "s", "", with_key, 23, ref); /* signed */
+    snprintf(cache, sizeof cache, "%s/u.cache", dir);
+    snprintf(cmd, sizeof cmd, "cache export -o '%s/u.fdlb'", dir);
+    ran eu = fdlink(dir, "export", cache, "", "", cmd);
+    snprintf(cache, sizeof cache, "%s/s.cache", dir);
+    snprintf(cmd, sizeof cmd, "cache export -o '%s/s.fdlb'", dir);
+    ran es = fdlink(dir, "export", cache, "", with_key, cmd);
+    cr_assert_eq(eu.status, 0, "%s", eu.err);
+    cr_assert_eq(es.status, 0, "%s", es.err);
+    snprintf(cache, sizeof cache, "%s/n.cache", dir);
+    snprintf(cmd, sizeof cmd, "cache import '%s/u.fdlb'", dir);
+    ran iu = fdlink(dir, "import", cache, "", with_key, cmd);
+    cr_assert_not_null(strstr(iu.out, "imported 0 entries into "), "%s", iu.out);
+    cr_assert_not_null(strstr(iu.out, "1 refused (1 unsigned or forged)"), "%s", iu.out);
+    snprintf(cmd, sizeof cmd, "cache import '%s/s.fdlb'", dir);
+    ran io = fdlink(dir, "import", cache, "", with_other, cmd);
+    cr_assert_not_null(strstr(io.out, "1 refused (1 unsigned or forged)"), "%s", io.out);
+    ran ik = fdlink(dir, "import", cache, "", with_key, cmd);
+    cr_assert_not_null(strstr(ik.out, "imported 1 entry into "), "%s", ik.out);
+    ran h = link_fresh(dir, "n", "", with_key, 23, ref);
+    cr_assert_not_null(strstr(h.err, "hit (disk)"), "%s", h.err);
+    ran_free(&u);
+    ran_free(&s);
+    ran_free(&eu);
+    ran_free(&es);
+    ran_free(&iu);
+    ran_free(&io);
+    ran_free(&ik);
+    ran_free(&h);
+    free(key);
+    free(other);
+    free(ref);
+    remove_dir(dir);
+}

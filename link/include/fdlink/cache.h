@@ -153,6 +153,34 @@ FDL_API int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed,
 FDL_API int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
                              fdl_error *err);
 
+/**
+ * Write the entries of @p dir as one bundle file at @p path (a temporary file, renamed): all of
+ * them, or those of @p keys. Each entry is checked first; with all entries, a bad one is left
+ * out; with @p keys, a key without a good entry is an error.
+ * @param keys NULL-terminated keys (32 lower-case hex digits, as fdl_link_cache_result gives
+ *        them), or NULL for every entry
+ * @param exported receives how many entries the bundle holds (may be NULL)
+ * @return FDL_OK, FDL_EINVAL (NULL path, a malformed key), FDL_ENOTFOUND (a key without a good
+ *         entry), FDL_EIO (the directory or @p path), FDL_ENOMEM
+ * Ownership: nothing is allocated for the caller.
+ */
+FDL_API int fdl_cache_export(const char *dir, const char *path, const char *const *keys,
+                             size_t *exported, fdl_error *err);
+
+/**
+ * Add the entries of the bundle at @p path to @p dir. The bundle's checksum is checked, then each
+ * entry as the directory's own are (header, lengths, checksum) and, with a signing key in force
+ * (FDLINK_CACHE_KEY_FILE), its tag: an entry that fails is not added, and counted.
+ * @param imported, rejected, unsigned_forged receive how many entries were added, refused in all,
+ *        and refused for want of a valid tag (each may be NULL)
+ * @return FDL_OK (also when entries were refused), FDL_EPARSE (not a bundle, damaged or
+ *         truncated: the message gives the byte), FDL_EIO (@p path unreadable, the directory
+ *         unwritable, an unusable signing key), FDL_EINVAL, FDL_ENOMEM
+ * Ownership: nothing is allocated for the caller.
+ */
+FDL_API int fdl_cache_import(const char *dir, const char *path, size_t *imported,
+                             size_t *rejected, size_t *unsigned_forged, fdl_error *err);
+
 /** One remote store of the cache, as fdl_cache_remotes reports it. */
 typedef struct fdl_cache_remote {
     const char *url;          /**< scheme, host, port and path: never a user or a password */
