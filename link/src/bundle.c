@@ -23,6 +23,8 @@
 #include "cacheint.h"
 #include "fdlink/cache.h"
 #include "internal.h"
+#include "linkint.h"
+#include "nvjitlink.h"
 
 #define BUNDLE_FORMAT 1u
 #define HEAD 16
@@ -250,6 +252,7 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
     fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
     const unsigned char *b = (const unsigned char *)data;
     size_t good = 0, bad = 0, forged = 0;
+    int nvrtc = 0;
     if (!u.on || !u.dir) {
         rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "%s",
                         u.warning[0] ? u.warning : "no cache directory");
@@ -293,6 +296,7 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
             goto cleanup;
         }
         good += verdict == 'g';
+        nvrtc |= verdict == 'g' && len >= 16 && get32(b + at + 12) == FDL__CACHE_NVRTC;
         bad += verdict == 'c';
         forged += verdict == 'u';
         at += len;
@@ -301,6 +305,18 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
         rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: bytes after the last "
                         "entry", at);
         goto cleanup;
+    }
+    /*
+     * The first run after an import should load neither library: their versions are in the
+     * keys, and a hit learns them from memos of this machine's files (libmemo.c), which a
+     * bundle cannot carry. Record them now, at install time (best effort).
+     */
+    if (good) {
+        unsigned char id[FDL__LIBMEMO_ID_SIZE];
+        fdl__nvjl_remember(u.dir, id);
+        int major = 0, minor = 0;
+        if (nvrtc)
+            fdl__nvrtc_remember(u.dir, &major, &minor);
     }
 cleanup:
     if (imported)
