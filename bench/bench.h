@@ -195,6 +195,14 @@ int bench_ttfr_run(bench_section *s, const char *program, const char *const *env
                    double *inner, char *why, size_t why_size);
 void bench_cache(bench_ctx *ctx, bench_section *s);
 
+/*
+ * Benchmark 7's rows of the cache across machines (remotecache.c): remote hits from Redis and
+ * HTTP servers, time to first result from a warm remote and after a bundle import. @p tmp is
+ * the section's temporary folder, @p ref_hash the uncached cubin's hash. 0 done (rows whose
+ * server or GPU is missing are skipped with a note), 1 the section failed.
+ */
+int bench_cache_remote(bench_ctx *ctx, bench_section *s, const char *tmp, uint64_t ref_hash);
+
 /* `fdlink-bench --child-cache link|nvrtc DIR`: one cached link or compile (linkcache.c). */
 int bench_cache_child(int argc, char **argv);
 void bench_generated(bench_ctx *ctx, bench_section *s);

@@ -441,6 +441,9 @@ void bench_cache(bench_ctx *ctx, bench_section *s)
         bench_note(s, "(c) %zu pairs of fresh processes, the two programs alternating, the cache "
                       "warmed by one untimed run of each", pairs);
     }
+    /* (e), (f), (g): remote stores and bundles (remotecache.c) */
+    if (bench_cache_remote(ctx, s, dir, ref_hash))
+        goto cleanup;
     s->verified = 1;
     bench_note(s, "verified: every cubin equals an uncached link's; every child hit or missed "
                   "as intended");

@@ -27,6 +27,15 @@ void help_cache(FILE *out)
           "                       remain (K, M, G: KiB, MiB, GiB; default: the bound), and\n"
           "                       temporary files of writers that are gone\n"
           "  verify               check every entry; remove the bad ones and report them\n"
+          "  export -o FILE [--key-list LIST]\n"
+          "                       write the entries (all, or those whose keys LIST names, one\n"
+          "                       a line, as 'fdlink link -v' prints them) as one bundle file\n"
+          "  import FILE          add a bundle's entries, each checked (and with\n"
+          "                       FDLINK_CACHE_KEY_FILE, its signature)\n"
+          "\n"
+          "FDLINK_CACHE_REMOTE names remote stores (redis://, http://) behind the directory;\n"
+          "stats shows each with its hits, misses and errors. FDLINK_CACHE_KEY_FILE signs\n"
+          "entries and refuses unsigned ones.\n"
           "\n"
           "options:\n"
           "  --dir DIR            use DIR instead of the cache directory in force\n"
@@ -74,9 +83,116 @@ static void report_bad(void *ctx, const fdl_cache_entry *e)
     printf("removed %s: %s\n", e->name, e->problem ? e->problem : "bad");
 }
 
+static void print_remote(void *ctx, const fdl_cache_remote *r)
+{
+    (void)ctx;
+    printf("remote: %s%s: hits %" PRIu64 ", misses %" PRIu64 ", errors %" PRIu64
+           ", corrupt %" PRIu64 ", unsigned or forged %" PRIu64 "\n",
+           r->url, r->read_only ? " (read-only)" : "", r->hits, r->misses, r->errors, r->corrupt,
+           r->unsigned_forged);
+}
+
+/* Each remote of FDLINK_CACHE_REMOTE with its counters; a URL that cannot be used is an error. */
+static int print_remotes(const char *where)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    if (fdl_cache_remotes(where, NULL, print_remote, NULL, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    return 0;
+}
+
+/* The keys of a key list: one a line; blank lines and '#' comments skipped. */
+static int read_key_list(const char *path, char ***keys)
+{
+    *keys = NULL;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        fprintf(stderr, "fdlink: %s: error: cannot open: %s\n", path, strerror(errno));
+        return 1;
+    }
+    char line[256];
+    size_t n = 0, lineno = 0;
+    char **v = calloc(1, sizeof *v);
+    int rc = v ? 0 : 1;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strcspn(line, "\r\n");
+        line[len] = '\0';
+        char *k = line + strspn(line, " \t");
+        size_t kl = strcspn(k, " \t");
+        if (!k[0] || k[0] == '#')
+            continue;
+        k[kl] = '\0';
+        int hex = kl == 32;
+        for (size_t i = 0; hex && i < kl; i++)
+            hex = (k[i] >= '0' && k[i] <= '9') || (k[i] >= 'a' && k[i] <= 'f');
+        if (!hex) {
+            fprintf(stderr, "fdlink: %s:%zu:%zu: error: '%.40s' is not a cache key (32 hex "
+                    "digits)\n", path, lineno, (size_t)(k - line) + 1, k);
+            rc = 1;
+            break;
+        }
+        char **grown = realloc(v, (n + 2) * sizeof *v);
+        if (!grown || !(grown[n] = strdup(k))) {
+            if (grown)
+                v = grown;
+            rc = 1;
+            break;
+        }
+        v = grown;
+        v[++n] = NULL;
+    }
+    fclose(f);
+    *keys = v;
+    return rc;
+}
+
+static void free_keys(char **keys)
+{
+    for (size_t i = 0; keys && keys[i]; i++)
+        free(keys[i]);
+    free(keys);
+}
+
+static int export_import(const char *command, const char *where, const char *file,
+                         const char *key_list)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    if (strcmp(command, "import") == 0) {
+        size_t added = 0, refused = 0, forged = 0;
+        if (fdl_cache_import(where, file, &added, &refused, &forged, &err) != FDL_OK) {
+            cli_print_error(&err);
+            return 1;
+        }
+        printf("imported %zu entr%s into %s; %zu refused", added, added == 1 ? "y" : "ies",
+               where, refused);
+        if (forged)
+            printf(" (%zu unsigned or forged)", forged);
+        printf("\n");
+        return 0;
+    }
+    char **keys = NULL;
+    if (key_list && read_key_list(key_list, &keys) != 0) {
+        free_keys(keys);
+        return 1;
+    }
+    size_t n = 0;
+    int rc = fdl_cache_export(where, file, (const char *const *)keys, &n, &err);
+    free_keys(keys);
+    if (rc != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    printf("exported %zu entr%s to %s\n", n, n == 1 ? "y" : "ies", file);
+    return 0;
+}
+
 int cmd_cache(int argc, char **argv)
 {
-    const char *dir = NULL, *command = NULL, *max_arg = NULL;
+    const char *dir = NULL, *command = NULL, *max_arg = NULL, *out = NULL, *key_list = NULL;
+    const char *operand = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int missing = 0;
@@ -93,24 +209,42 @@ int cmd_cache(int argc, char **argv)
             if (!v)
                 return cli_usage_error("cache", "option '%s' needs a size", a);
             max_arg = v;
+        } else if ((v = cli_option_value(a, "-o", argc, argv, &i, &missing)) || missing) {
+            if (!v || !v[0])
+                return cli_usage_error("cache", "option '%s' needs a file", a);
+            out = v;
+        } else if ((v = cli_option_value(a, "--key-list", argc, argv, &i, &missing)) ||
+                   missing) {
+            if (!v || !v[0])
+                return cli_usage_error("cache", "option '%s' needs a file", a);
+            key_list = v;
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("cache", "unknown option '%s'", a);
         } else if (!command) {
             command = a;
+        } else if (strcmp(command, "import") == 0 && !operand) {
+            operand = a;
         } else {
             return cli_usage_error("cache", "unexpected argument '%s'", a);
         }
     }
     if (!command)
-        return cli_usage_error("cache", "%s", "missing command: dir, stats, list, clear, prune "
-                                              "or verify");
-    static const char *const commands[] = {"dir", "stats", "list", "clear", "prune", "verify"};
+        return cli_usage_error("cache", "%s", "missing command: dir, stats, list, clear, prune, "
+                                              "verify, export or import");
+    static const char *const commands[] = {"dir",    "stats",  "list",  "clear",
+                                           "prune",  "verify", "export", "import"};
     int known = 0;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         known |= strcmp(command, commands[i]) == 0;
     if (!known)
         return cli_usage_error("cache", "unknown command '%s' (dir, stats, list, clear, prune, "
-                                        "verify)", command);
+                                        "verify, export, import)", command);
+    if ((out || key_list) && strcmp(command, "export") != 0)
+        return cli_usage_error("cache", "%s", "-o and --key-list go with export");
+    if (strcmp(command, "export") == 0 && !out)
+        return cli_usage_error("cache", "%s", "export needs -o FILE");
+    if (strcmp(command, "import") == 0 && !operand)
+        return cli_usage_error("cache", "%s", "import needs a bundle FILE");
     uint64_t max_size = 0;
     if (max_arg && strcmp(command, "prune") != 0)
         return cli_usage_error("cache", "%s", "--max-size goes with prune");
@@ -131,6 +265,9 @@ int cmd_cache(int argc, char **argv)
         printf("%s\n", where);
         return 0;
     }
+    if (strcmp(command, "export") == 0 || strcmp(command, "import") == 0)
+        return export_import(command, where, strcmp(command, "export") == 0 ? out : operand,
+                             key_list);
     if (strcmp(command, "stats") == 0) {
         fdl_cache_stats s;
         if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
@@ -146,7 +283,9 @@ int cmd_cache(int argc, char **argv)
         printf("hits: %" PRIu64 "\n", s.hits);
         printf("misses: %" PRIu64 "\n", s.misses);
         printf("corrupt entries found: %" PRIu64 "\n", s.corrupt);
-        return 0;
+        if (s.unsigned_forged || getenv("FDLINK_CACHE_KEY_FILE"))
+            printf("unsigned or forged entries: %" PRIu64 "\n", s.unsigned_forged);
+        return print_remotes(where);
     }
     if (strcmp(command, "list") == 0) {
         listing l = {0};

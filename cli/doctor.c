@@ -73,6 +73,12 @@ typedef struct cache_probe {
     char dir[4096];
     fdl_cache_stats stats;
     fdl_error error;
+    /* the remote stores (FDLINK_CACHE_REMOTE), shown without credentials, and their counters */
+    fdl_cache_remote remotes[16];
+    char urls[16][300];
+    size_t nremotes;
+    char remote_env[4900]; /* "FDLINK_CACHE_REMOTE=" and the shown URLs, for the environment */
+    fdl_error remote_error;
 } cache_probe;
 
 typedef struct report {
@@ -453,9 +459,27 @@ static const char *compiler(void)
 #endif
 }
 
+static void add_remote(void *ctx, const fdl_cache_remote *r)
+{
+    cache_probe *c = ctx;
+    if (c->nremotes == sizeof c->remotes / sizeof c->remotes[0])
+        return;
+    snprintf(c->urls[c->nremotes], sizeof c->urls[0], "%s", r->url);
+    c->remotes[c->nremotes] = *r;
+    c->remotes[c->nremotes].url = c->urls[c->nremotes];
+    size_t at = strlen(c->remote_env);
+    snprintf(c->remote_env + at, sizeof c->remote_env - at, "%s%s%s", c->nremotes ? " " : "",
+             r->url, r->read_only ? "|read-only" : "");
+    c->nremotes++;
+}
+
 /* The link cache as this process would use it. */
 static void probe_cache(cache_probe *c)
 {
+    c->remote_error = (fdl_error)FDL_ERROR_INIT;
+    snprintf(c->remote_env, sizeof c->remote_env, "FDLINK_CACHE_REMOTE=");
+    if (fdl_cache_dir(c->dir, sizeof c->dir, NULL) == FDL_OK)
+        fdl_cache_remotes(c->dir, NULL, add_remote, c, &c->remote_error);
     c->enabled = fdl_cache_enabled();
     c->error = (fdl_error)FDL_ERROR_INIT;
     c->ok = fdl_cache_dir(c->dir, sizeof c->dir, &c->error) == FDL_OK &&
@@ -513,6 +537,18 @@ static void print_json(const report *r, char **env, size_t nenv, int usable)
                (unsigned long long)r->cache.stats.hits,
                (unsigned long long)r->cache.stats.misses,
                (unsigned long long)r->cache.stats.corrupt);
+    printf("\"remotes\": [");
+    for (size_t i = 0; i < r->cache.nremotes; i++) {
+        const fdl_cache_remote *m = &r->cache.remotes[i];
+        printf("%s{", i ? ", " : "");
+        json_field("url", m->url, 0);
+        printf("\"read_only\": %s, \"hits\": %llu, \"misses\": %llu, \"errors\": %llu, "
+               "\"corrupt\": %llu, \"unsigned_or_forged\": %llu}",
+               m->read_only ? "true" : "false", (unsigned long long)m->hits,
+               (unsigned long long)m->misses, (unsigned long long)m->errors,
+               (unsigned long long)m->corrupt, (unsigned long long)m->unsigned_forged);
+    }
+    printf("], ");
     json_field("error", r->cache.ok ? NULL : r->cache.error.message, 1);
     printf("},\n  \"environment\": {");
     for (size_t i = 0; i < nenv; i++) {
@@ -588,6 +624,16 @@ static void print_text(const report *r, char **env, size_t nenv)
         printf("%-12s %s%s%s, %s\n", "cache", r->cache.dir, r->cache.dir[0] ? ": " : "",
                r->cache.error.message,
                r->cache.enabled ? "links proceed without it" : "off (FDLINK_CACHE=0)");
+    for (size_t i = 0; i < r->cache.nremotes; i++) {
+        const fdl_cache_remote *m = &r->cache.remotes[i];
+        printf("%-12s %s%s: %llu hits, %llu misses, %llu errors, %llu corrupt, %llu unsigned or "
+               "forged\n", "remote", m->url, m->read_only ? " (read-only)" : "",
+               (unsigned long long)m->hits, (unsigned long long)m->misses,
+               (unsigned long long)m->errors, (unsigned long long)m->corrupt,
+               (unsigned long long)m->unsigned_forged);
+    }
+    if (r->cache.remote_error.message[0])
+        printf("%-12s %s\n", "remote", r->cache.remote_error.message);
     if (nenv == 0)
         printf("%-12s no FDLINK_* variables\n", "environment");
     for (size_t i = 0; i < nenv; i++)
@@ -671,6 +717,11 @@ int cmd_doctor(int argc, char **argv)
         if (strncmp(*e, "FDLINK_", 7) == 0)
             env[nenv++] = *e;
     qsort(env, nenv, sizeof *env, cmp_str);
+    probe_cache(&r->cache);
+    /* never a password: the remotes' URLs as fdl_cache_remotes shows them */
+    for (size_t i = 0; i < nenv; i++)
+        if (strncmp(env[i], "FDLINK_CACHE_REMOTE=", 20) == 0)
+            env[i] = r->cache.remote_env;
 
     fdl__probe_driver(&r->driver);
     probe_gpus(r);
@@ -679,7 +730,6 @@ int cmd_doctor(int argc, char **argv)
     fdl__probe_nvrtc(&r->nvrtc);
     fdl__probe_zstd(&r->zstd);
     fdl__probe_cudadevrt(&r->cudadevrt, &r->toolkit);
-    probe_cache(&r->cache);
     check_traps(r);
     verdicts(r, &archs);
 

@@ -499,9 +499,10 @@ int cmd_link(int argc, char **argv)
             fprintf(stderr, "fdlink: cache: not used\n");
         else
             fprintf(stderr, "fdlink: cache: %s key %s\n",
-                    cached == FDL_CACHE_MISS ? "miss, linked" : cached == FDL_CACHE_HIT_MEMORY
-                                                                   ? "hit (memory)"
-                                                                   : "hit (disk)",
+                    cached == FDL_CACHE_MISS          ? "miss, linked"
+                    : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
+                    : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
+                                                      : "hit (disk)",
                     key);
         if (nv_hits || nv_compiled)
             fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",

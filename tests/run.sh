@@ -15,6 +15,12 @@ command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
 command -v clangd >/dev/null 2>&1 || need+=(clangd)
 # the CMake package's tests under the newest CMake from PyPI, in a virtual environment
 python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+# the cache's remote tier: real servers in the tests, and the client libraries fdlink dlopens
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v nginx >/dev/null 2>&1 || need+=(nginx-light)
+ldconfig -p 2>/dev/null | grep -q 'libhiredis\.so' || need+=(libhiredis0.14)
+ldconfig -p 2>/dev/null | grep -q 'libcurl\.so\.4' || need+=(libcurl4)
+ldconfig -p 2>/dev/null | grep -q 'libcrypto\.so\.3' || need+=(libssl3)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}"

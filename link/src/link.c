@@ -85,7 +85,10 @@ static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *er
     if (o->cache_dir && !(link->cache_dir = fdl__strdup(o->cache_dir)))
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->opts.cache_dir = link->cache_dir;
-    fdl__cache_use_init(&link->cache, o->cache, link->cache_dir);
+    if (o->cache_remote && !(link->cache_remote = fdl__strdup(o->cache_remote)))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
+    link->opts.cache_remote = link->cache_remote;
+    fdl__cache_use_init(&link->cache, o->cache, link->cache_dir, link->cache_remote);
     return FDL_OK;
 }
 
@@ -250,6 +253,7 @@ void fdl_link_destroy(fdl_link *link)
     fdl__strv_free(&link->cuda_extra);
     free(link->cuda_std);
     free(link->cache_dir);
+    free(link->cache_remote);
     fdl__cache_use_free(&link->cache);
     free(link->devrt);
     free(link->decls);

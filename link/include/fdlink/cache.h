@@ -11,6 +11,10 @@
  * or with a K, M or G suffix for KiB, MiB, GiB; default 512M), least recently used entries
  * removed first.
  *
+ * Remote stores (Redis, HTTP) behind the directory: FDLINK_CACHE_REMOTE, or the cache_remote
+ * field of fdl_link_options, in ccache's remote_storage syntax (README, "Remote storage"). Signed
+ * entries: FDLINK_CACHE_KEY_FILE (README, "Signed entries").
+ *
  * Each entry is one file, `<32 hex digits>.fdlc`: a header (magic, format version, kind, key,
  * lengths) and an XXH3-128 checksum of header and payload; written to a temporary file in the
  * directory and renamed into place, so that readers see a whole entry or none. An entry that
@@ -47,10 +51,11 @@ typedef enum fdl_cache_result {
     FDL_CACHE_UNUSED = 0,     /**< the cache was off, or the link has not completed */
     FDL_CACHE_MISS = 1,       /**< linked afresh (and stored, when the cache was usable) */
     FDL_CACHE_HIT_MEMORY = 2, /**< from this process's memory */
-    FDL_CACHE_HIT_DISK = 3    /**< from the cache directory */
+    FDL_CACHE_HIT_DISK = 3,   /**< from the cache directory */
+    FDL_CACHE_HIT_REMOTE = 4  /**< from a remote store (FDLINK_CACHE_REMOTE), now also on disk */
 } fdl_cache_result;
 
-/** Name of a result ("unused", "miss", "memory", "disk"); static string. */
+/** Name of a result ("unused", "miss", "memory", "disk", "remote"); static string. */
 FDL_API const char *fdl_cache_result_name(fdl_cache_result result);
 
 /** What fdl_cache_stats reports. */
@@ -62,6 +67,7 @@ typedef struct fdl_cache_stats {
     uint64_t hits;       /**< lookups answered from disk, since the last clear */
     uint64_t misses;     /**< lookups that found no entry */
     uint64_t corrupt;    /**< entries found bad (and removed) */
+    uint64_t unsigned_forged; /**< with a signing key: entries without a valid tag (misses) */
 } fdl_cache_stats;
 
 /** One entry or temporary file, as fdl_cache_list and fdl_cache_verify report it. */
@@ -146,6 +152,59 @@ FDL_API int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed,
  */
 FDL_API int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
                              fdl_error *err);
+
+/**
+ * Write the entries of @p dir as one bundle file at @p path (a temporary file, renamed): all of
+ * them, or those of @p keys. Each entry is checked first; with all entries, a bad one is left
+ * out; with @p keys, a key without a good entry is an error.
+ * @param keys NULL-terminated keys (32 lower-case hex digits, as fdl_link_cache_result gives
+ *        them), or NULL for every entry
+ * @param exported receives how many entries the bundle holds (may be NULL)
+ * @return FDL_OK, FDL_EINVAL (NULL path, a malformed key), FDL_ENOTFOUND (a key without a good
+ *         entry), FDL_EIO (the directory or @p path), FDL_ENOMEM
+ * Ownership: nothing is allocated for the caller.
+ */
+FDL_API int fdl_cache_export(const char *dir, const char *path, const char *const *keys,
+                             size_t *exported, fdl_error *err);
+
+/**
+ * Add the entries of the bundle at @p path to @p dir. The bundle's checksum is checked, then each
+ * entry as the directory's own are (header, lengths, checksum) and, with a signing key in force
+ * (FDLINK_CACHE_KEY_FILE), its tag: an entry that fails is not added, and counted.
+ * @param imported, rejected, unsigned_forged receive how many entries were added, refused in all,
+ *        and refused for want of a valid tag (each may be NULL)
+ * @return FDL_OK (also when entries were refused), FDL_EPARSE (not a bundle, damaged or
+ *         truncated: the message gives the byte), FDL_EIO (@p path unreadable, the directory
+ *         unwritable, an unusable signing key), FDL_EINVAL, FDL_ENOMEM
+ * Ownership: nothing is allocated for the caller.
+ */
+FDL_API int fdl_cache_import(const char *dir, const char *path, size_t *imported,
+                             size_t *rejected, size_t *unsigned_forged, fdl_error *err);
+
+/** One remote store of the cache, as fdl_cache_remotes reports it. */
+typedef struct fdl_cache_remote {
+    const char *url;          /**< scheme, host, port and path: never a user or a password */
+    int read_only;            /**< `|read-only`: looked up, never written */
+    uint64_t hits;            /**< lookups it answered with a good entry */
+    uint64_t misses;          /**< lookups it had no (good) entry for */
+    uint64_t errors;          /**< failures (each set it aside for the rest of its process) */
+    uint64_t corrupt;         /**< entries it served that failed their checks */
+    uint64_t unsigned_forged; /**< with a signing key: entries it served without a valid tag */
+} fdl_cache_remote;
+
+/** Called once per remote; @p remote is valid during the call only. */
+typedef void (*fdl_cache_remote_fn)(void *ctx, const fdl_cache_remote *remote);
+
+/**
+ * The remote stores of @p spec (NULL: FDLINK_CACHE_REMOTE) in order, with what the processes
+ * that used the cache directory @p dir (NULL: the default) counted of each. Nothing is asked of
+ * the servers.
+ * @return FDL_OK, FDL_EINVAL (NULL fn, or a URL of @p spec that cannot be used: the message says
+ *         which, by position, and why; the good ones are still reported), FDL_ENOTFOUND
+ * Ownership: each fdl_cache_remote is borrowed for the duration of its call.
+ */
+FDL_API int fdl_cache_remotes(const char *dir, const char *spec, fdl_cache_remote_fn fn,
+                              void *ctx, fdl_error *err);
 
 #ifdef __cplusplus
 }

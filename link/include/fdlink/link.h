@@ -147,12 +147,20 @@ typedef struct fdl_link_options {
      */
     fdl_cache_mode cache;
     const char *cache_dir; /**< the cache directory; NULL for the default (fdl_cache_dir) */
+    /* version 4 */
+    /* version 4, the cache's remote stores (issue 26): after the other version-4 fields */
+    /**
+     * The cache's remote stores, as FDLINK_CACHE_REMOTE takes them (fdlink/cache.h): space-
+     * separated `redis://...` and `http(s)://...` URLs with `|attribute` suffixes. NULL: the
+     * environment's; "": none.
+     */
+    const char *cache_remote;
 } fdl_link_options;
 
-#define FDL_LINK_OPTIONS_VERSION 3
+#define FDL_LINK_OPTIONS_VERSION 4
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
-     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL}
+     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL, NULL}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

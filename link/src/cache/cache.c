@@ -6,9 +6,11 @@
  *
  * Entry file, little-endian:
  *   0  magic "FDLCACHE"        8  format (u32)        12 kind (u32)
- *   16 key (16 bytes)          32 payload length (u64) 40 sections (u32)   44 zero (u32)
+ *   16 key (16 bytes)          32 payload length (u64) 40 sections (u32)   44 flags (u32)
  *   48 XXH3-128 of bytes 0..47 and of the payload (canonical, 16 bytes)
  *   64 payload: per section a length (u64) and its bytes
+ *   then, when flags has FLAG_SIGNED: HMAC-SHA256 (32 bytes) of everything before it, under the
+ *   signing key (FDLINK_CACHE_KEY_FILE; sign.c)
  *
  * Global state: the memory tier, a list under one mutex (statically initialised, so nothing runs
  * at load time; fork handlers, registered once on first use, keep a child's copy unlocked). It is the in-process counterpart of the directory and holds nothing a caller
@@ -41,8 +43,11 @@
 #include "fdlink/cache.h"
 #include "fdlink/version.h"
 #include "internal.h"
+#include "remote.h"
+#include "sign.h"
 
 #define HEADER_SIZE 64
+#define FLAG_SIGNED 1u
 #define DEFAULT_MAX_SIZE ((uint64_t)512 << 20)
 #define MEMORY_MAX ((uint64_t)64 << 20)
 #define STATS_FILE "stats"
@@ -279,6 +284,14 @@ static const char *check_any_entry(const unsigned char *b, size_t n,
         return "unknown kind";
     if (want_key && memcmp(b + 16, want_key, FDL__CACHE_KEY_SIZE) != 0)
         return "key differs from its file name";
+    uint32_t flags = get32(b + 44);
+    if (flags & ~FLAG_SIGNED)
+        return "unknown flags";
+    if (flags & FLAG_SIGNED) {
+        if (n - HEADER_SIZE < FDL__TAG_SIZE)
+            return "truncated";
+        n -= FDL__TAG_SIZE; /* the tag: signed_ok's */
+    }
     if (get64(b + 32) != (uint64_t)(n - HEADER_SIZE))
         return get64(b + 32) > (uint64_t)(n - HEADER_SIZE) ? "truncated" : "trailing bytes";
     unsigned char sum[16];
@@ -291,6 +304,47 @@ static const char *check_any_entry(const unsigned char *b, size_t n,
         return "section lengths disagree";
     *kind_out = kind;
     return "";
+}
+
+/* ---- signatures ------------------------------------------------------------------------- */
+/* The payload's length of a checked entry (without the tag of a signed one). */
+static size_t payload_size(const unsigned char *b, size_t n)
+{
+    (void)n;
+    return (size_t)get64(b + 32);
+}
+
+/*
+ * Sign a whole entry in place: the flag set, the checksum redone, the tag appended (*b grows).
+ * 0 when out of memory or no library computes the tag (then the entry is not to be written).
+ */
+static int sign_entry(const fdl__cache_use *u, unsigned char **b, size_t *n)
+{
+    size_t total;
+    if (!fdl__size_add(&total, *n, FDL__TAG_SIZE))
+        return 0;
+    unsigned char *g = realloc(*b, total);
+    if (!g)
+        return 0;
+    *b = g;
+    put32(g + 44, get32(g + 44) | FLAG_SIGNED);
+    checksum(g, g + HEADER_SIZE, *n - HEADER_SIZE, g + 48);
+    if (!fdl__hmac_sha256(u->sign_key, u->sign_key_len, g, *n, g + *n))
+        return 0;
+    *n = total;
+    return 1;
+}
+
+/* With a key in force, whether a checked entry carries a valid tag; without one, 1. */
+static int signed_ok(const fdl__cache_use *u, const unsigned char *b, size_t n)
+{
+    if (!u->sign_key)
+        return 1;
+    if (!(get32(b + 44) & FLAG_SIGNED) || n < HEADER_SIZE + FDL__TAG_SIZE)
+        return 0;
+    unsigned char tag[FDL__TAG_SIZE];
+    return fdl__hmac_sha256(u->sign_key, u->sign_key_len, b, n - FDL__TAG_SIZE, tag) &&
+           fdl__tag_equal(tag, b + n - FDL__TAG_SIZE);
 }
 
 /* An entry proper (".fdlc"): a memo's kind is foreign there. */
@@ -445,6 +499,7 @@ const char *fdl_cache_result_name(fdl_cache_result result)
     case FDL_CACHE_MISS: return "miss";
     case FDL_CACHE_HIT_MEMORY: return "memory";
     case FDL_CACHE_HIT_DISK: return "disk";
+    case FDL_CACHE_HIT_REMOTE: return "remote";
     }
     return "unknown";
 }
@@ -519,12 +574,25 @@ static uint64_t max_size_from_env(void)
     return fdl_cache_parse_size(getenv("FDLINK_CACHE_MAX_SIZE"), &n) ? n : DEFAULT_MAX_SIZE;
 }
 
-void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir)
+void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir,
+                         const char *remote)
 {
     memset(u, 0, sizeof *u);
     u->on = mode == FDL_CACHE_ON || (mode == FDL_CACHE_AUTO && fdl_cache_enabled());
     if (!u->on)
         return;
+    const char *key_file = getenv("FDLINK_CACHE_KEY_FILE");
+    if (key_file && key_file[0]) {
+        char why[400];
+        if (!fdl__sign_key_load(key_file, &u->sign_key, &u->sign_key_len, why, sizeof why)) {
+            /* neither trust unsigned entries nor write any: no cache at all */
+            snprintf(u->warning, sizeof u->warning, "cache not used: %s", why);
+            u->on = 0;
+            return;
+        }
+    }
+    u->remotes = fdl__remotes_new(remote ? remote : getenv("FDLINK_CACHE_REMOTE"), u->warning,
+                                  sizeof u->warning);
     u->max_size = max_size_from_env();
     char path[4096];
     fdl_error e = FDL_ERROR_INIT;
@@ -540,6 +608,12 @@ void fdl__cache_use_free(fdl__cache_use *u)
 {
     free(u->dir);
     u->dir = NULL;
+    fdl__remotes_free(u->remotes);
+    u->remotes = NULL;
+    if (u->sign_key)
+        memset(u->sign_key, 0, u->sign_key_len);
+    free(u->sign_key);
+    u->sign_key = NULL;
 }
 
 /* The directory cannot be used: say why once, and leave it alone from now on. */
@@ -755,19 +829,23 @@ static void ignored(fdl__cache_use *u, const char *name, const char *what)
                  "files there, and follows no symlink)", u->dir, name, what);
 }
 
-/* One event into the counters: 'h' hit, 'm' miss, 'c' corrupt (O_APPEND: no lock needed).
- * 0 done or not possible; -1 when something other than a regular file is the stats file. */
-static int count_event(const char *dir, char event)
+/*
+ * Append @p n bytes (one write(2), so that concurrent lines never mix; O_APPEND: no lock needed)
+ * to @p name in the directory @p dir: never through a symlink, into a FIFO or a device, or when
+ * anything but a regular file stands there. 0 done or not possible; -1 when something other than
+ * a regular file is at @p name.
+ */
+int fdl__cache_append(const char *dir, const char *name, const void *data, size_t n)
 {
     int dfd = dir_open(dir);
     if (dfd < 0)
         return 0;
     int rc = 0;
-    if (dir_foreign(dfd, STATS_FILE)[0]) {
+    if (dir_foreign(dfd, name)[0]) {
         rc = -1;
         goto cleanup;
     }
-    int fd = openat(dfd, STATS_FILE,
+    int fd = openat(dfd, name,
                     O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
                     0666);
     if (fd < 0) {
@@ -776,8 +854,8 @@ static int count_event(const char *dir, char event)
     }
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        ssize_t n = write(fd, &event, 1);
-        (void)n;
+        ssize_t w = write(fd, data, n);
+        (void)w;
     } else {
         rc = -1;
     }
@@ -785,6 +863,12 @@ static int count_event(const char *dir, char event)
 cleanup:
     close(dfd);
     return rc;
+}
+
+/* One event into the counters: 'h' hit, 'm' miss, 'c' corrupt, 'u' unsigned or forged. */
+static int count_event(const char *dir, char event)
+{
+    return fdl__cache_append(dir, STATS_FILE, &event, 1);
 }
 
 static void count(fdl__cache_use *u, char event)
@@ -803,11 +887,11 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
     if (mem_get(kind, key, out))
         return FDL_CACHE_HIT_MEMORY;
     if (!u->dir)
-        return FDL_CACHE_MISS;
+        return fdl__cache_remote_get(u, kind, key, out);
     int made = make_dirs(u->dir);
     if (made != 1) {
         unusable(u, made < 0 ? "is not a directory" : "cannot be created", errno);
-        return FDL_CACHE_MISS;
+        return fdl__cache_remote_get(u, kind, key, out);
     }
     char hex[33], name[64];
     fdl__cache_key_hex(key, hex);
@@ -834,11 +918,18 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
         count(u, 'm');
         goto cleanup;
     }
+    if (!signed_ok(u, b, n)) {
+        /* kept: a reader without the key may use it; this one links and signs its own */
+        count(u, 'u');
+        count(u, 'm');
+        goto cleanup;
+    }
     /* mark it used (least recently used go first): by name, never through a symlink */
     utimensat(dfd, name, NULL, AT_SYMLINK_NOFOLLOW);
     uint32_t nsecs = get32(b + 40);
-    mem_put(kind, key, b + HEADER_SIZE, n - HEADER_SIZE, nsecs);
-    if (split(out, b, b + HEADER_SIZE, n - HEADER_SIZE, nsecs)) {
+    size_t psize = payload_size(b, n);
+    mem_put(kind, key, b + HEADER_SIZE, psize, nsecs);
+    if (split(out, b, b + HEADER_SIZE, psize, nsecs)) {
         b = NULL;
         result = FDL_CACHE_HIT_DISK;
         count(u, 'h');
@@ -847,6 +938,8 @@ cleanup:
     if (dfd >= 0)
         close(dfd);
     free(b);
+    if (result == FDL_CACHE_MISS)
+        result = fdl__cache_remote_get(u, kind, key, out);
     return result;
 }
 
@@ -1076,6 +1169,9 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
     if (!b)
         return;
     mem_put(kind, key, b + HEADER_SIZE, n - HEADER_SIZE, (uint32_t)nsecs);
+    if (u->sign_key && !sign_entry(u, &b, &n))
+        goto cleanup; /* never written unsigned while a key is in force */
+    fdl__cache_remote_put(u, key, b, n);
     if (!u->dir)
         goto cleanup;
     if (n > u->max_size)
@@ -1105,6 +1201,54 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
     scan_free(&s);
 cleanup:
     free(b);
+}
+
+const char *fdl__cache_check(const unsigned char *b, size_t n,
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE])
+{
+    uint32_t kind = 0;
+    return check_entry(b, n, want_key, &kind);
+}
+
+int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    if (n < HEADER_SIZE)
+        return 0;
+    memcpy(key, b + 16, FDL__CACHE_KEY_SIZE);
+    return 1;
+}
+
+int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want_key,
+                     const unsigned char *b, size_t n, fdl__cache_sections *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    uint32_t got_kind = 0;
+    if (check_entry(b, n, want_key, &got_kind)[0] || (kind && got_kind != kind))
+        return 'c';
+    if (!signed_ok(u, b, n))
+        return 'u';
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    memcpy(key, b + 16, FDL__CACHE_KEY_SIZE);
+    uint32_t nsecs = get32(b + 40);
+    size_t psize = payload_size(b, n);
+    mem_put(got_kind, key, b + HEADER_SIZE, psize, nsecs);
+    if (out) {
+        unsigned char *copy = malloc(psize ? psize : 1);
+        if (!copy)
+            return 'c';
+        if (psize)
+            memcpy(copy, b + HEADER_SIZE, psize);
+        if (!split(out, copy, copy, psize, nsecs))
+            return 'c';
+    }
+    if (!u->dir || n > u->max_size || make_dirs(u->dir) != 1)
+        return 'w';
+    char hex[33], name[64];
+    fdl__cache_key_hex(key, hex);
+    snprintf(name, sizeof name, "%s" ENTRY_SUFFIX, hex);
+    const char *what;
+    return dir_write(u->dir, name, b, n, &what) == 1 ? 'g' : 'w';
 }
 
 /* ---- administration ---------------------------------------------------------------------- */
@@ -1184,6 +1328,7 @@ int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error *err)
                 out->hits += buf[i] == 'h';
                 out->misses += buf[i] == 'm';
                 out->corrupt += buf[i] == 'c';
+                out->unsigned_forged += buf[i] == 'u';
             }
         close(fd);
     }
@@ -1246,6 +1391,14 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
         rc = stats ? fdl__error(err, FDL_EIO, stats, 0, 0, NULL, "cannot remove: %s", strerror(e))
                    : fdl__fail(err, FDL_ENOMEM, "out of memory");
         free(stats);
+    }
+    /* cacheremote.c's counters, likewise */
+    if (rc == FDL_OK && dir_unlink(d, FDL__REMOTE_STATS) != 0 && errno != ENOENT && errno != EISDIR) {
+        int e = errno;
+        char *rs = join(d, FDL__REMOTE_STATS);
+        rc = rs ? fdl__error(err, FDL_EIO, rs, 0, 0, NULL, "cannot remove: %s", strerror(e))
+                : fdl__fail(err, FDL_ENOMEM, "out of memory");
+        free(rs);
     }
     return rc;
 }

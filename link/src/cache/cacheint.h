@@ -58,11 +58,19 @@ typedef struct fdl__cache_use {
     int on;             /* look up and store at all */
     char *dir;          /* the directory, NULL when there is none */
     uint64_t max_size;
-    char warning[512];  /* why the directory cannot be used, "" when it can */
+    char warning[512];  /* why the directory (or a remote) cannot be used, "" when it can */
+    struct fdl__remotes *remotes; /* remote stores (remote.h), NULL for none */
+    unsigned char *sign_key;      /* FDLINK_CACHE_KEY_FILE's bytes, NULL for none */
+    size_t sign_key_len;
 } fdl__cache_use;
 
-/* Decide: @p mode, the environment, @p dir (NULL: the default location). */
-void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir);
+/*
+ * Decide: @p mode, the environment, @p dir (NULL: the default location), @p remote (NULL:
+ * FDLINK_CACHE_REMOTE; "": none). A signing key that is set but cannot be used turns the cache
+ * off (with a warning): entries are then neither trusted nor written unsigned.
+ */
+void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir,
+                         const char *remote);
 void fdl__cache_use_free(fdl__cache_use *u);
 
 /*
@@ -80,6 +88,41 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
  */
 void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE],
                     const unsigned char *const *secs, const size_t *lens, size_t nsecs);
+
+/*
+ * An entry from elsewhere (a remote store, a bundle), whole as it was stored: checked as the
+ * directory's entries are (header, @p want_key unless NULL, @p kind unless 0, lengths,
+ * checksum, and with a key in force its tag), then written to the directory (and kept in memory).
+ * @return 'g' good (then *out holds the sections when @p out is not NULL), 'c' bad, 'u' unsigned
+ *         or forged, 'w' good but the directory could not take it
+ */
+int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want_key,
+                     const unsigned char *b, size_t n, fdl__cache_sections *out);
+/* Check a whole entry (the directory's checks): "" when good, else the problem. */
+const char *fdl__cache_check(const unsigned char *b, size_t n,
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE]);
+/* The key of a whole entry's header (0 when it is too short to have one). */
+int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
+
+/*
+ * The remote tier (cacheremote.c), below the directory: a miss there asks the remotes in order,
+ * and a hit is adopted; a new entry (whole, as written) goes to every writable remote. A remote
+ * that fails is set aside for the rest of the process (one warning, in u->warning).
+ */
+fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
+                                       const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                       fdl__cache_sections *out);
+void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                           const unsigned char *entry, size_t n);
+/* Count an event of a remote in "<dir>/remote-stats" (cacheremote.c). */
+#define FDL__REMOTE_STATS "remote-stats"
+void fdl__cache_remote_count(const char *dir, const char *display, char event);
+/*
+ * Append @p n bytes to @p name in the cache directory @p dir in one write: never through a
+ * symlink, into a FIFO or device, or over anything but a regular file (cache.c). 0 done or not
+ * possible; -1 when something other than a regular file stands at @p name.
+ */
+int fdl__cache_append(const char *dir, const char *name, const void *data, size_t n);
 
 /*
  * Memos (libmemo.c): small files "<key>.fdlm" beside the entries, written the same way

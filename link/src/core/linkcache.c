@@ -286,6 +286,7 @@ static unsigned char *dup_bytes(const unsigned char *p, size_t n)
 int fdl__link_cache_lookup(fdl_link *link)
 {
     link->cache_result = FDL_CACHE_UNUSED;
+    fdl__link_cache_warn(link); /* e.g. a signing key that turned the cache off */
     if (!link->cache.on || link->backend != FDL_BACKEND_NVJITLINK)
         return 0;
     unsigned char key[FDL__CACHE_KEY_SIZE];

@@ -77,6 +77,7 @@ struct fdl_link {
     int cache_warned;       /* the unusable directory was reported */
     size_t nvrtc_hits, nvrtc_compiled;
     char *cache_dir;        /* owned copy of opts.cache_dir */
+    char *cache_remote;     /* owned copy of opts.cache_remote */
     size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
     size_t jl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
     size_t scans_put_off;   /* PTX inputs whose scan waited for the link to need it (tests) */

@@ -95,6 +95,13 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         o->cache_dir = defaults.cache_dir;
         return FDL_OK;
     }
+    if (in->version == 3) {
+        /* a version-3 struct ends after `cache_dir` */
+        memcpy(o, in, offsetof(fdl_link_options, cache_remote));
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        o->cache_remote = defaults.cache_remote;
+        return FDL_OK;
+    }
     if (in->version != FDL_LINK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
                          in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);

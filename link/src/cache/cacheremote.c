@@ -1,0 +1,195 @@
+/*
+ * The remote tier of the link cache, between the directory and a fresh link: a directory miss
+ * asks each remote (remote.c) in order; what one answers is checked and adopted as the
+ * directory's entries are (fdl__cache_adopt: header, key, kind, checksum, and with a key in
+ * force the tag); a new entry goes to every writable remote.
+ *
+ * A remote never hurts a link: a failure of any kind (down, refusing, slow past its timeouts,
+ * garbage, cut off, full) sets the remote aside for the rest of the process, by a process memo
+ * of its shown URL (cacheint.h), and says so once, in the use's warning. What is counted goes to
+ * "<dir>/remote-stats", one line per event: "<h|m|e|c|u> <shown URL>" (O_APPEND, no lock).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cacheint.h"
+#include "internal.h"
+#include "remote.h"
+
+void fdl__cache_remote_count(const char *dir, const char *display, char event)
+{
+    if (!dir)
+        return;
+    fdl__buf line = {0};
+    fdl__buf_printf(&line, "%c %s\n", event, display);
+    if (!line.oom && line.len <= 512) /* one write(2): lines never mix */
+        fdl__cache_append(dir, FDL__REMOTE_STATS, line.data, line.len);
+    fdl__buf_free(&line);
+}
+
+/* The process memo that says a remote failed in this process. */
+static int down_key(const char *display, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_PMEMO);
+    if (!k)
+        return 0;
+    fdl__keyb_str(k, 0x52444f57 /* RDOW */, display);
+    return fdl__keyb_finish(k, key);
+}
+
+static int is_down(const char *display)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    return down_key(display, key) && fdl__cache_pmemo_known(key);
+}
+
+/* Set the remote aside for the process, count the error, and say so once. */
+static void set_aside(fdl__cache_use *u, const char *display, const char *why)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    if (down_key(display, key))
+        fdl__cache_pmemo_put(key);
+    fdl__cache_remote_count(u->dir, display, 'e');
+    if (!u->warning[0])
+        snprintf(u->warning, sizeof u->warning, "cache remote %.200s: %.200s; not used again by "
+                 "this process", display, why);
+}
+
+/* An entry may be as large as the directory's bound allows (512 MiB by default). */
+static size_t entry_max(const fdl__cache_use *u)
+{
+    return u->max_size && u->max_size < (uint64_t)SIZE_MAX ? (size_t)u->max_size
+                                                           : (size_t)512 << 20;
+}
+
+fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
+                                       const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                       fdl__cache_sections *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = fdl__remotes_count(u->remotes);
+    if (!n)
+        return FDL_CACHE_MISS;
+    char hex[33];
+    fdl__cache_key_hex(key, hex);
+    for (size_t i = 0; i < n; i++) {
+        const char *shown = fdl__remote_display(u->remotes, i);
+        if (is_down(shown))
+            continue;
+        unsigned char *b = NULL;
+        size_t size = 0;
+        char why[300] = "";
+        int got = fdl__remote_get(u->remotes, i, hex, entry_max(u), &b, &size, why, sizeof why);
+        if (got < 0) {
+            set_aside(u, shown, why);
+            continue;
+        }
+        if (got == 0) {
+            fdl__cache_remote_count(u->dir, shown, 'm');
+            continue;
+        }
+        int verdict = fdl__cache_adopt(u, kind, key, b, size, out);
+        free(b);
+        if (verdict == 'g' || verdict == 'w') {
+            fdl__cache_remote_count(u->dir, shown, 'h');
+            return FDL_CACHE_HIT_REMOTE;
+        }
+        /* bad or unsigned: a miss here, counted apart; the link stores a good one over it */
+        fdl__cache_sections_free(out);
+        fdl__cache_remote_count(u->dir, shown, (char)verdict);
+        fdl__cache_remote_count(u->dir, shown, 'm');
+    }
+    return FDL_CACHE_MISS;
+}
+
+void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                           const unsigned char *entry, size_t size)
+{
+    size_t n = fdl__remotes_count(u->remotes);
+    if (!n || size > entry_max(u))
+        return;
+    char hex[33];
+    fdl__cache_key_hex(key, hex);
+    for (size_t i = 0; i < n; i++) {
+        const char *shown = fdl__remote_display(u->remotes, i);
+        if (fdl__remote_read_only(u->remotes, i) || is_down(shown))
+            continue;
+        char why[300] = "";
+        if (fdl__remote_put(u->remotes, i, hex, entry, size, why, sizeof why) < 0)
+            set_aside(u, shown, why);
+    }
+}
+
+/* ---- fdl_cache_remotes --------------------------------------------------------------------- */
+int fdl_cache_remotes(const char *dir, const char *spec, fdl_cache_remote_fn fn, void *ctx,
+                      fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(fn))
+        return fdl__fail(err, FDL_EINVAL, "fdl_cache_remotes: fn is NULL");
+    char d[4096];
+    int rc = FDL_OK;
+    if (dir && dir[0]) {
+        if (strlen(dir) >= sizeof d)
+            return fdl__fail(err, FDL_ELIMIT, "cache directory path too long");
+        fdl__strlcpy(d, dir, sizeof d);
+    } else if ((rc = fdl_cache_dir(d, sizeof d, err)) != FDL_OK) {
+        return rc;
+    }
+    char warning[512] = "";
+    fdl__remotes *rs = fdl__remotes_new(spec ? spec : getenv("FDLINK_CACHE_REMOTE"), warning,
+                                        sizeof warning);
+    size_t n = fdl__remotes_count(rs);
+    fdl_cache_remote *v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v) {
+        fdl__remotes_free(rs);
+        return fdl__fail(err, FDL_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        v[i].url = fdl__remote_display(rs, i);
+        v[i].read_only = fdl__remote_read_only(rs, i);
+    }
+    /* the counters, read as the directory's other files are: never through a symlink, never
+     * from a FIFO or device (nothing waits), to their end, bounded */
+    fdl__buf path = {0};
+    fdl__buf_printf(&path, "%s/" FDL__REMOTE_STATS, d);
+    static const fdl__read_limit limit = {(size_t)64 << 20,
+                                          "fdlink's limit of 64 MiB for remote-stats"};
+    char *text = NULL;
+    size_t len = 0;
+    if (!path.oom &&
+        fdl__read_at(AT_FDCWD, path.data, FDL__FILE_NOFOLLOW, &limit, &text, &len, NULL) != FDL_OK)
+        text = NULL; /* none yet, or not a regular file: no counts */
+    for (char *line = text, *next; line && line < text + len; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        next = nl ? nl + 1 : text + len;
+        if (nl)
+            *nl = '\0';
+        if (!line[0] || line[1] != ' ')
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(line + 2, v[i].url) != 0)
+                continue;
+            switch (line[0]) {
+            case 'h': v[i].hits++; break;
+            case 'm': v[i].misses++; break;
+            case 'e': v[i].errors++; break;
+            case 'c': v[i].corrupt++; break;
+            case 'u': v[i].unsigned_forged++; break;
+            default: break;
+            }
+        }
+    }
+    free(text);
+    fdl__buf_free(&path);
+    for (size_t i = 0; i < n; i++)
+        fn(ctx, &v[i]);
+    free(v);
+    fdl__remotes_free(rs);
+    if (warning[0])
+        return fdl__fail(err, FDL_EINVAL, "%s", warning);
+    return FDL_OK;
+}

@@ -1,0 +1,39 @@
+/*
+ * Remote stores of the link cache (remote.c): ccache's remote_storage URLs parsed, and entries
+ * got and put by key on Redis (hiredis) and HTTP servers (libcurl), both opened with dlopen the
+ * first time a remote is asked. Nothing here knows what an entry holds: cache.c checks what a
+ * remote answers, exactly as it checks what the directory holds.
+ */
+#ifndef FDLINK_REMOTE_H
+#define FDLINK_REMOTE_H
+
+#include <stddef.h>
+
+/* The remotes of one use of the cache. One thread at a time; may move between threads. */
+typedef struct fdl__remotes fdl__remotes;
+
+/*
+ * Parse @p spec: URLs separated by spaces, each `URL[|attribute[=value]]...` (README, "Remote
+ * storage"). A URL that cannot be used is skipped, and the first such problem goes to @p warning
+ * (one line, without credentials). @return NULL when there is none to use.
+ */
+fdl__remotes *fdl__remotes_new(const char *spec, char *warning, size_t wsize);
+void fdl__remotes_free(fdl__remotes *r);
+
+size_t fdl__remotes_count(const fdl__remotes *r);
+/* The URL as it may be shown: scheme, host, port, path; never a user or a password. */
+const char *fdl__remote_display(const fdl__remotes *r, size_t i);
+int fdl__remote_read_only(const fdl__remotes *r, size_t i);
+
+/*
+ * Ask remote @p i for the entry of @p hex (32 hex digits), at most @p max bytes.
+ * @return 1 found (*data malloc'ed, *size), 0 not there, -1 the remote failed (@p why says how:
+ *         one line, no credentials)
+ */
+int fdl__remote_get(fdl__remotes *r, size_t i, const char *hex, size_t max, unsigned char **data,
+                    size_t *size, char *why, size_t wsize);
+/* Store an entry on remote @p i. @return 1 stored, -1 the remote failed (@p why) */
+int fdl__remote_put(fdl__remotes *r, size_t i, const char *hex, const unsigned char *data,
+                    size_t size, char *why, size_t wsize);
+
+#endif /* FDLINK_REMOTE_H */

@@ -1,0 +1,331 @@
+/*
+ * Cache bundles: the entries of a cache directory (all, or those of given keys) as one file, and
+ * that file's entries added to a directory, each checked on the way in as a remote's answer is
+ * (fdl__cache_adopt: header, lengths, checksum, and with a signing key its tag).
+ *
+ * Bundle file, little-endian:
+ *   0  magic "FDLBUNDL"   8 format (u32) = 1   12 entries (u32)
+ *   16 per entry: its length (u64) and the entry file's bytes, whole (signed ones with their tag)
+ *   end: XXH3-128 of everything before it (canonical, 16 bytes)
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "cacheint.h"
+#include "fdlink/cache.h"
+#include "internal.h"
+#include "libs.h"
+#include "nvjitlink.h"
+
+#define BUNDLE_FORMAT 1u
+#define HEAD 16
+#define MAX_ENTRIES 1000000u
+
+static const unsigned char BMAGIC[8] = {'F', 'D', 'L', 'B', 'U', 'N', 'D', 'L'};
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void digest(const unsigned char *b, size_t n, unsigned char out[16])
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(b, n));
+    memcpy(out, c.digest, 16);
+}
+
+/* The entry file <dir>/<hex>.fdlc, read whole (regular files only, no links followed). */
+static int read_entry(const char *dir, const char *hex, unsigned char **out, size_t *size)
+{
+    *out = NULL;
+    *size = 0;
+    fdl__buf path = {0};
+    fdl__buf_printf(&path, "%s/%.32s.fdlc", dir, hex);
+    int fd = path.oom ? -1 : open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    fdl__buf_free(&path);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    unsigned char *b = NULL;
+    int ok = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2 || !(b = malloc((size_t)st.st_size)))
+        goto cleanup;
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got == (size_t)st.st_size) {
+        *out = b;
+        *size = got;
+        b = NULL;
+        ok = 1;
+    }
+cleanup:
+    free(b);
+    close(fd);
+    return ok;
+}
+
+typedef struct names {
+    char **v;
+    size_t n, cap;
+    int oom;
+} names;
+
+static void collect(void *ctx, const fdl_cache_entry *e)
+{
+    names *l = ctx;
+    if (strcmp(e->kind, "temporary") == 0 || strlen(e->name) < 32)
+        return;
+    char **grown = fdl__grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+    char *name = grown ? fdl__strdup(e->name) : NULL;
+    if (grown)
+        l->v = grown;
+    if (!name) {
+        l->oom = 1;
+        return;
+    }
+    name[32] = '\0';
+    l->v[l->n++] = name;
+}
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_hex_key(const char *s)
+{
+    if (strlen(s) != 32)
+        return 0;
+    for (int i = 0; i < 32; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int fdl_cache_export(const char *dir, const char *path, const char *const *keys,
+                     size_t *exported, fdl_error *err)
+{
+    if (exported)
+        *exported = 0;
+    if (!FDL__CHECK_ARG(path))
+        return fdl__fail(err, FDL_EINVAL, "fdl_cache_export: path is NULL");
+    char d[4096];
+    int rc = FDL_OK;
+    if (dir && dir[0]) {
+        if (strlen(dir) >= sizeof d)
+            return fdl__fail(err, FDL_ELIMIT, "cache directory path too long");
+        fdl__strlcpy(d, dir, sizeof d);
+    } else if ((rc = fdl_cache_dir(d, sizeof d, err)) != FDL_OK) {
+        return rc;
+    }
+    names l = {0};
+    fdl__buf out = {0};
+    unsigned char *entry = NULL;
+    if (keys) {
+        for (size_t i = 0; keys[i]; i++) {
+            if (!is_hex_key(keys[i])) {
+                rc = fdl__error(err, FDL_EINVAL, NULL, 0, 0, keys[i],
+                                "%s: not a cache key (32 lower-case hex digits)", keys[i]);
+                goto cleanup;
+            }
+            fdl_cache_entry e = {keys[i], "link", 0, 0, NULL};
+            collect(&l, &e);
+        }
+    } else if ((rc = fdl_cache_list(d, collect, &l, err)) != FDL_OK) {
+        goto cleanup;
+    }
+    if (l.oom) {
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (l.n > 1)
+        qsort(l.v, l.n, sizeof *l.v, by_str); /* the same entries give the same bundle */
+    unsigned char head[HEAD] = {0};
+    memcpy(head, BMAGIC, 8);
+    put32(head + 8, BUNDLE_FORMAT);
+    fdl__buf_append(&out, (const char *)head, HEAD);
+    uint32_t count = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        size_t n = 0;
+        if (i && strcmp(l.v[i], l.v[i - 1]) == 0)
+            continue; /* a key listed twice goes in once */
+        unsigned char got[FDL__CACHE_KEY_SIZE];
+        int good = read_entry(d, l.v[i], &entry, &n) && fdl__cache_entry_key(entry, n, got);
+        if (good) {
+            char hex[33];
+            fdl__cache_key_hex(got, hex);
+            good = strcmp(hex, l.v[i]) == 0 && fdl__cache_check(entry, n, got)[0] == '\0';
+        }
+        if (!good) {
+            free(entry);
+            entry = NULL;
+            if (keys) {
+                rc = fdl__error(err, FDL_ENOTFOUND, d, 0, 0, l.v[i],
+                                "no good entry in the cache directory");
+                goto cleanup;
+            }
+            continue; /* removed or damaged meanwhile: not exported */
+        }
+        unsigned char len[8];
+        for (int k = 0; k < 8; k++)
+            len[k] = (unsigned char)((uint64_t)n >> (8 * k));
+        fdl__buf_append(&out, (const char *)len, 8);
+        fdl__buf_append(&out, (const char *)entry, n);
+        free(entry);
+        entry = NULL;
+        count++;
+    }
+    if (out.oom) {
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    put32((unsigned char *)out.data + 12, count);
+    unsigned char sum[16];
+    digest((const unsigned char *)out.data, out.len, sum);
+    fdl__buf_append(&out, (const char *)sum, 16);
+    if (out.oom) {
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if ((rc = fdl__write_atomic(path, out.data, out.len, err)) != FDL_OK)
+        goto cleanup;
+    if (exported)
+        *exported = count;
+cleanup:
+    free(entry);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i]);
+    free(l.v);
+    fdl__buf_free(&out);
+    return rc;
+}
+
+int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t *rejected,
+                     size_t *unsigned_forged, fdl_error *err)
+{
+    if (imported)
+        *imported = 0;
+    if (rejected)
+        *rejected = 0;
+    if (unsigned_forged)
+        *unsigned_forged = 0;
+    if (!FDL__CHECK_ARG(path))
+        return fdl__fail(err, FDL_EINVAL, "fdl_cache_import: path is NULL");
+    char *data = NULL;
+    size_t n = 0;
+    int rc = fdl__read_file(path, &data, &n, err);
+    if (rc != FDL_OK)
+        return rc;
+    fdl__cache_use u;
+    fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
+    const unsigned char *b = (const unsigned char *)data;
+    size_t good = 0, bad = 0, forged = 0;
+    int nvrtc = 0;
+    if (!u.on || !u.dir) {
+        rc = fdl__error(err, FDL_EIO, path, 0, 0, NULL, "%s",
+                        u.warning[0] ? u.warning : "no cache directory");
+        goto cleanup;
+    }
+    if (n < HEAD + 16 || memcmp(b, BMAGIC, 8) != 0) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "not an fdlink cache bundle");
+        goto cleanup;
+    }
+    if (get32(b + 8) != BUNDLE_FORMAT) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte 8: bundle format %u, not %u",
+                        get32(b + 8), BUNDLE_FORMAT);
+        goto cleanup;
+    }
+    unsigned char sum[16];
+    digest(b, n - 16, sum);
+    if (memcmp(sum, b + n - 16, 16) != 0) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: checksum mismatch (the "
+                        "bundle is truncated or damaged)", n - 16);
+        goto cleanup;
+    }
+    uint32_t count = get32(b + 12);
+    size_t at = HEAD, end = n - 16;
+    if (count > MAX_ENTRIES) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte 12: %u entries is too many",
+                        count);
+        goto cleanup;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (end - at < 8 || get64(b + at) > (uint64_t)(end - at - 8)) {
+            rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: entry %u runs past "
+                            "the end of the bundle", at, i + 1);
+            goto cleanup;
+        }
+        size_t len = (size_t)get64(b + at);
+        at += 8;
+        int verdict = fdl__cache_adopt(&u, 0, NULL, b + at, len, NULL);
+        if (verdict == 'w') {
+            rc = fdl__error(err, FDL_EIO, u.dir, 0, 0, NULL, "cannot store entry %u of %s: %s",
+                            i + 1, path, strerror(errno ? errno : EIO));
+            goto cleanup;
+        }
+        good += verdict == 'g';
+        nvrtc |= verdict == 'g' && len >= 16 && get32(b + at + 12) == FDL__CACHE_NVRTC;
+        bad += verdict == 'c';
+        forged += verdict == 'u';
+        at += len;
+    }
+    if (at != end) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: bytes after the last "
+                        "entry", at);
+        goto cleanup;
+    }
+    /*
+     * The first run after an import should load neither library: their versions are in the
+     * keys, and a hit learns them from memos of this machine's files (libmemo.c), which a
+     * bundle cannot carry. Record them now, at install time (best effort).
+     */
+    if (good) {
+        unsigned char id[FDL__LIBMEMO_ID_SIZE];
+        fdl__nvjl_remember(u.dir, id);
+        int major = 0, minor = 0;
+        if (nvrtc)
+            fdl__nvrtc_remember(u.dir, &major, &minor);
+    }
+cleanup:
+    if (imported)
+        *imported = good;
+    if (rejected)
+        *rejected = bad + forged;
+    if (unsigned_forged)
+        *unsigned_forged = forged;
+    fdl__cache_use_free(&u);
+    free(data);
+    return rc;
+}
