@@ -100,6 +100,13 @@ fdlink_doctor_test(doctor_no_driver_no_gpu RC 0 ${_nogpu} ARGS doctor --json --n
 fdlink_doctor_test(doctor_no_driver_text RC 1 ${_nogpu} ARGS doctor TEXT
   STDOUT "\ndriver +not usable: cannot load /nonexistent/libcuda.so.1[^\n]*\ngpu +none: .*\nverdicts:\n  ok +link for sm_90: nvJitLink [0-9.]+\n.*  skipped +load and launch: no GPU: "
   STDERR "^fdlink: error: load and launch: skipped: [^\n]*\n$")
+# names and values with quotes, backslashes and control characters still give valid JSON
+# (abi/src/json.h), and the toolkit's include folders come in nvcc's order (nvcc.profile)
+fdlink_doctor_test(doctor_hostile_environment RC 0
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 "FDLINK_A\"B=1" "FDLINK_C=x\\y\tz"
+  ARGS doctor --json --no-gpu
+  EXPECT "environment/FDLINK_A\"B=1" "environment/FDLINK_C=x\\y\tz"
+         toolkit/include_dirs:type=ARRAY)
 fdlink_doctor_test(doctor_extra_arch RC 0 ${_nogpu} ARGS doctor --json --no-gpu --arch sm_80
   EXPECT "verdicts/0/capability=link for sm_80" verdicts/0/state=ok)
 fdlink_doctor_test(doctor_bad_arch RC 2 ARGS doctor --arch compute_80 TEXT
