@@ -15,6 +15,7 @@
 /* Only the types: the functions are looked up with dlsym. */
 #include <nvrtc.h>
 
+#include "diag.h"
 #include "internal.h"
 #include "libmemo.h"
 #include "linkint.h"
@@ -526,14 +527,25 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
         char first[FDL_ERROR_MESSAGE_MAX];
         unsigned line = 0;
         first_error(*log ? *log : "", first, sizeof first - 64, &line);
+        /* the first error as a record: the file NVRTC named (a header, its built-in header) */
+        fdl__diags d = {0};
+        const fdl_diagnostic *e1 = NULL;
+        fdl__diags_parse_nvrtc(&d, *log ? *log : "");
+        for (size_t i = 0; i < d.n && !e1; i++)
+            if (d.v[i].severity == FDL_SEVERITY_ERROR)
+                e1 = &d.v[i];
         if (compiled == NVRTC_ERROR_INVALID_OPTION)
             rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "NVRTC refused the options: %s",
                             first[0] ? first : fn->error_string(compiled));
+        else if (e1)
+            rc = fdl__error(err, FDL_EPARSE, e1->file[0] ? e1->file : name, e1->line,
+                            e1->column, NULL, "%.400s", e1->message);
         else if (first[0])
             rc = fdl__error(err, FDL_EPARSE, name, line, 0, NULL, "%s", first);
         else
             rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "NVRTC failed: %s",
                             fn->error_string(compiled));
+        fdl__diags_free(&d);
         if (err)
             err->backend_code = (int)compiled;
         goto cleanup;
