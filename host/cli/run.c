@@ -63,6 +63,10 @@ void help_run(FILE *out)
         "  --grid X[,Y,Z]         blocks (default 1)\n"
         "  --block X[,Y,Z]        threads per block (default 1)\n"
         "  --shared BYTES         dynamic shared memory per block (default 0)\n"
+        "  --cooperative          a cooperative launch (grid sync): a grid larger than fits on\n"
+        "                         the GPU at once is refused, saying the largest that fits;\n"
+        "                         automatic, when the grid fits, for a kernel whose cubin lists\n"
+        "                         cooperative-groups instructions (--no-cooperative: never)\n"
         "  --device N             the GPU (default: FDLINK_DEVICE, else 0)\n"
         "  --out ARG=FILE         write buffer ARG to FILE after the runs (repeatable)\n"
         "  --expect ARG=FILE      compare buffer ARG with the values in FILE (repeatable): exact\n"
@@ -1032,6 +1036,7 @@ int cmd_run(int argc, char **argv)
     cli_link_args la;
     const char *kernel_name = NULL, *map_name = NULL, *geometry = NULL;
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    unsigned coop_flags = 0; /* --cooperative, --no-cooperative */
     fdl_verify_options vopts = FDL_VERIFY_OPTIONS_INIT;
     int have_tol = 0, have_ulp = 0, timed = 0, after_dashes = 0, verbose = 0;
     unsigned long long repeat = 1;
@@ -1152,6 +1157,10 @@ int cmd_run(int argc, char **argv)
             have_ulp = 1;
         } else if (strcmp(a, "--time") == 0) {
             timed = 1;
+        } else if (strcmp(a, "--cooperative") == 0) {
+            coop_flags = FDL_LAUNCH_COOPERATIVE;
+        } else if (strcmp(a, "--no-cooperative") == 0) {
+            coop_flags = FDL_LAUNCH_NOT_COOPERATIVE;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
         } else if (cli_link_option(&la, "run", argc, argv, &i, &urc)) {
@@ -1312,6 +1321,9 @@ int cmd_run(int argc, char **argv)
                 attrs.registers, attrs.static_shared, attrs.local, attrs.max_threads_per_block,
                 cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x, cfg.block.y, cfg.block.z,
                 cfg.shared_bytes);
+        if (attrs.cooperative_groups && !coop_flags)
+            fprintf(stderr, "fdlink: kernel %s: its cubin lists cooperative-groups instructions: "
+                            "a cooperative launch when the grid fits at once\n", kernel_name);
     }
     if (attrs.params_known) {
         if (attrs.nparams != nargs) {
@@ -1362,7 +1374,8 @@ int cmd_run(int argc, char **argv)
 
     /* ---- the launches ---- */
     if (repeat == 1 && !timed) {
-        cfg.flags = FDL_LAUNCH_SYNC; /* a failure is reported by the launch that caused it */
+        /* a failure is reported by the launch that caused it */
+        cfg.flags = FDL_LAUNCH_SYNC | coop_flags;
         if (fdl_kernel_launch_ex(kernel, &cfg, kargs, nargs, &err) != FDL_OK) {
             cli_print_error(&err);
             goto cleanup;
@@ -1373,6 +1386,7 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "fdlink: error: out of memory\n");
             goto cleanup;
         }
+        cfg.flags = coop_flags;
         if (fdl_launch_create(&launch, kernel, &cfg, kargs, nargs, &err) != FDL_OK ||
             fdl_event_create(&start, dev, &err) != FDL_OK ||
             fdl_event_create(&stop, dev, &err) != FDL_OK) {

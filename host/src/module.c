@@ -418,6 +418,7 @@ static int read_kernel(fdl_kernel *k, fdl_error *err)
     a->max_threads_per_block = (unsigned)v[4];
     a->max_dynamic_shared = (size_t)v[5];
     a->ptx_version = v[6];
+    a->cooperative_groups = fdl__kparams_coop(&k->mod->params, k->name);
     a->binary_version = v[7];
     if (!cu->func_get_param_info)
         return FDL_OK;

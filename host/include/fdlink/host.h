@@ -318,6 +318,13 @@ typedef struct fdl_kernel_attrs {
     int binary_version;           /**< SASS version, e.g. 90 */
     int params_known;             /**< non-zero when the driver reports parameters (12.4+) */
     size_t nparams;               /**< number of parameters, when params_known */
+    /**
+     * Non-zero when the cubin lists cooperative-groups instructions of the kernel
+     * (EIATTR_COOP_GROUP_INSTR_OFFSETS): a grid sync (which needs a cooperative launch), or
+     * block and tile groups (which do not). Such a kernel is launched cooperatively whenever its
+     * grid fits on the device at once, unless FDL_LAUNCH_NOT_COOPERATIVE; 0 for PTX modules.
+     */
+    int cooperative_groups;
 } fdl_kernel_attrs;
 
 /**
@@ -365,8 +372,15 @@ static inline fdl_arg fdl_arg_make(const void *value, size_t size)
 /** The argument for an lvalue @p v: its address and its size. */
 #define FDL_ARG(v) fdl_arg_make(&(v), sizeof(v))
 
-/** Launch flag: a cooperative launch (every block resident at once; grid-wide sync allowed). */
+/**
+ * Launch flag: a cooperative launch (every block resident at once; grid-wide sync allowed); a
+ * grid larger than fits at once is refused. Without it, a kernel whose cubin lists
+ * cooperative-groups instructions (fdl_kernel_attrs.cooperative_groups) is launched
+ * cooperatively when its grid fits, normally otherwise.
+ */
 #define FDL_LAUNCH_COOPERATIVE 0x1u
+/** Launch flag: never cooperative, whatever the kernel holds. */
+#define FDL_LAUNCH_NOT_COOPERATIVE 0x4u
 /**
  * Launch flag: wait for the kernel to finish and check the module's device status record, so
  * that a failure in the kernel is reported by the launch that caused it.

@@ -139,6 +139,7 @@ typedef struct launch {
     unsigned shared;
     void **params;
     const struct func *fn;
+    int cooperative; /* launched with cuLaunchCooperativeKernel */
 } launch;
 
 typedef struct kernel_def {
@@ -645,7 +646,30 @@ static void k_map_safe_sqrt(const launch *L)
     }
 }
 
+/* grid_sum_kernel (tests/data/run/grid_sum*.cu): out[0] = the sum of in[0..n) when launched
+ * cooperatively; otherwise its grid sync cannot work and grid_sum fails: out[0] = ~0 */
+static void k_grid_sum(const launch *L)
+{
+    uint64_t out = arg_u64(L, 0), in = arg_u64(L, 1);
+    uint32_t n = arg_u32(L, 2);
+    uint64_t total = 0;
+    for (uint32_t i = 0; L->cooperative && i < n; i++) {
+        unsigned char *p = dmem(in + 4 * (uint64_t)i, 4);
+        uint32_t v;
+        if (!p)
+            return;
+        memcpy(&v, p, 4);
+        total += v;
+    }
+    if (!L->cooperative)
+        total = ~(uint64_t)0;
+    unsigned char *po = dmem(out, 8);
+    if (po)
+        memcpy(po, &total, 8);
+}
+
 static const kernel_def g_kernels[] = {
+    {"grid_sum_kernel", 4, {8, 8, 4, 8}, 1024, 0, k_grid_sum},
     {"fill", 3, {8, 4, 4}, 1024, 0, k_fill},
     {"fill_u32", 3, {8, 4, 4}, 1024, 0, k_fill},
     {"iota_u32", 2, {8, 4}, 1024, 0, k_iota},
@@ -1271,7 +1295,7 @@ static CUresult do_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, 
         if ((uint64_t)gx * gy * gz > (uint64_t)per_sm * 132)
             return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
-    launch L = {{gx, gy, gz}, {bx, by, bz}, shared, params, f};
+    launch L = {{gx, gy, gz}, {bx, by, bz}, shared, params, f, cooperative};
     f->def->run(&L);
     return CUDA_SUCCESS; /* faults show up later, as on a GPU */
 }
