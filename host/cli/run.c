@@ -8,6 +8,7 @@
  * arguments that disagree with the kernel's parameters or with their files), 77 no GPU here.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -39,6 +40,9 @@ void help_run(FILE *out)
         "                       seeded random values (=rand or =rand:SEED; floats in [0,1),\n"
         "                       integers in [0,100)) or zeros (=zeros)\n"
         "  TYPE[N]@FILE         filled from FILE, which must hold exactly N elements\n"
+        "  sym:NAME             the value of the module's global NAME (a __device__ variable,\n"
+        "                       e.g. a device function pointer), read once the module is\n"
+        "                       loaded, as many bytes as the kernel's parameter takes\n"
         "Arguments are numbered from 0; after '--' every word is an argument. Quote structs\n"
         "('{i32:1,f64:2}'), which the shell would otherwise expand, and in shells that glob\n"
         "[ ], buffers too.\n"
@@ -140,6 +144,7 @@ typedef struct karg {
     unsigned char constant[8]; /* FILL_CONST: one element */
     unsigned long long seed;   /* FILL_RAND */
     const char *path;          /* FILL_FILE */
+    const char *symbol;        /* sym:NAME: the module global's value, read after the load */
     fdl_buffer *buf;
     uint64_t address;
 } karg;
@@ -394,6 +399,18 @@ static int looks_like_arg(const char *s)
 
 static int parse_arg(karg *a, size_t index)
 {
+    if (strncmp(a->text, "sym:", 4) == 0) {
+        /* sized by the kernel's parameter, read once the module is loaded */
+        const char *n = a->text + 4;
+        int ok = (isalpha((unsigned char)n[0]) || n[0] == '_') && strlen(n) < 1024;
+        for (const char *c = n; ok && *c; c++)
+            ok = isalnum((unsigned char)*c) || *c == '_' || *c == '$' || *c == '.';
+        if (!ok)
+            return arg_error(index, a->text, "sym: needs the name of a global of the "
+                                             "module, e.g. sym:fn_ptr");
+        a->symbol = n;
+        return 0;
+    }
     if (a->text[0] == '{')
         return parse_struct(a, index);
     const char *bracket = strchr(a->text, '[');
@@ -562,8 +579,8 @@ static int check_params_in_images(const cli_link_args *la, const char *kernel, c
             }
             for (size_t p = 0; p < nargs; p++) {
                 const fdl_ptx_param *q = &f->params[p];
-                if (q->bytes == args[p].size)
-                    continue;
+                if (q->bytes == args[p].size || args[p].symbol)
+                    continue; /* sym:NAME takes the parameter's size */
                 fprintf(stderr,
                         "fdlink: %s:%u:%u: error: argument %zu '%s' has %zu byte%s, but "
                         "parameter %zu of kernel %s takes %zu (see 'fdlink run --help')\n",
@@ -1341,6 +1358,8 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 goto cleanup;
             }
+            if (args[k].symbol && psize <= MAX_STRUCT_BYTES)
+                args[k].size = psize;
             if (psize != args[k].size) {
                 fprintf(stderr,
                         "fdlink: error: argument %zu '%s' has %zu byte%s, but parameter %zu of "
@@ -1351,6 +1370,36 @@ int cmd_run(int argc, char **argv)
                 goto cleanup;
             }
         }
+    }
+
+    /* ---- arguments from the module: sym:NAME, as wide as the parameter it is passed to ---- */
+    for (size_t k = 0; k < nargs; k++) {
+        karg *a = &args[k];
+        if (!a->symbol)
+            continue;
+        if (!attrs.params_known) {
+            fprintf(stderr,
+                    "fdlink: error: argument %zu '%s': the driver does not say the size of "
+                    "parameter %zu of kernel %s (CUDA 12.4 and later do), which sym: needs\n",
+                    k, a->text, k, kernel_name);
+            goto cleanup;
+        }
+        size_t global_size = 0;
+        if (fdl_module_read_global(mod, a->symbol, a->value, a->size, &global_size, &err) !=
+            FDL_OK) {
+            if (err.code == FDL_EINVAL && global_size)
+                fprintf(stderr,
+                        "fdlink: error: argument %zu '%s': global %s has %zu byte%s, but "
+                        "parameter %zu of kernel %s takes %zu\n",
+                        k, a->text, a->symbol, global_size, global_size == 1 ? "" : "s", k,
+                        kernel_name, a->size);
+            else
+                cli_print_error(&err);
+            goto cleanup;
+        }
+        if (verbose)
+            fprintf(stderr, "fdlink: argument %zu: %zu bytes of global %s\n", k, a->size,
+                    a->symbol);
     }
 
     /* ---- buffers ---- */

@@ -252,6 +252,42 @@ Test(cli_run, cooperative_grid_sum)
     free(dir);
 }
 
+/*
+ * cuda-samples' separate-compilation pattern from the command line: a device function pointer
+ * stored in a __device__ variable (tests/data/run/fn_table.cu), read after the load with
+ * sym:triple_ptr and passed to a kernel that calls through it; every result verified.
+ */
+Test(cli_run, device_function_pointer_from_a_global)
+{
+    skip_without_gpu();
+    char arch[32], archopt[48], exp[512];
+    device_arch(arch, sizeof arch);
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    int32_t want[1000];
+    for (int i = 0; i < 1000; i++)
+        want[i] = 3 * i;
+    char *dir = make_temp_dir(), *pw = path_in(dir, "want.i32");
+    write_all(pw, want, sizeof want);
+    snprintf(exp, sizeof exp, "0=%s", pw);
+    cli_result r = fdlink(dir, "run", archopt, FDL_RUN_DATA "/fn_table.cu",
+                          FDL_RUN_DATA "/call_through.cu", "-k", "call_through", "--grid", "4",
+                          "--block", "256", "i32[1000]=-7", "sym:triple_ptr", "i32:1000",
+                          "--expect", exp, NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect_str_eq(r.out, "argument 0 'i32[1000]=-7': int32: all 1000 values match (exact)\n");
+    cr_expect_str_eq(r.err, "");
+    cli_free(&r);
+    /* a global the module does not define: one line naming it */
+    r = fdlink(dir, "run", archopt, FDL_RUN_DATA "/fn_table.cu", FDL_RUN_DATA "/call_through.cu",
+               "-k", "call_through", "i32[1]", "sym:no_such_ptr", "i32:1", NULL);
+    cr_assert_eq(r.status, 1, "exit %d\nstderr: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "fdlink: error: no_such_ptr: global 'no_such_ptr' not found in module "
+                            "linked cubin\n");
+    cli_free(&r);
+    free(pw);
+    free(dir);
+}
+
 Test(cli_run, planted_mismatch)
 {
     skip_without_gpu();

@@ -254,6 +254,18 @@ FDL_API const char *fdl_module_kernel_name(const fdl_module *mod, size_t index);
 FDL_API void fdl_module_destroy(fdl_module *mod);
 
 /**
+ * Read the value of the module's global variable @p name (a `__device__` variable, e.g. a device
+ * function pointer stored for the host to pass to a kernel, as cudaMemcpyFromSymbol does): its
+ * @p size bytes into @p out, which must be its whole size.
+ * @param global_size  (may be NULL) receives the global's size, also when it is not @p size
+ * @return FDL_OK, FDL_ENOTFOUND (`global 'fp' not found in module m.cubin`), FDL_EINVAL (NULL
+ *         argument, or `global 'fp' of module m.cubin has 8 bytes, not 4`), FDL_ECUDA
+ * Ownership: nothing kept. Thread-safety: as the module.
+ */
+FDL_API int fdl_module_read_global(fdl_module *mod, const char *name, void *out, size_t size,
+                                   size_t *global_size, fdl_error *err);
+
+/**
  * Look up a kernel by name.
  * @return FDL_OK, FDL_ENOTFOUND (the message names the module and lists the kernels it defines:
  *         `kernel 'k' not found in module m.cubin, which defines 2 kernels: a, b`), FDL_ECUDA,
