@@ -258,10 +258,11 @@ static void write_sarif(fdl__json *j, const fdl_diagnostic *const *v, const fdl_
     fdl__buf_free(&uri);
 }
 
-int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_error *failure,
-                    int *promoted)
+/* The records @p all (@p total) as the options say; see cli_diag_report. */
+static int emit(const cli_diag_opts *o, const fdl_diagnostic *const *all, size_t total,
+                const fdl_error *failure, int *promoted)
 {
-    size_t total = fdl_link_diagnostic_count(link), n = 0;
+    size_t n = 0;
     int rc = 0, have_error = 0;
     *promoted = 0;
     const fdl_diagnostic **v = calloc(total + 1, sizeof *v);
@@ -274,7 +275,7 @@ int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_erro
         goto cleanup;
     }
     for (size_t i = 0; i < total; i++) {
-        const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
+        const fdl_diagnostic *d = all[i];
         if (!shown(o, d, &sev[n]))
             continue;
         have_error |= d->severity == FDL_SEVERITY_ERROR;
@@ -322,5 +323,54 @@ cleanup:
     fdl__buf_free(&out);
     free(v);
     free(sev);
+    return rc;
+}
+
+int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_error *failure,
+                    int *promoted)
+{
+    size_t total = fdl_link_diagnostic_count(link);
+    const fdl_diagnostic **all = calloc(total + 1, sizeof *all);
+    if (!all) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < total; i++)
+        all[i] = fdl_link_diagnostic(link, i);
+    int rc = emit(o, all, total, failure, promoted);
+    free(all);
+    return rc;
+}
+
+int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t n,
+                           const fdl_error *failure)
+{
+    fdl_diagnostic *recs = calloc(n + 1, sizeof *recs);
+    const fdl_diagnostic **all = calloc(n + 1, sizeof *all);
+    char (*codes)[16] = calloc(n + 1, sizeof *codes);
+    int rc = 1, promoted = 0;
+    if (!recs || !all || !codes) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* fdlink's rule, "(ABI-5; declared at ...)", as the code */
+        const char *m = strstr(errs[i].message, "(ABI-");
+        size_t len = 0;
+        while (m && len < sizeof codes[i] - 1 &&
+               (isalnum((unsigned char)m[1 + len]) || m[1 + len] == '-'))
+            len++;
+        if (m)
+            memcpy(codes[i], m + 1, len);
+        codes[i][len] = '\0';
+        recs[i] = (fdl_diagnostic){errs[i].source, errs[i].line, errs[i].column,
+                                   FDL_SEVERITY_ERROR, codes[i], errs[i].message, "fdlink"};
+        all[i] = &recs[i];
+    }
+    rc = emit(o, all, n, failure, &promoted);
+cleanup:
+    free(codes);
+    free(all);
+    free(recs);
     return rc;
 }

@@ -27,3 +27,6 @@ add_test(NAME cli_diag_sarif_schema
           ${CMAKE_CURRENT_BINARY_DIR}/sarif)
 set_tests_properties(cli_diag_sarif_schema PROPERTIES LABELS cli SKIP_RETURN_CODE 77
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests/data)
+# fdlink check's ABI diagnostics as SARIF (rule ABI-5, at the PTX line)
+fdlink_cli_test(diag_check_sarif
+  ARGS check --decl check/functions.decl --diagnostics-format=sarif check/wrong_width.ptx)

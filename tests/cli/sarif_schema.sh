@@ -29,9 +29,11 @@ if [ "$rc" != 1 ] || [ -e "$work/c.cubin" ]; then
 fi
 "$fdlink" link -arch=sm_90 --diagnostics-format=sarif -o "$work/w.cubin" diag/warn.cu \
   >"$work/warn.sarif"
+"$fdlink" check --decl check/functions.decl --diagnostics-format=sarif check/wrong_width.ptx \
+  >"$work/check.sarif" 2>/dev/null && { echo "sarif_schema: the check should fail"; exit 1; }
 cat "$work/header_error.sarif"
 
-"$venv/bin/python" - "$work/header_error.sarif" "$work/warn.sarif" <<'PY'
+"$venv/bin/python" - "$work/header_error.sarif" "$work/warn.sarif" "$work/check.sarif" <<'PY'
 import importlib.resources, json, sys
 from jsonschema import Draft4Validator
 
@@ -65,6 +67,8 @@ assert ("diag/inc/helper.h", 6, 16, "error", "nvrtc-error") in places, places
 assert ("diag/inc/helper.h", 5, 9, "warning", "177-D") in places, places
 warn = check(sys.argv[2])["runs"][0]["results"]
 assert [place(r) for r in warn] == [("diag/warn.cu", 5, 9, "warning", "177-D")], warn
-print(f"schema check: {sys.argv[1]} and {sys.argv[2]} are valid SARIF 2.1.0 "
+abi = check(sys.argv[3])["runs"][0]["results"]
+assert [place(r) for r in abi] == [("check/wrong_width.ptx", 177, 2, "error", "ABI-5")], abi
+print(f"schema check: {', '.join(sys.argv[1:])} are valid SARIF 2.1.0 "
       f"({schema['id']}, jsonschema Draft4Validator)")
 PY
