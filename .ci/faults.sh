@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Faults: SIGKILL rounds, 16 concurrent writers, a full file system (tests/faults/*.sh, with the
+# Faults: SIGKILL rounds, 16 concurrent writers, a hostile shared cache, a full file system (tests/faults/*.sh, with the
 # fdlink of the build of tests/run.sh), and the library from 8 threads under ThreadSanitizer
 # (tests/faults/threads.c, built in build-tsan with FDLINK_SANITIZE=thread).
 # Usage: bash .ci/faults.sh [build folder, default build-tests]   (FDLINK_KILL_ROUNDS: 100)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
-fdlink=$build/host/cli/fdlink
+fdlink=$build/cli/fdlink
 failed=0
 bash tests/faults/kill_rounds.sh "$fdlink" tests/data "${FDLINK_KILL_ROUNDS:-100}" || failed=1
 bash tests/faults/concurrent.sh "$fdlink" tests/data 5 || failed=1
+bash tests/faults/hostile_cache.sh "$fdlink" tests/data 4 16 || failed=1
 bash tests/faults/full_disk.sh "$fdlink" tests/data
 rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 77 ] || failed=1

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 build=${1:-build-tests}
 command -v valgrind >/dev/null 2>&1 || { echo "valgrind.sh: valgrind is not installed" >&2; exit 1; }
-fdlink=$root/$build/host/cli/fdlink
+fdlink=$root/$build/cli/fdlink
 fx=$root/$build/tests/link/fixtures
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -1,6 +1,7 @@
 # fdlink CMake functions: device libraries compiled, checked and linked ahead of time, embedded in
 # programs, tested with ctest. Included by fdlinkConfig.cmake (installed package) and by the fdlink
-# source tree (add_subdirectory). They need the target fdlink::cli and CUDAToolkit's nvcc.
+# source tree (add_subdirectory). They need the target fdlink::cli, and nvcc where device code is
+# compiled (found then: the package itself needs no CUDA toolkit).
 #
 # Every function parses its arguments with cmake_parse_arguments(PARSE_ARGV), touches only the
 # targets it is given or creates, and sets no global state.
@@ -26,15 +27,185 @@ function(_fdlink_launcher out)
   set(${out} "${l}" PARENT_SCOPE)
 endfunction()
 
-function(_fdlink_nvcc out)
-  if(TARGET CUDA::nvcc)
-    set(${out} "$<TARGET_FILE:CUDA::nvcc>" PARENT_SCOPE)
-  elseif(CUDAToolkit_NVCC_EXECUTABLE)
-    set(${out} "${CUDAToolkit_NVCC_EXECUTABLE}" PARENT_SCOPE)
-  else()
-    message(FATAL_ERROR "fdlink: nvcc not found (find_package(CUDAToolkit) found no nvcc)")
+# The CUDA compiler, taken as CMake's CUDA language takes it: CMAKE_CUDA_COMPILER (set with -D or
+# by enable_language(CUDA)), else the environment variable CUDACXX, else the toolkit's nvcc
+# (find_package(CUDAToolkit), asked only here: find_package(fdlink) needs no toolkit).
+function(_fdlink_nvcc fn out)
+  set(c "${CMAKE_CUDA_COMPILER}")
+  if(NOT c AND DEFINED ENV{CUDACXX})
+    set(c "$ENV{CUDACXX}")
   endif()
+  if(c)
+    if(NOT IS_ABSOLUTE "${c}")
+      find_program(p NAMES "${c}" NO_CACHE)
+      if(NOT p)
+        message(FATAL_ERROR "${fn}: the CUDA compiler '${c}' (CMAKE_CUDA_COMPILER or CUDACXX) was not found")
+      endif()
+      set(c "${p}")
+    endif()
+    set(${out} "${c}" PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT CUDAToolkit_NVCC_EXECUTABLE)
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(NOT CUDAToolkit_NVCC_EXECUTABLE)
+    message(FATAL_ERROR "${fn}: device code needs the CUDA toolkit's nvcc, and none was found "
+      "(install the CUDA toolkit, or point CUDAToolkit_ROOT or CMAKE_CUDA_COMPILER at it)")
+  endif()
+  set(${out} "${CUDAToolkit_NVCC_EXECUTABLE}" PARENT_SCOPE)
 endfunction()
+
+# The flags CMake's CUDA language would give nvcc: -ccbin for CMAKE_CUDA_HOST_COMPILER (else the
+# environment variable CUDAHOSTCXX), CMAKE_CUDA_FLAGS (else CUDAFLAGS) and, per configuration,
+# CMAKE_CUDA_FLAGS_<CONFIG> (as generator expressions, for single- and multi-config generators).
+function(_fdlink_cuda_flags out)
+  set(flags)
+  set(host "${CMAKE_CUDA_HOST_COMPILER}")
+  if(NOT host AND DEFINED ENV{CUDAHOSTCXX})
+    set(host "$ENV{CUDAHOSTCXX}")
+  endif()
+  if(host)
+    list(APPEND flags -ccbin "${host}")
+  endif()
+  if(DEFINED CMAKE_CUDA_FLAGS)
+    set(f "${CMAKE_CUDA_FLAGS}")
+  else()
+    set(f "$ENV{CUDAFLAGS}")
+  endif()
+  separate_arguments(f UNIX_COMMAND "${f}")
+  list(APPEND flags ${f})
+  set(configs ${CMAKE_CONFIGURATION_TYPES} ${CMAKE_BUILD_TYPE} Debug Release RelWithDebInfo MinSizeRel)
+  list(REMOVE_DUPLICATES configs)
+  foreach(config IN LISTS configs)
+    string(TOUPPER "${config}" c)
+    if(NOT CMAKE_CUDA_FLAGS_${c})
+      continue()
+    endif()
+    separate_arguments(f UNIX_COMMAND "${CMAKE_CUDA_FLAGS_${c}}")
+    foreach(x IN LISTS f)
+      string(REPLACE ">" "$<ANGLE-R>" x "${x}")
+      list(APPEND flags "$<$<CONFIG:${config}>:${x}>")
+    endforeach()
+  endforeach()
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+
+# The real architectures nvcc compiles for (nvcc --list-gpu-code), oldest first.
+function(_fdlink_nvcc_archs fn nvcc out)
+  execute_process(COMMAND "${nvcc}" --list-gpu-code OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE rc)
+  string(REGEX MATCHALL "sm_[0-9]+[af]?" codes "${o}")
+  set(nums)
+  foreach(code IN LISTS codes)
+    if(code MATCHES "^sm_([0-9]+)$") # all and all-major leave out arch-specific (a, f) targets
+      list(APPEND nums ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if(NOT rc EQUAL 0 OR NOT nums)
+    message(FATAL_ERROR "${fn}: '${nvcc} --list-gpu-code' listed no architectures (${rc}): ${e}")
+  endif()
+  list(SORT nums COMPARE NATURAL)
+  set(${out} ${nums} PARENT_SCOPE)
+endfunction()
+
+#[[ Architectures as CMAKE_CUDA_ARCHITECTURES spells them, resolved to a list of entries NN (real
+and virtual code), NN-real (real only) and NN-virtual (virtual only), NN possibly ending in a or f:
+  spec empty: FDLINK_ARCHITECTURES, else CMAKE_CUDA_ARCHITECTURES, else $ENV{CUDAARCHS}, else 90;
+  native: real code for each GPU of this machine (CMAKE_CUDA_ARCHITECTURES_NATIVE when CMake has
+    detected them, else nvcc's __nvcc_device_query), an error when there is none;
+  all, all-major: real code for each architecture nvcc supports (each major one), plain for the
+    newest (so that it carries PTX for later GPUs);
+  OFF (or another false constant): nvcc's default, its oldest architecture. ]]
+function(_fdlink_architectures fn spec nvcc out)
+  if(NOT spec)
+    if(FDLINK_ARCHITECTURES)
+      set(spec ${FDLINK_ARCHITECTURES})
+    elseif(DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+      set(spec ${CMAKE_CUDA_ARCHITECTURES})
+      if(NOT spec) # OFF: nvcc's default
+        set(spec OFF)
+      endif()
+    elseif(NOT "$ENV{CUDAARCHS}" STREQUAL "")
+      set(spec $ENV{CUDAARCHS})
+    else()
+      set(spec 90)
+    endif()
+  endif()
+  set(entries)
+  foreach(a IN LISTS spec)
+    if(a STREQUAL "native")
+      if(DEFINED CMAKE_CUDA_ARCHITECTURES_NATIVE)
+        set(o "CMake's CUDA language detected none")
+        set(found ${CMAKE_CUDA_ARCHITECTURES_NATIVE})
+        list(TRANSFORM found REPLACE "-real$" "")
+      else()
+        get_filename_component(bindir "${nvcc}" DIRECTORY)
+        find_program(query __nvcc_device_query HINTS "${bindir}" "${CUDAToolkit_BIN_DIR}" NO_CACHE)
+        set(o "__nvcc_device_query not found")
+        set(found)
+        if(query)
+          execute_process(COMMAND "${query}" OUTPUT_VARIABLE o ERROR_VARIABLE o RESULT_VARIABLE rc)
+          if(rc EQUAL 0)
+            string(REGEX MATCHALL "[0-9]+" found "${o}")
+          endif()
+        endif()
+      endif()
+      if(NOT found)
+        string(STRIP "${o}" o)
+        message(FATAL_ERROR "${fn}: ARCHITECTURES native, but no GPU was detected (${o})")
+      endif()
+      list(REMOVE_DUPLICATES found)
+      list(TRANSFORM found APPEND "-real")
+      list(APPEND entries ${found})
+    elseif(a STREQUAL "all" OR a STREQUAL "all-major")
+      _fdlink_nvcc_archs("${fn}" "${nvcc}" nums)
+      if(a STREQUAL "all-major")
+        list(FILTER nums INCLUDE REGEX "0$")
+      endif()
+      list(POP_BACK nums newest)
+      list(TRANSFORM nums APPEND "-real")
+      list(APPEND entries ${nums} ${newest})
+    elseif(NOT a)
+      _fdlink_nvcc_archs("${fn}" "${nvcc}" nums)
+      list(GET nums 0 oldest)
+      list(APPEND entries ${oldest})
+    elseif(a MATCHES "^[0-9]+[af]?(-real|-virtual)?$")
+      list(APPEND entries ${a})
+    else()
+      message(FATAL_ERROR "${fn}: bad architecture '${a}' (expected e.g. 90, 80-real, 90-virtual, "
+                          "native, all or all-major, as in CMAKE_CUDA_ARCHITECTURES)")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES entries)
+  set(${out} ${entries} PARENT_SCOPE)
+endfunction()
+
+# nvcc's -gencode options for architecture entries (NN, NN-real, NN-virtual).
+function(_fdlink_gencode entries out)
+  set(g)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" n "${e}")
+    if(e MATCHES "-real$")
+      list(APPEND g "-gencode=arch=compute_${n},code=sm_${n}")
+    elseif(e MATCHES "-virtual$")
+      list(APPEND g "-gencode=arch=compute_${n},code=compute_${n}")
+    else()
+      list(APPEND g "-gencode=arch=compute_${n},code=[sm_${n},compute_${n}]")
+    endif()
+  endforeach()
+  set(${out} ${g} PARENT_SCOPE)
+endfunction()
+
+# One nvcc command of fdlink_add_device_library: OUTPUT, a comment, then nvcc's arguments; uses
+# the caller's deps and appends to its all_outputs. Each writes a depfile (-MD -MF)
+# naming every header the source includes, so that touching one rebuilds the output.
+macro(_fdlink_nvcc_command out comment)
+  add_custom_command(OUTPUT "${out}"
+    COMMAND ${ARGN} -MD -MF "${out}.d" -MT "${out}"
+    DEPENDS ${deps} DEPFILE "${out}.d"
+    COMMENT "${comment}" VERBATIM COMMAND_EXPAND_LISTS)
+  list(APPEND all_outputs "${out}")
+endmacro()
 
 #[=======================================================================[
 fdlink_add_device_library(<name>
@@ -42,15 +213,37 @@ fdlink_add_device_library(<name>
     [DECLARATIONS <file.decl>]                        (none: kernels only, nothing to check)
     [ALLOW_UNDEFINED]                                 (callers: declared functions may be only referenced)
     [FORMATS ptx cubin fatbin ltoir object library]   (default: ptx)
-    [ARCHITECTURES 80 90 ...]                         (default: FDLINK_ARCHITECTURES or 90)
+    [ARCHITECTURES 80-real 90 ...]                    (as CMAKE_CUDA_ARCHITECTURES; default below)
     [INCLUDE_DIRECTORIES <dir>...]
     [COMPILE_OPTIONS <nvcc option>...])
 
 Compiles the sources ahead of time into every requested format for every architecture, with the
 prototypes header generated from DECLARATIONS force-included (a definition that disagrees with its
 declaration does not compile), and runs `fdlink check` on the PTX at build time (a signature
-mismatch fails the build). Creates the custom target <name>, whose properties name the artifacts:
-  FDLINK_HEADER, FDLINK_HEADER_DIR, FDLINK_DECLARATIONS, FDLINK_ARCHITECTURES, FDLINK_FORMATS,
+mismatch fails the build).
+
+<name> is an OBJECT library holding the sources, so that it takes usage requirements like any
+target: target_link_libraries(<name> PRIVATE CCCL::CCCL), target_include_directories,
+target_compile_definitions and target_compile_options reach every nvcc command (options inside
+$<COMPILE_LANGUAGE:...> only reach CMake's own compile, below). When the calling project has
+enabled CUDA, CMake's CUDA language also compiles the sources to PTX for the first architecture
+(CUDA_PTX_COMPILATION), so that they appear in compile_commands.json and IDEs with their real
+flags and the prototypes header. The artifacts are made by the custom target <name>_artifacts
+(part of ALL), which <name> depends on.
+
+ARCHITECTURES takes CMAKE_CUDA_ARCHITECTURES's forms and meaning: NN (real and virtual code),
+NN-real, NN-virtual, native, all, all-major. Without it: FDLINK_ARCHITECTURES, else
+CMAKE_CUDA_ARCHITECTURES, else the environment variable CUDAARCHS, else 90. PTX and LTO-IR are
+built for every architecture, cubins for those with real code; fatbins and objects carry what
+each entry asks for. nvcc is CMAKE_CUDA_COMPILER (else CUDACXX, else the toolkit's); every
+command gets -ccbin CMAKE_CUDA_HOST_COMPILER (else CUDAHOSTCXX), CMAKE_CUDA_FLAGS (else
+CUDAFLAGS) and CMAKE_CUDA_FLAGS_<CONFIG>, then the target's usage requirements, then
+INCLUDE_DIRECTORIES and COMPILE_OPTIONS. Every nvcc command writes a depfile, so that a header a
+source includes, directly or not, rebuilds what it is part of.
+
+The target's properties name the artifacts:
+  FDLINK_HEADER, FDLINK_HEADER_DIR, FDLINK_DECLARATIONS, FDLINK_ARCHITECTURES (numbers),
+  FDLINK_ARCHITECTURE_ENTRIES (as resolved: 80-real;90), FDLINK_FORMATS,
   FDLINK_<FORMAT>_<arch> (e.g. FDLINK_PTX_90, FDLINK_CUBIN_90, FDLINK_LTOIR_90: lists of files),
   FDLINK_FATBIN, FDLINK_OBJECT, FDLINK_LIBRARY (files holding every architecture).
 A compiler launcher wraps every nvcc compilation (not the `nvcc -lib` archive step), so that ccache
@@ -60,48 +253,83 @@ none), else CMAKE_CUDA_COMPILER_LAUNCHER (variable, then environment), e.g.
 its outputs) so that the launcher sees it as one.
 #]=======================================================================]
 function(fdlink_add_device_library name)
+  set(fn "fdlink_add_device_library(${name})")
   cmake_parse_arguments(PARSE_ARGV 1 arg "ALLOW_UNDEFINED" "DECLARATIONS"
     "SOURCES;FORMATS;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT arg_SOURCES)
-    message(FATAL_ERROR "fdlink_add_device_library(${name}): SOURCES is required")
+    message(FATAL_ERROR "${fn}: SOURCES is required")
   endif()
   if(NOT arg_FORMATS)
     set(arg_FORMATS ptx)
   endif()
   foreach(f IN LISTS arg_FORMATS)
     if(NOT f MATCHES "^(ptx|cubin|fatbin|ltoir|object|library)$")
-      message(FATAL_ERROR "fdlink_add_device_library(${name}): unknown format '${f}' "
-                          "(expected ptx cubin fatbin ltoir object library)")
-    endif()
-  endforeach()
-  if(NOT arg_ARCHITECTURES)
-    if(FDLINK_ARCHITECTURES)
-      set(arg_ARCHITECTURES ${FDLINK_ARCHITECTURES})
-    else()
-      set(arg_ARCHITECTURES 90)
-    endif()
-  endif()
-  foreach(a IN LISTS arg_ARCHITECTURES)
-    if(NOT a MATCHES "^[0-9]+[af]?$")
-      message(FATAL_ERROR "fdlink_add_device_library(${name}): bad architecture '${a}' (expected e.g. 90)")
+      message(FATAL_ERROR "${fn}: unknown format '${f}' (expected ptx cubin fatbin ltoir object library)")
     endif()
   endforeach()
 
+  _fdlink_nvcc("${fn}" nvcc)
+  _fdlink_architectures("${fn}" "${arg_ARCHITECTURES}" "${nvcc}" entries)
+  set(archs)      # every architecture number, in order
+  set(real_archs) # those with real code (cubins)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" n "${e}")
+    list(APPEND archs ${n})
+    if(NOT e MATCHES "-virtual$")
+      list(APPEND real_archs ${n})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES archs)
+  _fdlink_gencode("${entries}" gencode)
+  _fdlink_cuda_flags(user_flags)
   _fdlink_outdir(${name} dir)
-  _fdlink_nvcc(nvcc)
   _fdlink_launcher(launcher)
   # nvcc as the compilations run it: behind the launcher, with -c (a compilation, to ccache; with
   # -ptx, -cubin, -ltoir or -fatbin too, nvcc writes that output, byte for byte as without -c)
   set(cc ${launcher} "${nvcc}" -c)
   file(MAKE_DIRECTORY "${dir}/include")
+
+  # The target users see and give usage requirements to. fdlink's own headers (fdlink/device.h)
+  # come from fdlink::fdlink's include directories.
+  set(sources)
+  foreach(src IN LISTS arg_SOURCES)
+    get_filename_component(src "${src}" ABSOLUTE)
+    list(APPEND sources "${src}")
+  endforeach()
+  add_library(${name} OBJECT ${sources})
+  target_link_libraries(${name} PRIVATE fdlink::fdlink)
+  target_include_directories(${name} PRIVATE "${dir}/include")
+  foreach(inc IN LISTS arg_INCLUDE_DIRECTORIES)
+    get_filename_component(inc "${inc}" ABSOLUTE)
+    target_include_directories(${name} PRIVATE "${inc}")
+  endforeach()
+  get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  list(FILTER langs INCLUDE REGEX "^(CUDA|CXX|C)$")
+  list(GET langs 0 linker_language)
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE ${linker_language})
+  set(cmake_cuda OFF)
+  if("CUDA" IN_LIST langs)
+    set(cmake_cuda ON)
+    list(GET entries 0 first)
+    string(REGEX REPLACE "-(real|virtual)$" "" first "${first}")
+    set_target_properties(${name} PROPERTIES CUDA_PTX_COMPILATION ON
+      CUDA_ARCHITECTURES ${first}-virtual CUDA_SEPARABLE_COMPILATION ON)
+  endif()
+  target_compile_options(${name} PRIVATE ${arg_COMPILE_OPTIONS})
+
+  # The target's usage requirements, as nvcc arguments (empty ones vanish: COMMAND_EXPAND_LISTS).
+  set(p "$<TARGET_PROPERTY:${name},INCLUDE_DIRECTORIES>")
+  set(usage "$<$<BOOL:${p}>:-I$<JOIN:$<REMOVE_DUPLICATES:${p}>,$<SEMICOLON>-I>>")
+  set(p "$<TARGET_PROPERTY:${name},COMPILE_DEFINITIONS>")
+  list(APPEND usage "$<$<BOOL:${p}>:-D$<JOIN:${p},$<SEMICOLON>-D>>")
+  list(APPEND usage "$<TARGET_PROPERTY:${name},COMPILE_OPTIONS>")
+
   set(decl)
   set(header)
-  # fdlink's own headers (fdlink/device.h) come from the library target's include directories.
-  set(common -rdc=true -I "${dir}/include"
-    "-I$<JOIN:$<TARGET_PROPERTY:fdlink::fdlink,INTERFACE_INCLUDE_DIRECTORIES>,$<SEMICOLON>-I>")
+  set(common ${user_flags} -rdc=true ${usage})
   if(arg_DECLARATIONS)
     get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
     get_filename_component(decl_base "${decl}" NAME_WE)
@@ -111,65 +339,49 @@ function(fdlink_add_device_library name)
       DEPENDS "${decl}" fdlink::cli
       COMMENT "fdlink header ${decl_base}.decl" VERBATIM)
     list(APPEND common -include "${header}")
+    if(cmake_cuda)
+      target_compile_options(${name} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:SHELL:-include \"${header}\">")
+    endif()
   endif()
-  foreach(inc IN LISTS arg_INCLUDE_DIRECTORIES)
-    get_filename_component(inc "${inc}" ABSOLUTE)
-    list(APPEND common -I "${inc}")
-  endforeach()
-  list(APPEND common ${arg_COMPILE_OPTIONS})
 
   set(all_outputs)
   set(objects)
-  set(props)
-  set(gencode)
-  foreach(a IN LISTS arg_ARCHITECTURES)
-    list(APPEND gencode "-gencode=arch=compute_${a},code=[sm_${a},compute_${a}]")
-  endforeach()
+  set(fatbins)
+  set(lib)
 
-  foreach(src IN LISTS arg_SOURCES)
-    get_filename_component(src "${src}" ABSOLUTE)
+  foreach(src IN LISTS sources)
     get_filename_component(base "${src}" NAME_WE)
     set(deps "${src}" ${header})
-    foreach(a IN LISTS arg_ARCHITECTURES)
+    foreach(a IN LISTS archs)
       # PTX is always built: the conformance check reads it.
       set(ptx "${dir}/${base}.compute_${a}.ptx")
-      add_custom_command(OUTPUT "${ptx}"
-        COMMAND ${cc} -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -ptx ${base}.cu (compute_${a})" VERBATIM COMMAND_EXPAND_LISTS)
+      _fdlink_nvcc_command("${ptx}" "nvcc -ptx ${base}.cu (compute_${a})"
+        ${cc} -ptx -arch=compute_${a} ${common} -o "${ptx}" "${src}")
       list(APPEND ptx_${a} "${ptx}")
-      list(APPEND all_outputs "${ptx}")
-      if("cubin" IN_LIST arg_FORMATS)
+      if("cubin" IN_LIST arg_FORMATS AND a IN_LIST real_archs)
         set(cubin "${dir}/${base}.sm_${a}.cubin")
-        add_custom_command(OUTPUT "${cubin}"
-          COMMAND ${cc} -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}"
-          DEPENDS ${deps} COMMENT "nvcc -cubin ${base}.cu (sm_${a})" VERBATIM COMMAND_EXPAND_LISTS)
+        _fdlink_nvcc_command("${cubin}" "nvcc -cubin ${base}.cu (sm_${a})"
+          ${cc} -cubin -arch=sm_${a} ${common} -o "${cubin}" "${src}")
         list(APPEND cubin_${a} "${cubin}")
-        list(APPEND all_outputs "${cubin}")
       endif()
       if("ltoir" IN_LIST arg_FORMATS)
         set(ltoir "${dir}/${base}.sm_${a}.ltoir")
-        add_custom_command(OUTPUT "${ltoir}"
-          COMMAND ${cc} -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}"
-          DEPENDS ${deps} COMMENT "nvcc -ltoir ${base}.cu (lto_${a})" VERBATIM COMMAND_EXPAND_LISTS)
+        _fdlink_nvcc_command("${ltoir}" "nvcc -ltoir ${base}.cu (lto_${a})"
+          ${cc} -ltoir -dlto -arch=lto_${a} ${common} -o "${ltoir}" "${src}")
         list(APPEND ltoir_${a} "${ltoir}")
-        list(APPEND all_outputs "${ltoir}")
       endif()
     endforeach()
     if("fatbin" IN_LIST arg_FORMATS)
       set(fatbin "${dir}/${base}.fatbin")
-      add_custom_command(OUTPUT "${fatbin}"
-        COMMAND ${cc} -fatbin ${gencode} ${common} -o "${fatbin}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -fatbin ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
+      _fdlink_nvcc_command("${fatbin}" "nvcc -fatbin ${base}.cu"
+        ${cc} -fatbin ${gencode} ${common} -o "${fatbin}" "${src}")
       list(APPEND fatbins "${fatbin}")
-      list(APPEND all_outputs "${fatbin}")
     endif()
     if("object" IN_LIST arg_FORMATS OR "library" IN_LIST arg_FORMATS)
       set(obj "${dir}/${base}.o")
-      add_custom_command(OUTPUT "${obj}"
-        COMMAND ${launcher} "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}"
-        DEPENDS ${deps} COMMENT "nvcc -dc ${base}.cu" VERBATIM COMMAND_EXPAND_LISTS)
+      _fdlink_nvcc_command("${obj}" "nvcc -dc ${base}.cu"
+        ${launcher} "${nvcc}" -dc ${gencode} ${common} -Xcompiler=-fPIC -o "${obj}" "${src}")
       list(APPEND objects "${obj}")
-      list(APPEND all_outputs "${obj}")
     endif()
   endforeach()
 
@@ -187,7 +399,7 @@ function(fdlink_add_device_library name)
   if(arg_ALLOW_UNDEFINED)
     set(check_opts --allow-undefined)
   endif()
-  foreach(a IN LISTS arg_ARCHITECTURES)
+  foreach(a IN LISTS archs)
     if(NOT decl)
       break()
     endif()
@@ -200,17 +412,19 @@ function(fdlink_add_device_library name)
     list(APPEND stamps "${stamp}")
   endforeach()
 
-  add_custom_target(${name} ALL DEPENDS ${all_outputs} ${stamps} ${header})
+  add_custom_target(${name}_artifacts ALL DEPENDS ${all_outputs} ${stamps} ${header})
+  add_dependencies(${name} ${name}_artifacts)
   set_target_properties(${name} PROPERTIES
     FDLINK_HEADER "${header}"
     FDLINK_HEADER_DIR "${dir}/include"
     FDLINK_DECLARATIONS "${decl}"
-    FDLINK_ARCHITECTURES "${arg_ARCHITECTURES}"
+    FDLINK_ARCHITECTURES "${archs}"
+    FDLINK_ARCHITECTURE_ENTRIES "${entries}"
     FDLINK_FORMATS "${arg_FORMATS}"
     FDLINK_FATBIN "${fatbins}"
     FDLINK_OBJECT "${objects}"
     FDLINK_LIBRARY "${lib}")
-  foreach(a IN LISTS arg_ARCHITECTURES)
+  foreach(a IN LISTS archs)
     set_target_properties(${name} PROPERTIES
       FDLINK_PTX_${a} "${ptx_${a}}"
       FDLINK_CUBIN_${a} "${cubin_${a}}"
@@ -218,128 +432,272 @@ function(fdlink_add_device_library name)
   endforeach()
 endfunction()
 
+# The files a fdlink_link input contributes for architecture number <a>, the dependencies, and the
+# declarations of fdlink device libraries among them (in decl_files, extended).
+#   fdlink device library: its LTO-IR for <a> (unless NO_LTO), else its static library, objects,
+#     fatbins (when built for <a>), cubins, PTX (of <a>, else of the newest older architecture);
+#   a CUDA target of the project: an OBJECT library's objects ($<TARGET_OBJECTS>: PTX with
+#     CUDA_PTX_COMPILATION, relocatable objects with CUDA_SEPARABLE_COMPILATION), a STATIC
+#     library's archive (fdlink link reads each by its content);
+#   anything else: a file.
+function(_fdlink_link_input fn in a no_lto out_files out_deps decl_files_var)
+  set(decl_files ${${decl_files_var}})
+  if(NOT TARGET ${in})
+    get_filename_component(in "${in}" ABSOLUTE)
+    set(${out_files} "${in}" PARENT_SCOPE)
+    set(${out_deps} "${in}" PARENT_SCOPE)
+    return()
+  endif()
+  get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
+  if(NOT in_archs)
+    get_target_property(type ${in} TYPE)
+    if(type STREQUAL "OBJECT_LIBRARY")
+      set(chosen "$<TARGET_OBJECTS:${in}>")
+    elseif(type STREQUAL "STATIC_LIBRARY")
+      set(chosen "$<TARGET_FILE:${in}>")
+    else()
+      message(FATAL_ERROR "${fn}: '${in}' is a ${type}; expected a device library of "
+        "fdlink_add_device_library, an OBJECT library (CUDA_PTX_COMPILATION or "
+        "CUDA_SEPARABLE_COMPILATION) or a STATIC library of relocatable device code")
+    endif()
+    set(${out_files} "${chosen}" PARENT_SCOPE)
+    set(${out_deps} "${chosen}" ${in} PARENT_SCOPE)
+    return()
+  endif()
+  get_target_property(ltoir ${in} FDLINK_LTOIR_${a})
+  get_target_property(cubin ${in} FDLINK_CUBIN_${a})
+  get_target_property(ptx ${in} FDLINK_PTX_${a})
+  get_target_property(in_decl ${in} FDLINK_DECLARATIONS)
+  if(NOT ptx)
+    # PTX of an older virtual architecture links for a newer one: take the newest not above.
+    string(REGEX REPLACE "[af]$" "" a_num "${a}")
+    set(best -1)
+    foreach(ia IN LISTS in_archs)
+      string(REGEX REPLACE "[af]$" "" ia_num "${ia}")
+      if(ia STREQUAL ia_num AND ia_num LESS_EQUAL a_num AND ia_num GREATER best)
+        set(best ${ia_num})
+      endif()
+    endforeach()
+    if(best GREATER -1)
+      get_target_property(ptx ${in} FDLINK_PTX_${best})
+    endif()
+  endif()
+  # containers holding every architecture of the library: usable when it was built for NN
+  set(library)
+  set(object)
+  set(fatbin)
+  if(a IN_LIST in_archs)
+    get_target_property(library ${in} FDLINK_LIBRARY)
+    get_target_property(object ${in} FDLINK_OBJECT)
+    get_target_property(fatbin ${in} FDLINK_FATBIN)
+  endif()
+  if(NOT ltoir AND NOT cubin AND NOT ptx AND NOT library AND NOT object AND NOT fatbin)
+    message(FATAL_ERROR "${fn}: '${in}' has no artifacts for sm_${a} "
+                        "(is it a device library built for ARCHITECTURES ${a}?)")
+  endif()
+  if(ltoir AND NOT no_lto)
+    set(chosen ${ltoir})
+  elseif(library)
+    set(chosen ${library})
+  elseif(object)
+    set(chosen ${object})
+  elseif(fatbin)
+    set(chosen ${fatbin})
+  elseif(cubin)
+    set(chosen ${cubin})
+  else()
+    set(chosen ${ptx})
+  endif()
+  if(in_decl AND NOT "${in_decl}" IN_LIST decl_files)
+    list(APPEND decl_files "${in_decl}")
+  endif()
+  set(${out_files} ${chosen} PARENT_SCOPE)
+  set(${out_deps} ${chosen} ${in} PARENT_SCOPE)
+  set(${decl_files_var} ${decl_files} PARENT_SCOPE)
+endfunction()
+
 #[=======================================================================[
 fdlink_link(<name>
-    INPUTS <device library targets | files>...
-    ARCH sm_NN
-    OUTPUT <file.cubin>
+    INPUTS <device library targets | CUDA targets | files>...
+    ARCH sm_NN | ARCHITECTURES <80-real 90 ...>
+    OUTPUT <file.cubin | file.fatbin>
     [LTO | NO_LTO]
     [DECLARATIONS <file.decl>...]
     [OPTIONS <fdlink link option>...])
 
 Links ahead of time, at build time, with `fdlink link`. A device library target (made earlier by
-fdlink_add_device_library) contributes, for
-the architecture NN, its LTO-IR when it has some (unless NO_LTO), else its static library, else its
-objects, else its fatbins, else its cubins, else its PTX (that of NN, else of the newest older
-architecture it was built for);
-its declarations are checked unless DECLARATIONS overrides them. Undefined symbols or ABI
-mismatches fail the build with the linker's message. Creates the custom target <name> with the
-property FDLINK_CUBIN.
+fdlink_add_device_library) contributes, for the architecture NN, its LTO-IR when it has some
+(unless NO_LTO), else its static library, else its objects, else its fatbins, else its cubins,
+else its PTX (that of NN, else of the newest older architecture it was built for); its
+declarations are checked unless DECLARATIONS overrides them. A CUDA target the project builds
+itself is taken as it is: an OBJECT library with CUDA_PTX_COMPILATION (its PTX) or
+CUDA_SEPARABLE_COMPILATION (its relocatable objects), or a STATIC library of such objects; give
+DECLARATIONS to check them. Undefined symbols or ABI mismatches fail the build with the linker's
+message.
+
+ARCH sm_NN: OUTPUT is one cubin; the target's property FDLINK_CUBIN names it.
+ARCHITECTURES (CMAKE_CUDA_ARCHITECTURES's forms, as in fdlink_add_device_library): OUTPUT is one
+fatbin holding a linked cubin for each entry with real code (NN, NN-real) and the linked PTX
+(`fdlink link --emit-ptx`, which needs every input in LTO-IR) for each entry with virtual code
+(NN, NN-virtual), so that a later GPU JIT-compiles it; the driver picks the image that fits the
+GPU when the fatbin is loaded. The property FDLINK_FATBIN names it.
 #]=======================================================================]
 function(fdlink_link name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT" "INPUTS;DECLARATIONS;OPTIONS")
+  set(fn "fdlink_link(${name})")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT" "INPUTS;DECLARATIONS;OPTIONS;ARCHITECTURES")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "fdlink_link(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT arg_INPUTS OR NOT arg_ARCH OR NOT arg_OUTPUT)
-    message(FATAL_ERROR "fdlink_link(${name}): INPUTS, ARCH and OUTPUT are required")
+  if(NOT arg_INPUTS OR NOT arg_OUTPUT OR (NOT arg_ARCH AND NOT arg_ARCHITECTURES))
+    message(FATAL_ERROR "${fn}: INPUTS, ARCH (or ARCHITECTURES) and OUTPUT are required")
+  endif()
+  if(arg_ARCH AND arg_ARCHITECTURES)
+    message(FATAL_ERROR "${fn}: ARCH and ARCHITECTURES exclude each other")
   endif()
   if(arg_LTO AND arg_NO_LTO)
-    message(FATAL_ERROR "fdlink_link(${name}): LTO and NO_LTO exclude each other")
+    message(FATAL_ERROR "${fn}: LTO and NO_LTO exclude each other")
   endif()
-  if(NOT arg_ARCH MATCHES "^sm_([0-9]+[af]?)$")
-    message(FATAL_ERROR "fdlink_link(${name}): bad ARCH '${arg_ARCH}' (expected e.g. sm_90)")
-  endif()
-  set(a "${CMAKE_MATCH_1}")
   get_filename_component(output "${arg_OUTPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
-
-  set(files)
-  set(deps)
-  set(decls)
-  set(decl_files)
-  foreach(decl IN LISTS arg_DECLARATIONS)
-    get_filename_component(decl "${decl}" ABSOLUTE)
-    list(APPEND decls --decl "${decl}")
-    list(APPEND deps "${decl}")
-  endforeach()
-  foreach(in IN LISTS arg_INPUTS)
-    if(TARGET ${in})
-      get_target_property(ltoir ${in} FDLINK_LTOIR_${a})
-      get_target_property(cubin ${in} FDLINK_CUBIN_${a})
-      get_target_property(ptx ${in} FDLINK_PTX_${a})
-      get_target_property(in_decl ${in} FDLINK_DECLARATIONS)
-      if(NOT ptx)
-        # PTX of an older virtual architecture links for a newer one: take the newest not above.
-        get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
-        string(REGEX REPLACE "[af]$" "" a_num "${a}")
-        set(best -1)
-        foreach(ia IN LISTS in_archs)
-          string(REGEX REPLACE "[af]$" "" ia_num "${ia}")
-          if(ia STREQUAL ia_num AND ia_num LESS_EQUAL a_num AND ia_num GREATER best)
-            set(best ${ia_num})
-          endif()
-        endforeach()
-        if(best GREATER -1)
-          get_target_property(ptx ${in} FDLINK_PTX_${best})
-        endif()
-      endif()
-      if(NOT ltoir AND NOT cubin AND NOT ptx AND NOT library AND NOT object AND NOT fatbin)
-        message(FATAL_ERROR "fdlink_link(${name}): '${in}' has no artifacts for ${arg_ARCH} "
-                            "(is it a device library built for ARCHITECTURES ${a}?)")
-      endif()
-      # containers holding every architecture of the library: usable when it was built for NN
-      get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
-      set(library)
-      set(object)
-      set(fatbin)
-      if(a IN_LIST in_archs)
-        get_target_property(library ${in} FDLINK_LIBRARY)
-        get_target_property(object ${in} FDLINK_OBJECT)
-        get_target_property(fatbin ${in} FDLINK_FATBIN)
-      endif()
-      if(ltoir AND NOT arg_NO_LTO)
-        set(chosen ${ltoir})
-      elseif(library)
-        set(chosen ${library})
-      elseif(object)
-        set(chosen ${object})
-      elseif(fatbin)
-        set(chosen ${fatbin})
-      elseif(cubin)
-        set(chosen ${cubin})
-      else()
-        set(chosen ${ptx})
-      endif()
-      list(APPEND files ${chosen})
-      list(APPEND deps ${chosen} ${in})
-      if(NOT arg_DECLARATIONS AND in_decl AND NOT "${in_decl}" IN_LIST decl_files)
-        list(APPEND decl_files "${in_decl}")
-        list(APPEND decls --decl "${in_decl}")
-      endif()
-    else()
-      get_filename_component(in "${in}" ABSOLUTE)
-      list(APPEND files "${in}")
-      list(APPEND deps "${in}")
-    endif()
-  endforeach()
   set(lto)
   if(arg_LTO)
     set(lto --lto)
   elseif(arg_NO_LTO)
     set(lto --no-lto)
   endif()
+  if(arg_ARCH)
+    if(NOT arg_ARCH MATCHES "^sm_([0-9]+[af]?)$")
+      message(FATAL_ERROR "${fn}: bad ARCH '${arg_ARCH}' (expected e.g. sm_90)")
+    endif()
+    set(entries "${CMAKE_MATCH_1}-real")
+  else()
+    _fdlink_nvcc("${fn}" nvcc)
+    _fdlink_architectures("${fn}" "${arg_ARCHITECTURES}" "${nvcc}" entries)
+  endif()
+
+  set(decls)
+  set(decl_deps)
+  foreach(decl IN LISTS arg_DECLARATIONS)
+    get_filename_component(decl "${decl}" ABSOLUTE)
+    list(APPEND decls --decl "${decl}")
+    list(APPEND decl_deps "${decl}")
+  endforeach()
+  _fdlink_outdir(${name} dir)
+  file(MAKE_DIRECTORY "${dir}") # Makefiles generators make no output directories
+  set(images)     # fatbinary's --image3 options
+  set(image_files)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" a "${e}")
+    set(files)
+    set(deps ${decl_deps})
+    set(decl_files)
+    foreach(in IN LISTS arg_INPUTS)
+      _fdlink_link_input("${fn}" "${in}" "${a}" "${arg_NO_LTO}" f d decl_files)
+      list(APPEND files ${f})
+      list(APPEND deps ${d})
+    endforeach()
+    set(arch_decls ${decls})
+    if(NOT arg_DECLARATIONS)
+      foreach(d IN LISTS decl_files)
+        list(APPEND arch_decls --decl "${d}")
+      endforeach()
+    endif()
+    if(arg_ARCH)
+      set(cubin "${output}")
+    else()
+      get_filename_component(base "${output}" NAME_WE)
+      set(cubin "${dir}/${base}.sm_${a}.cubin")
+    endif()
+    set(outputs "${cubin}")
+    set(emit)
+    if(NOT e MATCHES "-real$")
+      set(ptx "${dir}/${base}.compute_${a}.ptx")
+      set(emit "--emit-ptx=${ptx}")
+      list(APPEND outputs "${ptx}")
+      list(APPEND images "--image3=kind=ptx,sm=${a},file=${ptx}")
+      list(APPEND image_files "${ptx}")
+    endif()
+    if(NOT e MATCHES "-virtual$" AND NOT arg_ARCH)
+      list(APPEND images "--image3=kind=elf,sm=${a},file=${cubin}")
+      list(APPEND image_files "${cubin}")
+    endif()
+    add_custom_command(OUTPUT ${outputs}
+      COMMAND fdlink::cli link -arch=sm_${a} ${lto} ${arch_decls} ${arg_OPTIONS} ${emit} -o "${cubin}" ${files}
+      DEPENDS ${deps} fdlink::cli
+      COMMENT "fdlink link -arch=sm_${a} -> ${arg_OUTPUT}" VERBATIM COMMAND_EXPAND_LISTS)
+  endforeach()
+  if(arg_ARCH)
+    add_custom_target(${name} ALL DEPENDS "${output}")
+    set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
+    return()
+  endif()
+  get_filename_component(bindir "${nvcc}" DIRECTORY)
+  find_program(fatbinary fatbinary HINTS "${bindir}" "${CUDAToolkit_BIN_DIR}" NO_CACHE)
+  if(NOT fatbinary)
+    message(FATAL_ERROR "${fn}: the CUDA toolkit's fatbinary was not found (next to ${nvcc})")
+  endif()
   add_custom_command(OUTPUT "${output}"
-    COMMAND fdlink::cli link -arch=${arg_ARCH} ${lto} ${decls} ${arg_OPTIONS} -o "${output}" ${files}
-    DEPENDS ${deps} fdlink::cli
-    COMMENT "fdlink link -arch=${arg_ARCH} -> ${arg_OUTPUT}" VERBATIM)
+    COMMAND "${fatbinary}" -64 --create=${output} ${images}
+    DEPENDS ${image_files}
+    COMMENT "fatbinary -> ${arg_OUTPUT} (${entries})" VERBATIM)
   add_custom_target(${name} ALL DEPENDS "${output}")
-  set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
+  set_target_properties(${name} PROPERTIES FDLINK_FATBIN "${output}")
+endfunction()
+
+#[=======================================================================[
+fdlink_check(<name> INPUTS <targets | PTX files>... DECLARATIONS <file.decl> [ALLOW_UNDEFINED])
+
+Checks PTX that the project compiles itself against declarations at build time with `fdlink check`
+(a mismatch fails the build): an OBJECT library with CUDA_PTX_COMPILATION contributes its PTX.
+Creates the custom target <name> (part of ALL). Relocatable objects and static libraries are
+checked by fdlink_link(... DECLARATIONS ...) when they are linked.
+#]=======================================================================]
+function(fdlink_check name)
+  set(fn "fdlink_check(${name})")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "ALLOW_UNDEFINED" "DECLARATIONS" "INPUTS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_INPUTS OR NOT arg_DECLARATIONS)
+    message(FATAL_ERROR "${fn}: INPUTS and DECLARATIONS are required")
+  endif()
+  get_filename_component(decl "${arg_DECLARATIONS}" ABSOLUTE)
+  set(files)
+  set(deps "${decl}")
+  foreach(in IN LISTS arg_INPUTS)
+    if(TARGET ${in})
+      get_target_property(ptx_compilation ${in} CUDA_PTX_COMPILATION)
+      if(NOT ptx_compilation)
+        message(FATAL_ERROR "${fn}: '${in}' does not compile to PTX (CUDA_PTX_COMPILATION); "
+                            "check objects and static libraries with fdlink_link(... DECLARATIONS)")
+      endif()
+      list(APPEND files "$<TARGET_OBJECTS:${in}>")
+      list(APPEND deps "$<TARGET_OBJECTS:${in}>" ${in})
+    else()
+      get_filename_component(in "${in}" ABSOLUTE)
+      list(APPEND files "${in}")
+      list(APPEND deps "${in}")
+    endif()
+  endforeach()
+  set(opts)
+  if(arg_ALLOW_UNDEFINED)
+    set(opts --allow-undefined)
+  endif()
+  _fdlink_outdir(${name} dir)
+  file(MAKE_DIRECTORY "${dir}")
+  set(stamp "${dir}/check.stamp")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND fdlink::cli check ${opts} --decl "${decl}" ${files}
+    COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+    DEPENDS ${deps} fdlink::cli
+    COMMENT "fdlink check ${arg_DECLARATIONS}" VERBATIM COMMAND_EXPAND_LISTS)
+  add_custom_target(${name} ALL DEPENDS "${stamp}")
 endfunction()
 
 #[=======================================================================[
 fdlink_embed(<target> <artifact>...)
 
-Embeds device code (cubins, fatbins, PTX: files, or targets made earlier by fdlink_link) into the host target
+Embeds device code (cubins, fatbins, PTX: files, or targets made earlier by fdlink_link: their
+cubin or fatbin) into the host target
 <target> as generated C data, with the lookup function
     int fdl_embedded_find(const char *name, const void **data, size_t *size);
 (declared in <fdlink/embed.h>; name is the artifact's file name, e.g. "app.cubin"), so that the
@@ -361,8 +719,11 @@ function(fdlink_embed target)
     if(TARGET ${art})
       get_target_property(cubin ${art} FDLINK_CUBIN)
       if(NOT cubin)
+        get_target_property(cubin ${art} FDLINK_FATBIN)
+      endif()
+      if(NOT cubin)
         message(FATAL_ERROR "fdlink_embed(${target}): target '${art}' has no FDLINK_CUBIN "
-                            "(make it with fdlink_link before embedding it)")
+                            "or FDLINK_FATBIN (make it with fdlink_link before embedding it)")
       endif()
       list(APPEND files "${cubin}")
       add_dependencies(${target} ${art})

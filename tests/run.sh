@@ -11,7 +11,10 @@ command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
 # builds on a farm: the ccache test, and dpkg-shlibdeps for the Debian package's dependencies
 command -v ccache >/dev/null 2>&1 || need+=(ccache)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
-# the SARIF schema check makes a venv (tests/cli/sarif_schema.sh)
+# the CMake package's tools test: clangd --check on a caller of foreign functions
+command -v clangd >/dev/null 2>&1 || need+=(clangd)
+# the CMake package's tests under the newest CMake from PyPI, and the SARIF schema check
+# (tests/cli/sarif_schema.sh), in virtual environments
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -181,23 +181,66 @@ size_t fdl__decls_index(const struct fdl_decls *decls, const char *s, size_t n);
 
 /* ---- file.c: files --------------------------------------------------------------------------- */
 
-/*
- * Open @path for reading and check that it is a regular file: FDL_EIO naming @path for a missing
- * file, a directory or anything else that is not a regular file, FDL_ENOMEM when its size does
- * not fit a size_t. On success *fd is open (the caller closes it) and *size is its size.
- */
-int fdl__open_file(const char *path, int *fd, size_t *size, fdl_error *err);
+/* "a regular file", "a directory", "a FIFO", "a character device", ... for a st_mode. */
+const char *fdl__file_type_name(unsigned mode);
+
+/* Flags of fdl__open_at and fdl__read_at. */
+#define FDL__FILE_NOFOLLOW 1 /* a symlink as the last component is refused, not followed */
 
 /*
- * Read a whole regular file into a malloc'ed, NUL-terminated buffer. A directory, a missing file or
- * a read error is FDL_EIO naming @path. *data = NULL on failure. Ownership: *data is the caller's.
+ * Open @name (relative to @dfd, or AT_FDCWD) for reading without blocking (O_NONBLOCK: a FIFO
+ * with no writer does not hang) and check, on the open descriptor, that it is a regular file:
+ * FDL_EIO naming @name for a missing file, a symlink under FDL__FILE_NOFOLLOW, a directory, a
+ * FIFO, a device, a socket; FDL_ENOMEM when its size does not fit a size_t. On success *fd is
+ * open (the caller closes it) and *size (may be NULL) is st_size, which a /proc file sets to 0:
+ * read to the end, never by it.
  */
+int fdl__open_at(int dfd, const char *name, int flags, int *fd, size_t *size, fdl_error *err);
+int fdl__open_file(const char *path, int *fd, size_t *size, fdl_error *err); /* AT_FDCWD, 0 */
+
+/* A bound on what fdl__read_fd reads: @max bytes (a NULL limit: none), said as "larger than <what>". */
+typedef struct fdl__read_limit {
+    size_t max;
+    const char *what; /* e.g. "fdlink's limit of 1 GiB for embedded files (FDLINK_...)" */
+} fdl__read_limit;
+
+/*
+ * Read @fd to its end into a malloc'ed, NUL-terminated buffer (@hint: the expected size, as a
+ * start). FDL_ELIMIT beyond @limit (may be NULL), FDL_EIO on a read error, FDL_ENOMEM; each names
+ * @name. *data = NULL on failure. Ownership: *data is the caller's.
+ */
+int fdl__read_fd(int fd, const char *name, size_t hint, const fdl__read_limit *limit, char **data,
+                 size_t *size, fdl_error *err);
+
+/* fdl__open_at then fdl__read_fd: the one way fdlink reads a whole file. */
+int fdl__read_at(int dfd, const char *name, int flags, const fdl__read_limit *limit, char **data,
+                 size_t *size, fdl_error *err);
+
+/* fdl__read_at(AT_FDCWD, @path, 0, no limit, ...). */
 int fdl__read_file(const char *path, char **data, size_t *size, fdl_error *err);
 
 /*
- * Write @size bytes to @path atomically: a temporary file in the same directory, fsync'ed, then
- * renamed over @path. On any failure the temporary is removed and @path is left untouched.
+ * Create @name (relative to @dfd) exclusively (O_EXCL | O_NOFOLLOW: never through a name planted
+ * there), write @size bytes, fsync when @sync, close; on failure it is removed. The one writer of
+ * temporaries: fdl__write_outputs' and the cache's. @return 0 or an errno value.
  */
+int fdl__write_new_at(int dfd, const char *name, const void *data, size_t size, int sync);
+
+/*
+ * Write @n outputs, all or none. What is at each path decides how: nothing or a regular file is
+ * replaced atomically (a temporary in the same folder, fsync'ed, renamed); a symlink to a regular
+ * file has its target replaced (the symlink stays); a character device or a FIFO is written into
+ * (/dev/null, a terminal, a pipe); /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are
+ * the descriptor itself; a directory, a block device, a socket or a dangling symlink is refused,
+ * FDL_EIO naming the path. Every path is judged and every replaced file staged complete before
+ * any node is written, and the renames come last, in the order given (put the output build tools
+ * watch last). On failure nothing was renamed or written unless a rename itself failed (the folder
+ * changed meanwhile).
+ */
+int fdl__write_outputs(size_t n, const char *const *paths, const void *const *data,
+                       const size_t *sizes, fdl_error *err);
+
+/* fdl__write_outputs of one output. */
 int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
 
 /* ---- clock.c --------------------------------------------------------------------------------- */

@@ -1855,7 +1855,15 @@ int fdl_ptx_scan_file(fdl_ptx **out, const char *path, fdl_error *err)
     if (rc != FDL_OK)
         return rc;
     if (size == 0) {
-        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "empty file: not PTX");
+        /* st_size 0: empty, or a /proc file whose size is known only by reading it */
+        char *text = NULL;
+        size_t got = 0;
+        rc = fdl__read_fd(fd, path, 0, NULL, &text, &got, err);
+        if (rc == FDL_OK && got == 0)
+            rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "empty file: not PTX");
+        else if (rc == FDL_OK)
+            rc = fdl_ptx_scan(out, text, got, path, err);
+        free(text);
         goto cleanup;
     }
     map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -10,7 +10,7 @@
 
 #include "driver.h"
 #include "internal.h"
-#include "probe.h"
+#include "hostprobe.h"
 
 /*
  * The one piece of global state of host/: the driver's entry points, filled once under

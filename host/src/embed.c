@@ -1,7 +1,11 @@
 /* Generating the C source that embeds device code in a program (fdlink embed, fdlink_embed). */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdlink/cache.h"
 #include "fdlink/embed.h"
 #include "fdlink/version.h"
 #include "internal.h"
@@ -48,6 +52,19 @@ static void append_comment_text(fdl__buf *out, const char *text)
     }
 }
 
+/* What all of one embed's inputs may hold together: 1 GiB (the C source is five times that, and
+ * compilers take minutes over it), or FDLINK_EMBED_MAX_SIZE (fdl_cache_parse_size's syntax). */
+#define EMBED_MAX_DEFAULT ((uint64_t)1 << 30)
+
+static uint64_t embed_max(void)
+{
+    const char *v = getenv("FDLINK_EMBED_MAX_SIZE");
+    uint64_t max = 0;
+    if (!v || !fdl_cache_parse_size(v, &max) || max == 0)
+        max = EMBED_MAX_DEFAULT;
+    return max > SIZE_MAX - 1 ? SIZE_MAX - 1 : max;
+}
+
 int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(out_path && (items || n == 0)))
@@ -75,9 +92,19 @@ int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n,
                     "size_t fdl_embedded_count(void);\n"
                     "const char *fdl_embedded_name(size_t i);\n\n",
                     FDLINK_VERSION_STRING);
+    uint64_t max = embed_max();
+    size_t left = (size_t)max;
+    char what[160];
+    snprintf(what, sizeof what,
+             "fdlink's limit of %llu bytes for what one embed holds (FDLINK_EMBED_MAX_SIZE, "
+             "e.g. 4G, raises it)",
+             (unsigned long long)max);
     for (size_t i = 0; i < n; i++) {
         size_t size = 0;
-        rc = fdl__read_file(items[i].path, &data, &size, err);
+        fdl__read_limit lim = {left, what};
+        rc = fdl__read_at(AT_FDCWD, items[i].path, 0, &lim, &data, &size, err);
+        if (rc == FDL_OK)
+            left -= size;
         if (rc != FDL_OK)
             goto cleanup;
         fdl__buf_puts(&out, "/* ");

@@ -12,7 +12,7 @@
 #include "driver.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
 
 #define SHT_SYMTAB 2
 #define STT_FUNC 2

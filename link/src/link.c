@@ -2,8 +2,7 @@
  * Links, the top of link/src: create and destroy, inputs (recognised from their bytes and
  * unpacked into code images), what each input contributes to the link, and fdl_link_complete,
  * the one place that decides the order: the cache, the inputs prepared, the checks in the order
- * of `checks`, the backend of `backends`, the cache again. Everything it calls lies below it;
- * nothing below calls back into this file. The layers are listed in README.md in this folder.
+ * of `checks`, the backend of `backends`, the cache again. The order of link/src's folders: README.md here.
  *
  * Every input is copied and kept for the life of the link; the images of an input point into
  * that copy. PTX is scanned as it is added (a malformed one is refused there), unless this process
@@ -22,8 +21,11 @@
 #include "fdlink/link.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
-#include "linkint.h"
+#include "formats.h"
+#include "backends.h"
+#include "checks.h"
 #include "linkobj.h"
+#include "linktop.h"
 #include "nvjitlink.h"
 #include "probe.h"
 

@@ -28,14 +28,25 @@
  *   unreadable:SRC         a copy of SRC with mode 0000
  *   symlink:TARGET         a symbolic link to TARGET (which need not exist)
  *   decl_text:TEXT         a declaration file of one line TEXT ("~" stands for a space)
+ *   fifo                   a FIFO (named pipe) that nothing writes or reads
+ *   socket                 a Unix socket that nothing listens on
+ *   chrdev:MAJ:MIN         a character device node (mknod; needs root: else the case is skipped)
+ *   blkdev:MAJ:MIN         a block device node (likewise)
+ * "%XX" (two hex digits) in NAME is that byte: %0a a newline, %1b an escape, %ff not UTF-8.
+ * Exit 77 with "SKIP: why" on stderr when this machine cannot make what a case needs.
  */
 #define _DEFAULT_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static const char *g_data, *g_fixtures;
@@ -130,8 +141,10 @@ static void make(const char *dir, const char *spec)
     /* the name, with %ff for the byte 0xff */
     size_t at = (size_t)snprintf(path, sizeof path, "%s/", dir);
     for (const char *s = spec; s < eq && at + 1 < sizeof path; s++) {
-        if (strncmp(s, "%ff", 3) == 0) {
-            path[at++] = (char)0xff;
+        unsigned byte;
+        if (s[0] == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
+            sscanf(s + 1, "%2x", &byte) == 1) {
+            path[at++] = (char)byte;
             s += 2;
         } else {
             path[at++] = *s;
@@ -264,6 +277,37 @@ static void make(const char *dir, const char *spec)
             fputc(*s == '~' ? ' ' : *s, f);
         fputc('\n', f);
         finish(f, path);
+    } else if (strcmp(kind, "fifo") == 0) {
+        if (mkfifo(path, 0644) != 0)
+            die("cannot make FIFO", path);
+    } else if (strcmp(kind, "socket") == 0) {
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        struct sockaddr_un sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sun_family = AF_UNIX;
+        /* bound by a name relative to its folder: a socket's path has a short limit */
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        int here = open(".", O_RDONLY | O_DIRECTORY);
+        if (fd < 0 || here < 0 || chdir(path) != 0 || strlen(slash + 1) >= sizeof sa.sun_path)
+            die("cannot make socket", path);
+        memcpy(sa.sun_path, slash + 1, strlen(slash + 1));
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || fchdir(here) != 0)
+            die("cannot bind socket", slash + 1);
+        close(here);
+        close(fd);
+    } else if (strcmp(kind, "chrdev") == 0 || strcmp(kind, "blkdev") == 0) {
+        unsigned maj = 0, min = 0;
+        if (!arg || sscanf(arg, "%u:%u", &maj, &min) != 2)
+            die("expected MAJ:MIN for", path);
+        mode_t type = kind[0] == 'c' ? S_IFCHR : S_IFBLK;
+        if (mknod(path, type | 0644, makedev(maj, min)) != 0) {
+            if (errno == EPERM || errno == EACCES) {
+                fprintf(stderr, "SKIP: mknod needs root (or CAP_MKNOD), which this is not\n");
+                exit(77);
+            }
+            die("cannot make device node", path);
+        }
     } else {
         fprintf(stderr, "fdlink_badgen: unknown kind %s\n", kind);
         exit(2);

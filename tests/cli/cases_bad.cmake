@@ -173,3 +173,155 @@ fdlink_bad_input(link_name_not_utf8 SPECS ${CALLER} "bad%ff.cubin=empty"
   ARGS link -arch=sm_90 -o app.cubin caller.ptx "bad${_ff}.cubin")
 fdlink_bad_input(header_decl_name_not_utf8 SPECS "d%ff.decl=decl_text:f:~int32(int33)"
   ARGS header "d${_ff}.decl" -o out.cuh)
+
+# ---- what real machines put at a path (issue 22, classes 2, 3, 5, 6, 7, 9) -------------------
+# Inputs that are no files: a FIFO (nothing writes it: an open that blocks would hang), a socket,
+# device nodes (/dev/zero never ends), folders and symlinks to any of them. Each is refused with
+# one line naming it and what it is; nothing waits.
+set(LTO caller.ltoir=copy:fx/caller.ltoir mul.ltoir=copy:fx/mul.ltoir)
+fdlink_bad_input(check_fifo_ptx SPECS ${OK_DECL} p.ptx=fifo ARGS check --decl ok.decl p.ptx)
+fdlink_bad_input(check_fifo_decl SPECS p.decl=fifo ${OK_PTX} ARGS check --decl p.decl ok.ptx)
+fdlink_bad_input(header_fifo_decl SPECS p.decl=fifo ARGS header p.decl -o out.cuh)
+fdlink_bad_input(link_fifo_input SPECS ${CALLER} p.ptx=fifo
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx p.ptx)
+fdlink_bad_input(link_fifo_decl SPECS ${CALLER} ${MUL} p.decl=fifo
+  ARGS link -arch=sm_90 --decl p.decl -o out.cubin caller.ptx mul.ptx)
+fdlink_bad_input(inspect_fifo SPECS p.cubin=fifo ARGS inspect p.cubin)
+fdlink_bad_input(embed_fifo_input SPECS p.cubin=fifo ARGS embed -o out.c p.cubin)
+fdlink_bad_input(check_socket_ptx SPECS ${OK_DECL} s.ptx=socket ARGS check --decl ok.decl s.ptx)
+fdlink_bad_input(header_socket_decl SPECS s.decl=socket ARGS header s.decl -o out.cuh)
+fdlink_bad_input(link_socket_input SPECS ${CALLER} s.ptx=socket
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx s.ptx)
+fdlink_bad_input(inspect_socket SPECS s.cubin=socket ARGS inspect s.cubin)
+fdlink_bad_input(embed_socket_input SPECS s.cubin=socket ARGS embed -o out.c s.cubin)
+fdlink_bad_input(check_dev_zero_ptx SPECS ${OK_DECL} ARGS check --decl ok.decl /dev/zero)
+fdlink_bad_input(check_dev_null_decl SPECS ${OK_PTX} ARGS check --decl /dev/null ok.ptx)
+fdlink_bad_input(header_dev_zero_decl ARGS header /dev/zero -o out.cuh)
+fdlink_bad_input(link_dev_zero_input SPECS ${CALLER}
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx /dev/zero)
+fdlink_bad_input(link_dev_urandom_input SPECS ${CALLER}
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx /dev/urandom)
+fdlink_bad_input(inspect_dev_null ARGS inspect /dev/null)
+fdlink_bad_input(embed_dev_zero_input ARGS embed -o out.c /dev/zero)
+fdlink_bad_input(inspect_mknod_chrdev SPECS n.cubin=chrdev:1:3 ARGS inspect n.cubin)
+fdlink_bad_input(check_mknod_chrdev_decl SPECS z.decl=chrdev:1:5 ${OK_PTX}
+  ARGS check --decl z.decl ok.ptx)
+fdlink_bad_input(link_mknod_blkdev_input SPECS ${CALLER} b.ptx=blkdev:7:200
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx b.ptx)
+fdlink_bad_input(check_symlink_to_fifo SPECS ${OK_DECL} p=fifo l.ptx=symlink:p
+  ARGS check --decl ok.decl l.ptx)
+fdlink_bad_input(link_symlink_to_dev_zero SPECS ${CALLER} z.ptx=symlink:/dev/zero
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx z.ptx)
+fdlink_bad_input(inspect_symlink_to_folder SPECS d=dir l.cubin=symlink:d ARGS inspect l.cubin)
+fdlink_bad_input(header_symlink_to_socket SPECS s=socket l.decl=symlink:s ARGS header l.decl -o out.cuh)
+fdlink_bad_input(link_symlink_to_fifo_decl SPECS ${CALLER} ${MUL} p=fifo l.decl=symlink:p
+  ARGS link -arch=sm_90 --decl l.decl -o out.cubin caller.ptx mul.ptx)
+# run's argument files (TYPE[N]@FILE) and --expect files, read before any GPU is needed
+set(RUN run -arch=sm_90 caller.ptx mul.ptx -k multiply_vectors)
+fdlink_bad_input(run_fifo_argument_file SPECS ${CALLER} ${MUL} p=fifo
+  ARGS ${RUN} f32[4]=iota f32[4]@p f32[4]=iota i32:4)
+fdlink_bad_input(run_dev_zero_argument_file SPECS ${CALLER} ${MUL}
+  ARGS ${RUN} f32[4]=iota f32[4]@/dev/zero f32[4]=iota i32:4)
+fdlink_bad_input(run_fifo_expect_file SPECS ${CALLER} ${MUL} p=fifo
+  ARGS ${RUN} f32[4]=iota f32[4]=iota f32[4]=iota i32:4 --expect 0=p)
+fdlink_bad_input(run_socket_expect_file SPECS ${CALLER} ${MUL} s=socket
+  ARGS ${RUN} f32[4]=iota f32[4]=iota f32[4]=iota i32:4 --expect 0=s)
+# a header a CUDA C input includes, when NVRTC compiles it: refused before NVRTC opens it
+fdlink_bad_input(link_cuda_includes_a_fifo SPECS "k.cu=decl_text:#include~\"p.h\"" p.h=fifo
+  ARGS link -arch=sm_90 -o out.cubin k.cu)
+
+# /proc files say 0 bytes and hold more: read to the end, they are what they hold (class 7)
+fdlink_bad_input(check_proc_status_decl SPECS ${OK_PTX} ARGS check --decl /proc/self/status ok.ptx)
+fdlink_bad_input(header_proc_status_decl ARGS header /proc/self/status -o out.cuh)
+fdlink_bad_input(check_proc_status_ptx SPECS ${OK_DECL} ARGS check --decl ok.decl /proc/self/status)
+fdlink_bad_input(inspect_proc_status ARGS inspect /proc/self/status)
+fdlink_bad_input(link_proc_status_input SPECS ${CALLER}
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx /proc/self/status)
+
+# embed's inputs have a bound, which says how to raise it
+fdlink_bad_input(embed_over_the_limit ENV FDLINK_EMBED_MAX_SIZE=1K SPECS mul.cubin=copy:fx/mul.cubin
+  ARGS embed -o out.c mul.cubin)
+fdlink_bad_input(embed_over_the_limit_together ENV FDLINK_EMBED_MAX_SIZE=1K
+  SPECS a.ptx=copy:data/link/mul.ptx b.ptx=copy:data/link/mul.ptx
+  ARGS embed -o out.c a=a.ptx b=b.ptx)
+
+# Outputs at special paths: a character device or a FIFO is written into, never replaced; a
+# symlink to a regular file has its target replaced; anything else is refused before anything
+# is written (class 3)
+fdlink_bad_input(link_output_dev_null SPECS ${CALLER} ${MUL}
+  ARGS link -arch=sm_90 -o /dev/null caller.ptx mul.ptx)
+fdlink_bad_input(header_output_dev_null SPECS ${OK_DECL} ARGS header ok.decl -o /dev/null)
+fdlink_bad_input(embed_output_dev_null SPECS mul.cubin=copy:fx/mul.cubin
+  ARGS embed -o /dev/null mul.cubin)
+fdlink_bad_input(header_output_dev_stdout SPECS "d.decl=decl_text:f:~int32(int32)"
+  ARGS header d.decl -o /dev/stdout)
+fdlink_bad_input(header_output_dev_full SPECS ${OK_DECL} ARGS header ok.decl -o /dev/full)
+fdlink_bad_input(link_output_dev_full SPECS ${CALLER} ${MUL}
+  ARGS link -arch=sm_90 -o /dev/full caller.ptx mul.ptx)
+fdlink_bad_input(embed_output_dev_full SPECS mul.cubin=copy:fx/mul.cubin
+  ARGS embed -o /dev/full mul.cubin)
+fdlink_bad_input(link_output_symlink_to_dev_null SPECS ${CALLER} ${MUL} out.cubin=symlink:/dev/null
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx mul.ptx)
+fdlink_bad_input(header_output_symlink_to_a_file SPECS ${OK_DECL} real.cuh=empty out.cuh=symlink:real.cuh
+  ARGS header ok.decl -o out.cuh)
+fdlink_bad_input(header_output_dangling_symlink SPECS ${OK_DECL} out.cuh=symlink:nowhere/x.cuh
+  ARGS header ok.decl -o out.cuh)
+fdlink_bad_input(header_output_symlink_to_a_folder SPECS ${OK_DECL} d=dir out.cuh=symlink:d
+  ARGS header ok.decl -o out.cuh)
+fdlink_bad_input(header_output_socket SPECS ${OK_DECL} out.cuh=socket ARGS header ok.decl -o out.cuh)
+fdlink_bad_input(link_output_socket SPECS ${CALLER} ${MUL} out.cubin=socket
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx mul.ptx)
+fdlink_bad_input(header_output_fifo_nobody_reads SPECS ${OK_DECL} out.cuh=fifo
+  ARGS header ok.decl -o out.cuh)
+fdlink_bad_input(link_output_fifo_nobody_reads SPECS ${CALLER} ${MUL} out.cubin=fifo
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx mul.ptx)
+fdlink_bad_input(link_output_mknod_blkdev SPECS ${CALLER} ${MUL} out.cubin=blkdev:7:200
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx mul.ptx)
+fdlink_bad_input(header_output_mknod_null SPECS ${OK_DECL} out.cuh=chrdev:1:3
+  ARGS header ok.decl -o out.cuh)
+fdlink_bad_input(embed_output_mknod_full SPECS mul.cubin=copy:fx/mul.cubin out.c=chrdev:1:7
+  ARGS embed -o out.c mul.cubin)
+
+# All outputs of one command or none: the cubin is not left when the PTX cannot be written, nor
+# the PTX when the cubin cannot (class 5)
+fdlink_bad_input(link_emit_ptx_missing_folder SPECS ${LTO}
+  ARGS link -arch=sm_90 --emit-ptx=no/such/out.ptx -o app.cubin caller.ltoir mul.ltoir)
+fdlink_bad_input(link_emit_ptx_is_a_folder SPECS ${LTO} d=dir
+  ARGS link -arch=sm_90 --emit-ptx=d -o app.cubin caller.ltoir mul.ltoir)
+fdlink_bad_input(link_emit_ptx_dev_full SPECS ${LTO}
+  ARGS link -arch=sm_90 --emit-ptx=/dev/full -o app.cubin caller.ltoir mul.ltoir)
+fdlink_bad_input(link_output_dev_full_with_emit_ptx SPECS ${LTO}
+  ARGS link -arch=sm_90 --emit-ptx=out.ptx -o /dev/full caller.ltoir mul.ltoir)
+fdlink_bad_input(link_output_missing_folder_with_emit_ptx SPECS ${LTO}
+  ARGS link -arch=sm_90 --emit-ptx=out.ptx -o no/such/app.cubin caller.ltoir mul.ltoir)
+
+# An empty output name is a usage error (exit 2) (`-o ""` reads as `-o=` here: a CMake list
+# drops an empty element)
+fdlink_bad_input(link_o_equals_empty SPECS ${CALLER} ${MUL} ARGS link -arch=sm_90 -o= caller.ptx mul.ptx)
+fdlink_bad_input(header_o_empty SPECS ${OK_DECL} ARGS header ok.decl -o=)
+fdlink_bad_input(embed_o_empty SPECS mul.cubin=copy:fx/mul.cubin ARGS embed -o= mul.cubin)
+fdlink_bad_input(link_emit_ptx_empty SPECS ${LTO}
+  ARGS link -arch=sm_90 --emit-ptx= -o app.cubin caller.ltoir mul.ltoir)
+
+# Standard output that cannot be written (a full disk) fails the command with one line (class 6)
+fdlink_bad_input(inspect_stdout_full STDOUT /dev/full SPECS ${MUL} ARGS inspect mul.ptx)
+fdlink_bad_input(check_verbose_stdout_full STDOUT /dev/full SPECS ${OK_DECL} ${OK_PTX}
+  ARGS check -v --decl ok.decl ok.ptx)
+fdlink_bad_input(header_stdout_full STDOUT /dev/full SPECS ${OK_DECL} ARGS header ok.decl)
+fdlink_bad_input(help_stdout_full STDOUT /dev/full ARGS --help)
+fdlink_bad_input(link_help_stdout_full STDOUT /dev/full ARGS link --help)
+fdlink_bad_input(version_stdout_full STDOUT /dev/full ARGS --version)
+fdlink_bad_input(cache_stats_stdout_full STDOUT /dev/full SPECS c=dir ARGS cache stats --dir c)
+fdlink_bad_input(link_output_stdout_full STDOUT /dev/full SPECS ${CALLER} ${MUL}
+  ARGS link -arch=sm_90 -o - caller.ptx mul.ptx)
+
+# Names holding a newline or an escape are printed escaped: one line stays one line (class 9)
+string(ASCII 10 _nl)
+string(ASCII 27 _esc)
+fdlink_bad_input(inspect_name_with_a_newline SPECS "a%0ab.ptx=random:64" ARGS inspect "a${_nl}b.ptx")
+fdlink_bad_input(check_name_with_an_escape SPECS ${OK_DECL} "%1b[31mred.ptx=random:64"
+  ARGS check --decl ok.decl "${_esc}[31mred.ptx")
+fdlink_bad_input(link_missing_name_with_a_newline SPECS ${CALLER}
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx "no${_nl}such.ptx")
+fdlink_bad_input(header_output_name_with_an_escape SPECS ${OK_DECL}
+  ARGS header ok.decl -o "no/${_esc}[2Jclear.cuh")

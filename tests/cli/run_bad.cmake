@@ -5,7 +5,8 @@
 # touched is written into the result, so the golden file shows it and the test fails.
 # A failure must say so in one line of stderr (MULTILINE allows more).
 # Variables: EXE, GEN, DATA, FIXTURES, SPECS (list), ARGS (list), GOLDEN, OUTDIR, AS_NOBODY (run
-# as user nobody where this is root, so that modes are enforced), MULTILINE.
+# as user nobody where this is root, so that modes are enforced), MULTILINE, ENVS (NAME=VALUE
+# list, set for the command), STDOUT (a file standard output goes to, e.g. /dev/full).
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${OUTDIR}")
 if(EXISTS "${OUTDIR}")
@@ -16,6 +17,10 @@ file(MAKE_DIRECTORY "${OUTDIR}")
 if(SPECS)
   execute_process(COMMAND "${GEN}" "${OUTDIR}" "${DATA}" "${FIXTURES}" ${SPECS}
     RESULT_VARIABLE _rc ERROR_VARIABLE _e)
+  if(_rc EQUAL 77)
+    message("${_e}")
+    return()
+  endif()
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR "fdlink_badgen failed: ${_e}")
   endif()
@@ -29,11 +34,18 @@ function(snapshot out)
   set(_r)
   foreach(_f IN LISTS _all)
     set(_p "${OUTDIR}/${_f}")
+    execute_process(COMMAND stat -c "%F" "${_p}" OUTPUT_VARIABLE _type
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(IS_SYMLINK "${_p}")
       file(READ_SYMLINK "${_p}" _t)
       set(_w "link to ${_t}")
     elseif(IS_DIRECTORY "${_p}")
       set(_w "folder")
+    elseif(NOT _type MATCHES "^regular")
+      # a FIFO, a socket or a device node: never read (it would block, or never end)
+      execute_process(COMMAND stat -c "%a %t:%T" "${_p}" OUTPUT_VARIABLE _m
+                      OUTPUT_STRIP_TRAILING_WHITESPACE)
+      set(_w "${_type} ${_m}")
     else()
       execute_process(COMMAND stat -c "%a %s" "${_p}" OUTPUT_VARIABLE _m
                       OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -69,8 +81,20 @@ endif()
 # the catalogue is about the CLI's handling of bad input, not the link cache (whose directory a
 # user such as nobody may not be able to write, which would add a warning line)
 set(ENV{FDLINK_CACHE} 0)
-execute_process(COMMAND ${_cmd} WORKING_DIRECTORY "${OUTDIR}"
-  OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+foreach(_kv IN LISTS ENVS)
+  string(REGEX MATCH "^([^=]*)=(.*)$" _m "${_kv}")
+  set(ENV{${CMAKE_MATCH_1}} "${CMAKE_MATCH_2}")
+endforeach()
+# every case under a time limit: a hang is a failure, never a stuck test run
+if(STDOUT)
+  # standard output sent to a file (e.g. /dev/full): what fdlink says about it is on stderr
+  execute_process(COMMAND ${_cmd} WORKING_DIRECTORY "${OUTDIR}" TIMEOUT 60
+    OUTPUT_FILE "${STDOUT}" ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  set(_out "")
+else()
+  execute_process(COMMAND ${_cmd} WORKING_DIRECTORY "${OUTDIR}" TIMEOUT 60
+    OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+endif()
 snapshot(_after)
 
 if(MULTILINE)

@@ -4,12 +4,18 @@
 #   install      install fdlink, find_package it (twice), build the consumer, run its ctest
 #   subdir       add_subdirectory() of the fdlink source tree instead
 #   buildtree    find_package(fdlink) from the fdlink build tree, not installed
+#   fetchcontent FetchContent of the fdlink source tree (configure and build only); it and
+#                subdir check that fdlink is a good guest (guest_checks)
 #     STEP (these three modes): build (configure and build in WORK_DIR, launch nothing), run (run
 #     the program and the consumer's ctest on the tree a build step left in WORK_DIR), or both
 #     (the default). The ctest tests are the two steps, tied by a fixture, so that
 #     compute-sanitizer can trace the run alone (.ci/gpu-sanitize.sh), not the build's hundreds
 #     of compiler processes.
-#   incremental  after a full build, touching one .cu rebuilds only what depends on it
+#   incremental  after a full build: a null build (also after reconfiguring); editing a header that a
+#                .cu includes through another header rebuilds exactly the artifacts made from it;
+#                touching one .cu rebuilds only what depends on it; each followed by a null build
+#   findpkg      find_package(fdlink) and a C program without the CUDA toolkit; a device library
+#                without it fails naming it; the version file accepts 0.x for 0.x only
 #   negative     a definition that disagrees with its declaration fails the build, naming it
 #   ccache       built twice from clean build trees behind ccache (CMAKE_CUDA_COMPILER_LAUNCHER,
 #                then FDLINK_COMPILER_LAUNCHER over a launcher that fails): the second build
@@ -60,7 +66,40 @@ run_consumer() { # $1 = binary dir: run the program and its ctest test
   [ "$rc" = 0 ] || { echo "consumer program failed ($rc)"; exit 1; }
 }
 
+# fdlink as a guest of the consumer ($1: fdlink's binary directory in it): no examples, tests or
+# benchmarks built, the parent's build type untouched, and the parent's install holds only its own
+guest_checks() {
+  local fb=$1 b=$work/b
+  for v in FDLINK_BUILD_EXAMPLES FDLINK_INSTALL FDLINK_BUILD_TESTS FDLINK_BUILD_BENCH; do
+    grep -q "^$v:BOOL=OFF$" "$b/CMakeCache.txt" || { grep "^$v" "$b/CMakeCache.txt"; echo "$v is not OFF for a guest"; exit 1; }
+  done
+  for d in examples tests bench; do
+    [ ! -e "$fb/$d" ] || { echo "the guest configured its $d ($fb/$d)"; exit 1; }
+  done
+  grep -qE '^CMAKE_BUILD_TYPE:[A-Z]*=$' "$b/CMakeCache.txt" ||
+    { grep '^CMAKE_BUILD_TYPE' "$b/CMakeCache.txt"; echo "the guest set the parent's build type"; exit 1; }
+  cmake --install "$b" --prefix "$work/inst" >"$log" 2>&1 || { cat "$log"; echo "the parent's install failed"; exit 1; }
+  local installed
+  installed=$(cd "$work/inst" && find . -type f -o -type l | sort | tr '\n' ' ')
+  [ "$installed" = "./bin/app " ] || { echo "the parent's install holds: $installed (expected ./bin/app only)"; exit 1; }
+  echo "guest: no examples, tests or benchmarks; build type untouched; the parent's install holds only $installed"
+}
+
 case "$mode" in
+fetchcontent)
+  configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON
+  [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
+  guest_checks "$work/b/_deps/fdlink-build"
+  # without xxhash.h (hidden: CMake's system paths off), the parent's configure says what to install
+  if cmake -S "$here/consumer" -B "$work/noxx" -G "$gen" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON \
+       -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF >"$log" 2>&1; then
+    echo "configure without xxhash.h should fail"; exit 1
+  fi
+  msg=$(tr -s ' \n' '  ' <"$log" | grep -o "fdlink: xxhash.h not found.*libxxhash-dev") ||
+    { cat "$log"; echo "the error does not name libxxhash-dev"; exit 1; }
+  grep -q "link cache" <<<"$msg" || { echo "the error does not say what needs xxhash: $msg"; exit 1; }
+  echo "without xxhash.h: $msg"
+  ;;
 install | buildtree | subdir)
   if [ "$step" != run ]; then
     case "$mode" in
@@ -71,6 +110,7 @@ install | buildtree | subdir)
     subdir) configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src" ;;
     esac
     [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
+    [ "$mode" = subdir ] && guest_checks "$work/b/fdlink"
     [ "$step" = build ] && { echo "consumer configured and built ($mode, $gen): app.cubin linked and embedded"; exit 0; }
   fi
   run_consumer "$work/b"
@@ -79,17 +119,99 @@ incremental)
   install_fdlink
   cp -r "$here/consumer" "$work/src"
   configure_and_build "$work/src" "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix"
+  b=$work/b
+  # every artifact of the build, with its modification time and content
+  snapshot() {
+    (cd "$b" && find fdlink app app.cubin app.fatbin -type f ! -name '*.d' | sort | while read -r f; do
+      echo "$f $(stat -c %.9Y "$f") $(sha1sum <"$f" | cut -c1-12)"; done)
+  }
+  changed() { { diff <(echo "$1") <(echo "$2") || true; } | sed -n 's/^> \([^ ]*\) .*/\1/p' | sort; }
+  # a null build: the generator says so, and no artifact was touched
+  null_build() { # $1 = what came before
+    local before after
+    before=$(snapshot)
+    cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+    after=$(snapshot)
+    if [ "$gen" = Ninja ]; then
+      grep -q "ninja: no work to do" "$log" || { cat "$log"; echo "the build after $1 did work"; exit 1; }
+    elif grep -E "Generating|Building|Linking|nvcc|fdlink (header|check|link|embed)" "$log"; then
+      echo "the build after $1 did work"; exit 1
+    fi
+    [ "$before" = "$after" ] || { changed "$before" "$after"; echo "the build after $1 changed the artifacts above"; exit 1; }
+    echo "null build after $1: $(grep -E "no work to do" "$log" || echo "nothing rebuilt ($(grep -c "Built target" "$log") targets up to date)")"
+  }
+  null_build "the first build"
+  cmake -S "$work/src" -B "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  null_build "reconfiguring"
+
+  # a nested header (scale.cu -> scale_unit.h -> detail/unit.h) changes: exactly scale's
+  # artifacts, the check, the link, the embedding and the program are rebuilt
+  sleep 1
+  before=$(snapshot)
+  sed -i 's/1\.0f/2.0f/' "$work/src/src/include/detail/unit.h"
+  cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  after=$(snapshot)
+  got=$(changed "$before" "$after")
+  want=$(printf '%s\n' app app.cubin app.fatbin fdlink/app_embedded.c \
+    fdlink/app_fatbin/app.sm_80.cubin fdlink/app_fatbin/app.sm_90.cubin fdlink/app_fatbin/app.compute_90.ptx \
+    fdlink/mathlib/check_80.stamp fdlink/mathlib/check_90.stamp \
+    fdlink/mathlib/scale.compute_80.ptx fdlink/mathlib/scale.sm_80.cubin fdlink/mathlib/scale.sm_80.ltoir \
+    fdlink/mathlib/scale.compute_90.ptx fdlink/mathlib/scale.sm_90.cubin fdlink/mathlib/scale.sm_90.ltoir | sort)
+  echo "after editing src/include/detail/unit.h, rebuilt:" $got
+  [ "$got" = "$want" ] || { cat "$log"; echo "expected exactly:" $want; exit 1; }
+  for f in scale.compute_90.ptx scale.sm_90.cubin scale.sm_90.ltoir scale.sm_80.cubin; do
+    [ "$(grep "^fdlink/mathlib/$f " <<<"$before" | cut -d' ' -f3)" != \
+      "$(grep "^fdlink/mathlib/$f " <<<"$after" | cut -d' ' -f3)" ] || { echo "$f was rewritten but did not change"; exit 1; }
+  done
+  grep -q "mul.f32" "$b/fdlink/mathlib/scale.compute_90.ptx" || { echo "scale's PTX lacks the new code"; exit 1; }
+  null_build "the header's rebuild"
+
+  # a source: only its artifacts and what is made from them
   sleep 1
   touch "$work/src/src/scale.cu"
-  cmake --build "$work/b" >"$log" 2>&1 || { cat "$log"; exit 1; }
-  cat "$log"
+  cmake --build "$b" >"$log" 2>&1 || { cat "$log"; exit 1; }
   grep -q "scale.cu" "$log" || { echo "scale.cu was not rebuilt"; exit 1; }
   grep -q "fdlink link" "$log" || { echo "the link was not redone"; exit 1; }
   grep -q "fdlink embed" "$log" || { echo "the embedding was not redone"; exit 1; }
   if grep -E "offset.cu|caller.cu" "$log"; then echo "rebuilt what does not depend on scale.cu"; exit 1; fi
-  cmake --build "$work/b" >"$log" 2>&1
-  if grep -E "nvcc|fdlink (link|embed|check)" "$log"; then echo "a second build was not a no-op"; exit 1; fi
-  echo "touching scale.cu rebuilt only its artifacts, the check, the link and the embedding"
+  null_build "touching scale.cu"
+  echo "a nested header and a source rebuilt exactly what depends on them; every other build did nothing"
+  ;;
+findpkg)
+  # find_package(fdlink) as a C user without the CUDA toolkit, and what the version file accepts
+  install_fdlink
+  mkdir -p "$work/p"
+  cp "$here/package/main.c" "$work/p/main.c"
+  try() { # $1 = version asked for, $2 = a device library too (1) or not; the rest: cmake arguments
+    local v=$1 dev=$2
+    shift 2
+    { echo "cmake_minimum_required(VERSION 3.25)"; echo "project(p C)"
+      echo "find_package(fdlink $v CONFIG REQUIRED)"
+      echo "add_executable(p main.c)"; echo "target_link_libraries(p PRIVATE fdlink::fdlink)"
+      [ "$dev" = 1 ] && echo "fdlink_add_device_library(d SOURCES $here/consumer/src/offset.cu)"
+      true; } >"$work/p/CMakeLists.txt"
+    rm -rf "$work/pb"
+    # fdlink_DIR: this install's package only (another may lie in /usr while a package test runs)
+    cmake -S "$work/p" -B "$work/pb" -G "$gen" -Dfdlink_DIR="$pkgdir" "$@" >"$log" 2>&1
+  }
+  pkgdir=$(dirname "$(find "$work/prefix" -name fdlinkConfig.cmake)")
+  said() { tr -s ' \n' '  ' <"$log" | grep -qF -- "$1"; }
+  notool=-DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON
+  try 0.1 0 $notool || { cat "$log"; echo "find_package(fdlink) needs the CUDA toolkit"; exit 1; }
+  cmake --build "$work/pb" >"$log" 2>&1 || { cat "$log"; echo "a C program without the toolkit did not build"; exit 1; }
+  echo "without the CUDA toolkit: find_package(fdlink 0.1) and a C program linking fdlink::fdlink build"
+  if try 0.1 1 $notool; then echo "a device library without the toolkit should fail"; exit 1; fi
+  said "device code needs the CUDA toolkit's nvcc" || { cat "$log"; echo "the error does not name the toolkit"; exit 1; }
+  echo "without the CUDA toolkit, a device library fails: $(tr -s ' \n' '  ' <"$log" | grep -o "fdlink_add_device_library(d): [^)]*)")"
+  version=$(sed -n 's/.*FDLINK_VERSION_STRING "\([0-9.]*\)".*/\1/p' "$src/abi/include/fdlink/version.h")
+  IFS=. read -r major minor patch <<<"$version"
+  try "$major.$minor" 0 || { cat "$log"; echo "find_package(fdlink $major.$minor) failed"; exit 1; }
+  refused="$major.$((minor + 1)) $((major + 1)).0"
+  [ "$minor" -gt 0 ] && refused="$refused $major.$((minor - 1)).5"
+  for v in $refused; do
+    if try "$v" 0; then echo "find_package(fdlink $v) accepted version $version"; exit 1; fi
+  done
+  echo "version $version: find_package(fdlink $major.$minor) accepted; refused: $refused"
   ;;
 negative)
   install_fdlink

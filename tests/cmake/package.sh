@@ -35,7 +35,7 @@ lib=./usr/$libdir
 for f in ./usr/bin/fdlink ./usr/include/fdlink/fdlink.h ./usr/include/fdlink/host.h \
          ./usr/include/fdlink/device.h $lib/libfdlink.a $lib/cmake/fdlink/fdlinkConfig.cmake \
          $lib/cmake/fdlink/fdlinkFunctions.cmake $lib/cmake/fdlink/fdlinkTargets.cmake \
-         $lib/pkgconfig/fdlink.pc; do
+         $lib/pkgconfig/fdlink.pc ./usr/share/man/man1/fdlink.1; do
   grep -q " $f\$" <<<"$contents" || fail "the package lacks $f"
 done
 grep -q " $lib/libfdlink\.so\.[0-9]" <<<"$contents" || fail "the package lacks libfdlink.so.N"
@@ -62,6 +62,13 @@ trap 'dpkg -P fdlink >/dev/null 2>&1 || true' EXIT
 dpkg -i "$deb" >"$log" 2>&1 || { cat "$log"; fail "dpkg -i failed"; }
 [ "$(/usr/bin/fdlink --version)" = "fdlink $(dpkg-deb -f "$deb" Version)" ] ||
   fail "installed fdlink --version says '$(/usr/bin/fdlink --version)'"
+# man fdlink finds and renders the installed page
+if command -v man >/dev/null 2>&1; then
+  [ "$(man -w fdlink 2>/dev/null)" = /usr/share/man/man1/fdlink.1 ] ||
+    fail "man -w fdlink says '$(man -w fdlink 2>&1)'"
+  man fdlink 2>/dev/null | grep -q 'link them into caller kernels' || fail "man fdlink does not render the page"
+  echo "man fdlink: /usr/share/man/man1/fdlink.1 renders"
+fi
 
 # find_package(fdlink) from the system prefix, nothing else given
 cmake -S "$here/consumer" -B "$work/b" -DCONSUMER_FORMATS=ptx >"$log" 2>&1 || { cat "$log"; fail "consumer configure failed"; }

@@ -7,6 +7,7 @@
 
 #include "fdl_test.h"
 #include <dirent.h>
+#include <fcntl.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
@@ -471,7 +472,7 @@ Test(error_read_file, fails_for_a_directory_and_a_device)
     cr_assert_str_eq(e.source, dir);
     cr_assert_str_eq(e.message, "is a directory, not a file");
     cr_assert_eq(fdl__read_file("/dev/null", &got, NULL, &e), FDL_EIO);
-    cr_assert_str_eq(e.message, "is not a regular file");
+    cr_assert_str_eq(e.message, "is a character device, not a file");
     rmdir(dir);
     free(dir);
 }
@@ -549,13 +550,14 @@ Test(error_write_atomic, leaves_nothing_on_failure)
     cr_assert(strncmp(e.message, "cannot create output: ", 22) == 0, "%s", e.message);
     cr_assert_eq(count_entries(dir), 0);
 
-    /* a path that is a directory: the temporary is written, then the rename fails */
+    /* a path that is a directory: refused before anything is written */
     char *target = path_in(dir, "target");
     cr_assert_eq(mkdir(target, 0755), 0);
     cr_assert_eq(fdl__write_atomic(target, "data", 4, &e), FDL_EIO);
     cr_assert_str_eq(e.source, target);
-    cr_assert(strncmp(e.message, "cannot rename into place: ", 26) == 0, "%s", e.message);
-    cr_assert_eq(count_entries(dir), 1, "the temporary was removed");
+    cr_assert_str_eq(e.message, "cannot write output: is a directory (fdlink writes regular "
+                                "files, character devices and FIFOs)");
+    cr_assert_eq(count_entries(dir), 1, "nothing was left beside it");
 
     /* an existing file is untouched when the write fails */
     char *keep = path_in(dir, "keep");
@@ -617,4 +619,141 @@ Test(error_dlopen, takes_the_first_name_that_loads)
     cr_assert_eq(fdl__dlopen_first(&h, names, "for testing", NULL), FDL_OK);
     cr_assert_not_null(h);
     dlclose(h);
+}
+
+/* ---- what a path may hold (issue 22) ------------------------------------------------------ */
+
+/* A FIFO nothing writes: refused at once (an open that blocked would never return). */
+Test(error_read_file, refuses_a_fifo_without_waiting, .timeout = 10)
+{
+    char *dir = make_temp_dir();
+    char *fifo = path_in(dir, "p");
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    char *got = (char *)0x1;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__read_file(fifo, &got, NULL, &e), FDL_EIO);
+    cr_assert_null(got);
+    cr_assert_str_eq(e.message, "is a FIFO, not a file");
+    unlink(fifo);
+    rmdir(dir);
+    free(fifo);
+    free(dir);
+}
+
+/* /proc files say 0 bytes: read to the end, not by st_size. */
+Test(error_read_file, reads_a_proc_file_to_its_end)
+{
+    char *got = NULL;
+    size_t size = 0;
+    cr_assert_eq(fdl__read_file("/proc/self/status", &got, &size, NULL), FDL_OK);
+    cr_assert_gt(size, 0);
+    cr_assert(strncmp(got, "Name:", 5) == 0, "%.20s", got);
+    cr_assert_eq(strlen(got), size);
+    free(got);
+}
+
+/* A bound says what it is, past it by one byte or by many. */
+Test(error_read_file, stops_at_a_bound)
+{
+    char *dir = make_temp_dir();
+    char *path = path_in(dir, "f");
+    write_file(path, "12345", 5);
+    fdl__read_limit at = {5, "five"}, below = {4, "four bytes"};
+    char *got = NULL;
+    size_t size = 0;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__read_at(AT_FDCWD, path, 0, &at, &got, &size, NULL), FDL_OK);
+    cr_assert_eq(size, 5);
+    free(got);
+    cr_assert_eq(fdl__read_at(AT_FDCWD, path, 0, &below, &got, &size, &e), FDL_ELIMIT);
+    cr_assert_null(got);
+    cr_assert_str_eq(e.message, "larger than four bytes");
+    /* a /proc file (st_size 0) is bounded while read */
+    cr_assert_eq(fdl__read_at(AT_FDCWD, "/proc/self/status", 0, &below, &got, &size, &e),
+                 FDL_ELIMIT);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(dir);
+}
+
+Test(error_read_file, refuses_a_symlink_when_asked)
+{
+    char *dir = make_temp_dir();
+    char *path = path_in(dir, "f"), *link = path_in(dir, "l");
+    write_file(path, "x", 1);
+    cr_assert_eq(symlink("f", link), 0);
+    char *got = NULL;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__read_at(AT_FDCWD, link, FDL__FILE_NOFOLLOW, NULL, &got, NULL, &e), FDL_EIO);
+    cr_assert_str_eq(e.message, "is a symlink, not followed here");
+    cr_assert_eq(fdl__read_at(AT_FDCWD, link, 0, NULL, &got, NULL, NULL), FDL_OK);
+    cr_assert_str_eq(got, "x");
+    free(got);
+    unlink(link);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(link);
+    free(dir);
+}
+
+/* A symlink to a regular file: the target is replaced, the symlink stays. A device is written
+ * into, never replaced. */
+Test(error_write_atomic, follows_a_symlink_and_writes_into_devices)
+{
+    char *dir = make_temp_dir();
+    char *target = path_in(dir, "real"), *link = path_in(dir, "out");
+    write_file(target, "old", 3);
+    cr_assert_eq(symlink("real", link), 0);
+    cr_assert_eq(fdl__write_atomic(link, "new!", 4, NULL), FDL_OK);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the symlink was replaced");
+    char *got = NULL;
+    cr_assert_eq(fdl__read_file(target, &got, NULL, NULL), FDL_OK);
+    cr_assert_str_eq(got, "new!");
+    free(got);
+    cr_assert_eq(count_entries(dir), 2);
+
+    cr_assert_eq(fdl__write_atomic("/dev/null", "x", 1, NULL), FDL_OK);
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode));
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__write_atomic("/dev/full", "x", 1, &e), FDL_EIO);
+    cr_assert_str_eq(e.message, "write failed: No space left on device");
+    unlink(link);
+    unlink(target);
+    rmdir(dir);
+    free(target);
+    free(link);
+    free(dir);
+}
+
+/* Two outputs: when the second cannot be written, the first is not either. */
+Test(error_write_atomic, writes_all_outputs_or_none)
+{
+    char *dir = make_temp_dir();
+    char *a = path_in(dir, "a"), *sub = path_in(dir, "d");
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    const char *paths[2] = {a, sub};
+    const void *data[2] = {"A", "B"};
+    size_t sizes[2] = {1, 1};
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__write_outputs(2, paths, data, sizes, &e), FDL_EIO);
+    cr_assert_str_eq(e.source, sub);
+    cr_assert_eq(access(a, F_OK), -1, "the first output was written");
+    const char *full[2] = {a, "/dev/full"};
+    cr_assert_eq(fdl__write_outputs(2, full, data, sizes, &e), FDL_EIO);
+    cr_assert_eq(access(a, F_OK), -1, "the first output was written");
+    cr_assert_eq(count_entries(dir), 1, "a temporary was left");
+    const char *fine[2] = {a, "/dev/null"};
+    cr_assert_eq(fdl__write_outputs(2, fine, data, sizes, NULL), FDL_OK);
+    cr_assert_eq(access(a, F_OK), 0);
+    unlink(a);
+    rmdir(sub);
+    rmdir(dir);
+    free(a);
+    free(sub);
+    free(dir);
 }

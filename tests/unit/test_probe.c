@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 
 #include "fdlink/link.h"
-#include "probe.h"
+#include "hostprobe.h"
+#include "linktop.h"
 
 Test(probe, ptx_isa_of_each_cuda_release)
 {

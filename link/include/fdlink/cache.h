@@ -1,6 +1,6 @@
 /**
  * @file fdlink/cache.h
- * The persistent cache of links and NVRTC compiles (README, "The link cache").
+ * The persistent cache of links and NVRTC compiles (docs/cache.md).
  *
  * fdl_link_complete and CUDA C inputs consult it by default: a link whose key (every input's kind
  * and bytes in order, the options in canonical form, the architecture, the backend and its

@@ -1,0 +1,155 @@
+/* Shared helpers of the fdlink CLI's subcommands (not installed). */
+#ifndef FDLINK_CLI_H
+#define FDLINK_CLI_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "fdlink/fdlink.h"
+
+#define EXIT_USAGE 2
+
+/*
+ * printf to stderr with every control character but a final newline escaped (\n, \t, \xNN): a
+ * file name holding a newline or an escape sequence stays on its line and does nothing.
+ */
+void cli_eprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void cli_veprintf(const char *fmt, va_list ap);
+
+/* One diagnostic line on stderr: `fdlink: file:line:col: error: symbol: message`. */
+void cli_print_error(const fdl_error *err);
+
+/* A diagnostic callback (fdl_diag_fn) that prints each one; ctx is a size_t counter. */
+void cli_on_diag(void *ctx, const fdl_error *diag);
+
+/* Print `fdlink: error: <fmt with arg> (see 'fdlink <cmd> --help')` and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+
+/*
+ * The value of an option given as `opt=value` or `opt value` (advancing *i), or NULL when @arg is
+ * not this option. *missing is set when the option is last and has no value.
+ */
+const char *cli_option_value(const char *arg, const char *opt, int argc, char **argv, int *i,
+                             int *missing);
+
+/* Non-zero for -h and --help. */
+int cli_is_help(const char *arg);
+
+/* A string list that grows; NULL-terminated. */
+typedef struct cli_list {
+    const char **v;
+    size_t n;
+} cli_list;
+
+/* Append @s (borrowed); 0 when out of memory. */
+int cli_list_add(cli_list *l, const char *s);
+
+/* How diagnostics are shown (host/cli/diagnostics.c). */
+typedef enum cli_diag_format { CLI_DIAG_TEXT = 0, CLI_DIAG_JSON, CLI_DIAG_SARIF } cli_diag_format;
+typedef struct cli_diag_opts {
+    int no_warnings;         /* -w */
+    int werror;              /* -Werror */
+    cli_list suppress;       /* --diag-suppress=CODE[,CODE...] */
+    cli_diag_format format;  /* --diagnostics-format */
+    const char *output;      /* --diagnostics-output=FILE, else stdout */
+} cli_diag_opts;
+
+/* As cli_link_option, for the diagnostics options above. */
+int cli_diag_option(cli_diag_opts *o, const char *cmd, int argc, char **argv, int *i, int *rc);
+void cli_diag_opts_free(cli_diag_opts *o);
+
+/*
+ * Show the link's diagnostics as @p o says: text on stderr (a failed link's errors left to the
+ * caller, who prints them with the log), or the JSON/SARIF document (every record, and
+ * @p failure when no record says it). *promoted: warnings made errors by -Werror.
+ * @return 0, or 1 when the document could not be written.
+ */
+int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_error *failure,
+                    int *promoted);
+
+/* The same for fdlink's own diagnostics given as errors (fdlink check's), tool "fdlink". */
+int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t n,
+                           const fdl_error *failure);
+
+/* The inputs and options of a link, shared by `link` and `run`. */
+typedef struct cli_link_args {
+    fdl_link_options opts;
+    fdl_nvrtc_options cuda;
+    const char **inputs;     /* argc + 1 slots */
+    fdl_input_kind *kinds;   /* argc + 1 slots */
+    size_t ninputs;
+    cli_list extra, kernels, variables, defines, includes, decl_paths;
+    fdl_decls **decls;       /* loaded by cli_link_build */
+    size_t nsets;
+    const char *ptx_path;    /* --emit-ptx */
+    int device;              /* --device N; -1: FDLINK_DEVICE, else 0 */
+    cli_diag_opts diag;      /* -w, -Werror, --diag-suppress, --diagnostics-format (issue 24) */
+} cli_link_args;
+
+/* Set defaults and room for @argc inputs; 0 (after printing) when out of memory. */
+int cli_link_args_init(cli_link_args *a, int argc);
+void cli_link_args_free(cli_link_args *a);
+/* Add a positional input of a kind detected from its content. */
+int cli_link_add_input(cli_link_args *a, const char *path);
+
+/*
+ * Parse argv[*i] when it is a link option (advancing *i past its value): returns 1 when it was
+ * one, with *rc EXIT_USAGE after printing a usage error, else *rc 0; returns 0 otherwise.
+ */
+int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, int *i, int *rc);
+
+/* The link options' own checks (no device needed); 1 after printing what is wrong, else 0. */
+int cli_link_check_options(cli_link_args *a);
+
+/* Non-zero when the link needs an open device: the culink backend, or -arch=native. */
+int cli_link_needs_device(const cli_link_args *a);
+
+/* Non-zero when @err, from opening a device, means that there is no driver or no GPU here. */
+int cli_no_gpu_here(const fdl_error *err);
+
+/* Print why a device could not be opened, in the culink backend's words when that needed it. */
+void cli_print_device_error(const cli_link_args *a, const fdl_error *err);
+
+/* A device index ("0", "1", ...) into *out; 0 when it is not one. */
+int cli_parse_device(const char *v, int *out);
+
+/*
+ * Load the declarations, create the link, add the inputs and complete it, printing every error.
+ * Returns 0 with *out the caller's, or 1.
+ */
+int cli_link_build(cli_link_args *a, fdl_link **out);
+
+/* Refuse outputs (@p out_path, may be NULL, and --emit-ptx) that name an input or a declaration
+ * file, or each other, with one line: 0, or EXIT_USAGE after printing. */
+int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char *out_path);
+/* An output that names one of @p n inputs (the same path, or the same file through a link) is
+ * refused with one line, before anything is read or written. @return 0, or EXIT_USAGE. */
+int cli_refuse_output_input(const char *cmd, const char *out, const char *const *inputs,
+                            size_t n);
+
+/* Subcommands: run(argc, argv) with argv[0] the command name, and help(out). */
+int cmd_check(int argc, char **argv);
+void help_check(FILE *out);
+int cmd_header(int argc, char **argv);
+void help_header(FILE *out);
+int cmd_link(int argc, char **argv);
+void help_link(FILE *out);
+int cmd_inspect(int argc, char **argv);
+void help_inspect(FILE *out);
+int cmd_embed(int argc, char **argv);
+void help_embed(FILE *out);
+int cmd_run(int argc, char **argv);
+void help_run(FILE *out);
+int cmd_doctor(int argc, char **argv);
+void help_doctor(FILE *out);
+/* fdlink resource-spec (resources.c): the ctest resource spec of the GPUs present. */
+int fdl__cli_resource_spec(int argc, char **argv);
+void fdl__cli_resource_spec_help(FILE *out);
+int cmd_cache(int argc, char **argv);
+void help_cache(FILE *out);
+
+#endif /* FDLINK_CLI_H */

@@ -1,0 +1,76 @@
+/*
+ * The nvJitLink backend (fdl__backend_nvjitlink): the cubin, and with emit_ptx the post-LTO PTX,
+ * both logs kept, a failure said from the log's headline and undefined symbols said fully.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "backends.h"
+#include "checks.h"
+#include "linkobj.h"
+#include "nvjitlink.h"
+
+/* Run nvJitLink: the cubin, and with emit_ptx the post-LTO PTX. */
+static int run_nvjitlink(fdl_link *link, fdl_error *err)
+{
+    int rc;
+    fdl__jl_run run;
+    memset(&run, 0, sizeof run);
+    fdl__link_input **ins = malloc((link->ninputs ? link->ninputs : 1) * sizeof *ins);
+    if (!ins)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < link->ninputs; i++)
+        ins[i] = &link->inputs[i];
+    for (int pass = 0; pass < (link->opts.emit_ptx ? 2 : 1); pass++) {
+        rc = fdl__jl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
+        link->jl_runs++;
+        if (rc == FDL_ENOMEM)
+            goto cleanup;
+        if (!fdl__link_set_log(link, 1, run.info)) {
+            run.info = NULL;
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory keeping the linker log");
+            goto cleanup;
+        }
+        run.info = NULL;
+        if (rc == FDL_ELINK) {
+            char symbol[FDL_ERROR_SYMBOL_MAX];
+            char *log = run.error;
+            run.error = NULL;
+            const char *what = run.refused ? "nvJitLink rejected the input"
+                               : pass      ? "emitting PTX failed"
+                                           : "link failed";
+            rc = fdl__link_backend_error(link, log, (int)run.r,
+                                         fdl__nvjl_result_name((int)run.r), run.refused, what,
+                                         symbol, sizeof symbol, err);
+            if (!run.refused && symbol[0] && err && !strstr(err->message, "multiple definition"))
+                fdl__link_undefined_error(link, symbol, err);
+            goto cleanup;
+        }
+        /* the error log may hold warnings even on success */
+        if (!fdl__link_set_log(link, 0, run.error)) {
+            run.error = NULL;
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory keeping the linker log");
+            goto cleanup;
+        }
+        run.error = NULL;
+        if (pass == 0) {
+            link->cubin = run.out;
+            link->cubin_size = run.out_size;
+        } else {
+            link->ptx = (char *)run.out;
+            link->ptx_size = run.out_size;
+        }
+        run.out = NULL;
+        fdl__jl_run_free(&run);
+    }
+    rc = FDL_OK;
+cleanup:
+    fdl__jl_run_free(&run);
+    free(ins);
+    return rc;
+}
+
+const fdl__link_backend_ops fdl__backend_nvjitlink = {FDL_BACKEND_NVJITLINK, 1, NULL, NULL,
+                                                      run_nvjitlink};

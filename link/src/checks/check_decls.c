@@ -1,0 +1,289 @@
+/*
+ * The declaration check (ABI-2..ABI-12), before the backend runs: PTX (inputs, fatbin entries,
+ * NVRTC output) by its prototypes, LTO-IR by its post-LTO PTX (postlto.c), cubins by their
+ * symbols. A check of fdl_link_complete (fdl__check_decls).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdlink/abi.h"
+#include "fdlink/ptx.h"
+#include "internal.h"
+#include "checks.h"
+#include "linkobj.h"
+
+typedef struct diag_sink {
+    fdl_link *link;
+    fdl_error *err;
+    size_t n;
+} diag_sink;
+
+static void sink_diag(void *ctx, const fdl_error *diag)
+{
+    diag_sink *s = ctx;
+    fdl__diags_add_error(&s->link->diags, diag); /* fdl_link_diagnostic; out of memory: left out */
+    if (s->link->on_diag)
+        s->link->on_diag(s->link->diag_ctx, diag);
+    if (s->n == 0 && s->err)
+        *s->err = *diag;
+    s->n++;
+}
+
+/* One diagnostic about a binary input: "<name>: <text> (ABI-<rule>; declared at <where>)". */
+static void binary_diag(diag_sink *s, const char *source, const fdl_decl *d, int rule,
+                        const char *fmt, const char *arg)
+{
+    char text[FDL_ERROR_MESSAGE_MAX];
+    snprintf(text, sizeof text, fmt, arg);
+    fdl_error e = FDL_ERROR_INIT;
+    int at_decl = source == d->source; /* no input to point at: point at the declaration */
+    fdl__error(&e, FDL_EABI, source, at_decl ? d->line : 0, at_decl ? d->column : 0, d->name,
+               "%s: %.300s (ABI-%d; declared at %s:%u:%u)",
+               d->name, text, rule, d->source, d->line, d->column);
+    sink_diag(s, &e);
+}
+
+/* LTO-IR that takes the address of every declared function, so that LTO keeps them. */
+static int make_keeper(fdl_link *link, fdl_error *err)
+{
+    if (link->keeper_tried)
+        return FDL_OK;
+    link->keeper_tried = 1;
+    int rc;
+    char *header = NULL, *log = NULL;
+    fdl__buf src = {0};
+    fdl__strv args = {0};
+    char arch[32], include[1024];
+    if ((rc = fdl__link_decls_header(link, &header, err)) != FDL_OK)
+        goto cleanup;
+    fdl__buf_puts(&src, header);
+    fdl__buf_puts(&src, "\n/* a pointer to each function keeps it, and its prototype, alive */\n");
+    size_t keep = 0;
+    for (size_t s = 0; s < link->ndecls; s++)
+        for (size_t i = 0; i < fdl_decls_count(link->decls[s]); i++) {
+            const fdl_decl *d = fdl_decls_get(link->decls[s], i);
+            if (fdl__link_find_decl(link, d->name) != d)
+                continue; /* declared in an earlier set too: one pointer is enough */
+            fdl__buf_printf(&src,
+                            "extern \"C\" __device__ decltype(&%s) __fdlink_keep_%zu = &%s;\n",
+                            d->name, keep++, d->name);
+        }
+    fdl__link_virtual_arch(link, arch, sizeof arch);
+    int ok = !src.oom && fdl__strv_push(&args, "-arch=%s", arch) &&
+             fdl__strv_push(&args, "-rdc=true", NULL) && fdl__strv_push(&args, "-dlto", NULL);
+    if (ok && fdl__cuda_find(include, sizeof include, "include/cuda.h")) {
+        include[strlen(include) - strlen("/cuda.h")] = '\0';
+        ok = fdl__strv_push(&args, "-I%s", include);
+    }
+    if (!ok) {
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    fdl_error e = FDL_ERROR_INIT;
+    /* through the cache: the keeper depends only on the declarations and NVRTC */
+    size_t hits = link->nvrtc_hits, compiled = link->nvrtc_compiled;
+    rc = fdl__link_nvrtc_cached(link, &link->keeper, &link->keeper_size, &log, src.data, src.len,
+                                "fdlink-keep.cu", (const char *const *)args.v, NULL, 0, 1, &e);
+    link->nvrtc_hits = hits; /* the counters are the CUDA C inputs' */
+    link->nvrtc_compiled = compiled;
+    if (rc == FDL_ENOLIB) {
+        rc = FDL_OK; /* without NVRTC, LTO-IR definitions stay unconfirmed */
+    } else if (rc != FDL_OK) {
+        rc = fdl__error(err, rc, NULL, 0, 0, NULL,
+                        "cannot compile the declarations for the post-LTO check: %s", e.message);
+    }
+cleanup:
+    free(header);
+    free(log);
+    fdl__buf_free(&src);
+    fdl__strv_free(&args);
+    return rc;
+}
+
+/* A defined function symbol of @p name in the chosen cubins, or NULL. */
+static const fdl_symbol *elf_find(const fdl_link *link, const char *name, int defined,
+                                  fdl_symbol_kind kind, const fdl__image **where)
+{
+    for (size_t i = 0; i < link->ninputs; i++) {
+        const fdl__link_input *in = &link->inputs[i];
+        for (size_t u = 0; u < in->images.nunits; u++) {
+            const fdl__image *img = in->chosen[u];
+            if (!img || img->pub.kind != FDL_KIND_CUBIN)
+                continue;
+            for (size_t k = 0; k < img->nsyms; k++) {
+                const fdl_symbol *s = &img->syms[k];
+                if (s->defined == defined && s->kind == kind && strcmp(s->name, name) == 0) {
+                    *where = img;
+                    return s;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A definition of `_Z<len><name>...` (ABI-7) in the chosen cubins, or NULL. */
+static const fdl_symbol *elf_find_mangled(const fdl_link *link, const char *name,
+                                          const fdl__image **where)
+{
+    char prefix[FDL_DECL_MAX_NAME + 16];
+    snprintf(prefix, sizeof prefix, "_Z%zu%s", strlen(name), name);
+    size_t n = strlen(prefix);
+    for (size_t i = 0; i < link->ninputs; i++) {
+        const fdl__link_input *in = &link->inputs[i];
+        for (size_t u = 0; u < in->images.nunits; u++) {
+            const fdl__image *img = in->chosen[u];
+            if (!img || img->pub.kind != FDL_KIND_CUBIN)
+                continue;
+            for (size_t k = 0; k < img->nsyms; k++)
+                if (img->syms[k].defined && img->syms[k].kind == FDL_SYMBOL_FUNCTION &&
+                    strncmp(img->syms[k].name, prefix, n) == 0) {
+                    *where = img;
+                    return &img->syms[k];
+                }
+        }
+    }
+    return NULL;
+}
+
+static int module_defines(const fdl_ptx *const *mods, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        const fdl_ptx_func *f = fdl_ptx_find(mods[i], name);
+        if (f && f->is_definition && !f->is_entry)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the PTX check left to the cubins: each declared function defined at all, and how. */
+static int check_binaries(fdl_link *link, const fdl_decls *decls, diag_sink *sink,
+                          const fdl_ptx *const *mods, size_t nmods, int binary, int unknown)
+{
+    for (size_t k = 0; binary && k < fdl_decls_count(decls); k++) {
+        const fdl_decl *d = fdl_decls_get(decls, k);
+        const fdl__image *where = NULL;
+        const fdl_symbol *s = elf_find(link, d->name, 1, FDL_SYMBOL_FUNCTION, &where);
+        if (s) {
+            if (s->weak) /* ABI-6 */
+                binary_diag(sink, where->pub.name, d, 6,
+                            "defined with weak binding in %s, but a foreign function needs a "
+                            "global (.visible) definition",
+                            where->pub.name);
+            continue;
+        }
+        if (module_defines(mods, nmods, d->name))
+            continue;
+        if ((s = elf_find_mangled(link, d->name, &where))) /* ABI-7 */
+            binary_diag(sink, where->pub.name, d, 7,
+                        "defined only with a C++ mangled name %s; declare it extern \"C\"",
+                        s->name);
+        else if ((s = elf_find(link, d->name, 1, FDL_SYMBOL_KERNEL, &where))) /* ABI-11 */
+            binary_diag(sink, where->pub.name, d, 11, "defined as a kernel in %s, but a foreign "
+                        "function must be a device function", where->pub.name);
+        else if (!unknown) { /* ABI-6 */
+            s = elf_find(link, d->name, 0, FDL_SYMBOL_FUNCTION, &where);
+            if (s)
+                binary_diag(sink, d->source, d, 6,
+                            "declared but not defined in any input (referenced in %s)",
+                            where->pub.name);
+            else
+                binary_diag(sink, d->source, d, 6, "declared but not defined in any input%s",
+                            "");
+        }
+    }
+    return FDL_OK;
+}
+
+/*
+ * ABI-2..ABI-12 against every input, before the backend links: PTX (inputs, fatbin entries,
+ * NVRTC output) by its prototypes, LTO-IR by its post-LTO PTX, cubins by their symbols. A link
+ * without declarations passes. @return FDL_OK, FDL_EABI, FDL_ELINK, FDL_ENOMEM
+ */
+static int check_decls(fdl_link *link, fdl_error *err)
+{
+    if (!link->ndecls)
+        return FDL_OK;
+    int rc = FDL_OK;
+    const fdl_ptx **mods = NULL;
+    size_t nmods = 0, cap = 0;
+    int binary = 0, unknown = 0;
+    diag_sink sink = {link, err, 0};
+
+    int need_post_lto = 0;
+    for (size_t i = 0; i < link->ninputs; i++)
+        need_post_lto |= !link->inputs[i].builtin &&
+                         fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR);
+    if (need_post_lto && (rc = make_keeper(link, err)) != FDL_OK)
+        goto cleanup;
+    /* every LTO-IR input in one post-LTO link: one extra link, however many there are */
+    if (need_post_lto) {
+        fdl__link_input **lto = malloc(link->ninputs * sizeof *lto);
+        size_t nlto = 0;
+        if (!lto) {
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory checking declarations");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < link->ninputs; i++)
+            if (!link->inputs[i].builtin &&
+                fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR))
+                lto[nlto++] = &link->inputs[i];
+        rc = fdl__link_post_lto_joint(link, lto, nlto, link->keeper != NULL, err);
+        free(lto);
+        if (rc != FDL_OK)
+            goto cleanup;
+    }
+    for (size_t i = 0; i < link->ninputs; i++)
+        for (size_t u = 0; u < link->inputs[i].images.nunits; u++)
+            cap++;
+    if (!(mods = malloc((cap + link->ninputs + 1) * sizeof *mods))) {
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory checking declarations");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < link->ninputs; i++) {
+        fdl__link_input *in = &link->inputs[i];
+        if (in->builtin)
+            continue; /* the toolkit's own library: nothing declared lives there */
+        for (size_t u = 0; u < in->images.nunits; u++) {
+            const fdl__image *img = in->chosen[u];
+            if (!img)
+                continue;
+            if (img->pub.kind == FDL_KIND_PTX && img->ptx)
+                mods[nmods++] = img->ptx;
+            else if (img->pub.kind == FDL_KIND_CUBIN && !img->opaque)
+                binary = 1;
+            else if (img->pub.kind != FDL_KIND_LTOIR)
+                unknown = 1;
+        }
+        if (fdl__link_chosen_kind(in, FDL_KIND_LTOIR)) {
+            if (in->post_lto) /* the joint module, kept with the first LTO-IR input */
+                mods[nmods++] = in->post_lto;
+            if (!link->keeper)
+                unknown = 1; /* definitions LTO dropped cannot be told from missing ones */
+        }
+    }
+
+    fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
+    opts.allow_undefined = binary || unknown;
+    opts.on_diag = sink_diag;
+    opts.ctx = &sink;
+    for (size_t set = 0; set < link->ndecls; set++) {
+        size_t ndiags = 0;
+        rc = fdl_abi_check(&ndiags, link->decls[set], mods, nmods, &opts, NULL);
+        if (rc != FDL_OK && rc != FDL_EABI)
+            goto cleanup;
+        rc = FDL_OK;
+        if ((rc = check_binaries(link, link->decls[set], &sink, mods, nmods, binary, unknown)) !=
+            FDL_OK)
+            goto cleanup;
+    }
+    if (sink.n)
+        rc = FDL_EABI;
+cleanup:
+    free(mods);
+    return rc;
+}
+
+const fdl__link_check fdl__check_decls = {"declarations", check_decls};

@@ -1,0 +1,34 @@
+/*
+ * link/src/checks: what the checks of a link offer (internal to link/): the post-LTO PTX of
+ * LTO-IR inputs, undefined symbols said fully, and the checks that fdl_link_complete runs (their
+ * interface is core/linkobj.h's fdl__link_check).
+ */
+#ifndef FDLINK_CHECKS_H
+#define FDLINK_CHECKS_H
+
+#include "linkobj.h"
+
+/* ---- postlto.c: the post-LTO PTX of LTO-IR inputs ------------------------------------------- */
+
+/*
+ * The post-LTO PTX of @p n inputs' LTO-IR, linked together in one nvJitLink run (with the
+ * keeper LTO-IR when @p with_keeper), kept with the first of them.
+ * @return FDL_OK, FDL_ELINK, FDL_EPARSE, FDL_ENOMEM
+ */
+int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, int with_keeper,
+                             fdl_error *err);
+/* The post-LTO PTX of one input's LTO-IR, kept with the input. */
+int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl_error *err);
+
+/* ---- undefined.c ----------------------------------------------------------------------------- */
+
+/*
+ * Rewrite @p err (a backend's failure naming @p symbol) as an undefined reference said fully:
+ * the input that refers to it and where it is declared, or that it is not.
+ */
+void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *err);
+
+extern const fdl__link_check fdl__check_decls;      /* check_decls.c */
+extern const fdl__link_check fdl__check_duplicates; /* check_dups.c */
+
+#endif /* FDLINK_CHECKS_H */

@@ -1,0 +1,153 @@
+/*
+ * nvJitLink runs for a link: the option probe at create time, and one link of some of its inputs
+ * (the link itself in backend_nvjitlink.c, the post-LTO PTX of the checks in postlto.c), with
+ * both logs fetched.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "linkobj.h"
+#include "nvjitlink.h"
+
+/* Fetch one of nvJitLink's logs into a fresh NUL-terminated buffer ("" when empty). */
+static char *fetch_log(const fdl__nvjl *nv, nvJitLinkHandle h, int info)
+{
+    size_t size = 0;
+    nvJitLinkResult r = info ? nv->get_info_log_size(h, &size) : nv->get_error_log_size(h, &size);
+    if (r != NVJITLINK_SUCCESS)
+        size = 0;
+    size_t cap;
+    if (!fdl__size_add(&cap, size, 1))
+        return NULL;
+    char *log = calloc(cap, 1);
+    if (!log)
+        return NULL;
+    if (size) {
+        r = info ? nv->get_info_log(h, log) : nv->get_error_log(h, log);
+        if (r != NVJITLINK_SUCCESS)
+            log[0] = '\0';
+    }
+    log[size] = '\0';
+    return log;
+}
+
+/* Let nvJitLink refuse bad options now rather than at the end (a handle that is then dropped). */
+int fdl__link_probe(fdl_link *link, fdl_error *err)
+{
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, 0, 0, &o))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
+    int rc = FDL_OK;
+    nvJitLinkHandle h = NULL;
+    link->jl_probes++;
+    nvJitLinkResult r = link->nv->create(&h, (uint32_t)o.n, (const char **)o.v);
+    if (r != NVJITLINK_SUCCESS) {
+        /* the handle may hold a log even though creation failed */
+        char headline[FDL_ERROR_MESSAGE_MAX] = "";
+        char symbol[FDL_ERROR_SYMBOL_MAX];
+        char *log = h ? fetch_log(link->nv, h, 0) : NULL;
+        if (log)
+            fdl__link_log_headline(log, headline, sizeof headline, symbol, sizeof symbol);
+        free(log);
+        rc = fdl__fail(err, FDL_ELINK, "nvJitLink rejected the options: %s",
+                       headline[0] ? headline : fdl__nvjl_result_name((int)r));
+        if (err)
+            err->backend_code = (int)r;
+    }
+    if (h)
+        link->nv->destroy(&h);
+    fdl__strv_free(&o);
+    return rc;
+}
+
+static nvJitLinkInputType jl_type(fdl_input_kind kind)
+{
+    switch (kind) {
+    case FDL_KIND_PTX: return NVJITLINK_INPUT_PTX;
+    case FDL_KIND_CUBIN: return NVJITLINK_INPUT_CUBIN;
+    case FDL_KIND_FATBIN: return NVJITLINK_INPUT_FATBIN;
+    case FDL_KIND_LTOIR: return NVJITLINK_INPUT_LTOIR;
+    case FDL_KIND_OBJECT: return NVJITLINK_INPUT_OBJECT;
+    case FDL_KIND_LIBRARY: return NVJITLINK_INPUT_LIBRARY;
+    default: return NVJITLINK_INPUT_ANY;
+    }
+}
+
+void fdl__jl_run_free(fdl__jl_run *run)
+{
+    free(run->out);
+    free(run->info);
+    free(run->error);
+    memset(run, 0, sizeof *run);
+}
+
+/*
+ * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
+ * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
+ */
+int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
+                 fdl_error *err)
+{
+    memset(run, 0, sizeof *run);
+    const fdl__nvjl *nv = link->nv;
+    fdl__strv o;
+    if (!fdl__link_jl_options(link, lto, ptx, &o))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
+    int rc = FDL_OK;
+    nvJitLinkHandle h = NULL;
+    nvJitLinkResult r = nv->create(&h, (uint32_t)o.n, (const char **)o.v);
+    for (size_t i = 0; r == NVJITLINK_SUCCESS && i < nins; i++) {
+        const fdl__link_input *in = ins[i];
+        r = nv->add_data(h, jl_type(in->kind), in->data, in->size, in->name);
+        if (r != NVJITLINK_SUCCESS)
+            run->refused = in->name;
+    }
+    if (r == NVJITLINK_SUCCESS && extra) {
+        r = nv->add_data(h, NVJITLINK_INPUT_LTOIR, extra, extra_size, "fdlink-keep");
+        if (r != NVJITLINK_SUCCESS)
+            run->refused = "fdlink-keep";
+    }
+    if (r == NVJITLINK_SUCCESS)
+        r = nv->complete(h);
+    run->r = r;
+    if (h) {
+        run->info = fetch_log(nv, h, 1);
+        run->error = fetch_log(nv, h, 0);
+        if (!run->info || !run->error) {
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory reading the nvJitLink log");
+            goto cleanup;
+        }
+    }
+    if (r != NVJITLINK_SUCCESS) {
+        rc = FDL_ELINK;
+        goto cleanup;
+    }
+    size_t size = 0;
+    r = ptx ? nv->get_linked_ptx_size(h, &size) : nv->get_linked_cubin_size(h, &size);
+    if (r == NVJITLINK_SUCCESS && size == 0)
+        r = NVJITLINK_ERROR_INTERNAL;
+    if (r == NVJITLINK_SUCCESS) {
+        size_t cap;
+        if (!fdl__size_add(&cap, size, 1) || !(run->out = malloc(cap))) {
+            rc = fdl__fail(err, FDL_ENOMEM, "out of memory copying %zu bytes", size);
+            goto cleanup;
+        }
+        r = ptx ? nv->get_linked_ptx(h, (char *)run->out) : nv->get_linked_cubin(h, run->out);
+        run->out[size] = '\0';
+        if (ptx)
+            while (size && run->out[size - 1] == '\0')
+                size--;
+        run->out_size = size;
+    }
+    run->r = r;
+    if (r != NVJITLINK_SUCCESS)
+        rc = FDL_ELINK;
+cleanup:
+    if (h)
+        nv->destroy(&h);
+    fdl__strv_free(&o);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * link/src/core: the link object, its helpers, options, logs, nvJitLink runs and cache steps, and
+ * the interfaces that the checks (checks/checks.h) and backends (backends/backends.h) implement
+ * for link.c (internal to link/; the folders' order: README.md in link/src).
+ */
+#ifndef FDLINK_LINKOBJ_H
+#define FDLINK_LINKOBJ_H
+
+#include <stddef.h>
+
+#include "cacheint.h"
+#include "fdlink/link.h"
+#include "diag.h"
+#include "libmemo.h"
+#include "formats.h"
+#include "libs.h"
+#include "nvjitlink.h"
+#include "strv.h"
+
+
+typedef struct fdl__link_input {
+    char *name;
+    unsigned char *data; /* size bytes, then a NUL */
+    size_t size;
+    fdl_input_kind kind; /* as given to the backend (CUDA C: PTX or LTO-IR) */
+    int from_cuda;       /* compiled from CUDA C by NVRTC */
+    int builtin;         /* libcudadevrt.a, added by the cudadevrt option */
+    fdl__images images;
+    fdl__image **chosen; /* per unit: the image the backend will use */
+    fdl_ptx *post_lto;   /* the post-LTO PTX of this input's LTO-IR (declaration check) */
+} fdl__link_input;
+
+enum link_state { LINK_OPEN, LINK_DONE, LINK_FAILED };
+
+struct fdl_link {
+    fdl_link_options opts; /* pointers replaced by the owned copies below */
+    fdl__strv extra, kernels_used, variables_used;
+    fdl_nvrtc_options cuda;
+    fdl__strv cuda_defines, cuda_includes, cuda_extra;
+    char *cuda_std;
+    char arch[24];       /* "sm_90a" */
+    unsigned arch_number; /* 90 */
+    char arch_suffix;    /* 'a', 'f' or 0 */
+    char *devrt;         /* path of libcudadevrt.a with the cudadevrt option */
+    fdl_link_backend backend;
+    const fdl__nvjl *nv;  /* NULL until nvJitLink is needed when its memo gave the version */
+    unsigned jl_major, jl_minor; /* nvJitLink's version, from nv or from its memo */
+    int jl_known;         /* jl_major/jl_minor are known (nvJitLink 12.3 and later say it) */
+    int jl_memo;          /* jl_major/jl_minor came from the memo (nv is NULL) */
+    int jl_id_ok;         /* jl_id identifies the library (libmemo.h) */
+    unsigned char jl_id[FDL__LIBMEMO_ID_SIZE];
+    fdl__link_input *inputs;
+    size_t ninputs;
+    size_t cap;
+    const fdl_decls **decls; /* the sets added, in order (borrowed) */
+    size_t ndecls;
+    fdl_diag_fn on_diag;
+    void *diag_ctx;
+    enum link_state state;
+    int lto;
+    unsigned char *keeper; /* LTO-IR that keeps declared functions alive (declaration check) */
+    size_t keeper_size;
+    int keeper_tried;
+    unsigned char *cubin;
+    size_t cubin_size;
+    char *ptx;
+    size_t ptx_size;
+    char *info_log;
+    char *error_log;
+    fdl__diags diags;  /* NVRTC's, the checks' and the backend's diagnostics (diag.h) */
+    /* logs replaced by newer ones, kept because an fdl_error may still borrow them */
+    char **old_logs;
+    size_t nold;
+    double wall_ms;
+    /* the cache (cache.c, linkcache.c) */
+    fdl__cache_use cache;
+    fdl_cache_result cache_result;
+    char cache_key[33];
+    int cache_warned;       /* the unusable directory was reported */
+    size_t nvrtc_hits, nvrtc_compiled;
+    char *cache_dir;        /* owned copy of opts.cache_dir */
+    size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
+    size_t jl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
+    size_t scans_put_off;   /* PTX inputs whose scan waited for the link to need it (tests) */
+};
+
+/* The outcome of one nvJitLink run. */
+typedef struct fdl__jl_run {
+    nvJitLinkResult r;
+    const char *refused; /* the input the backend refused, if it was one */
+    unsigned char *out;  /* cubin, or with ptx NUL-terminated PTX */
+    size_t out_size;
+    char *info;
+    char *error;
+} fdl__jl_run;
+
+/* ---- linkobj.c: the link object's helpers ---------------------------------------------------- */
+
+/* The declaration of @p name in the first set that has one, or NULL. */
+const fdl_decl *fdl__link_find_decl(const fdl_link *link, const char *name);
+/* The prototypes header of every set (fdl_header_generate), one after the other. */
+int fdl__link_decls_header(const fdl_link *link, char **out, fdl_error *err);
+/* Non-zero when some unit of @p in contributes an image of @p kind. */
+int fdl__link_chosen_kind(const fdl__link_input *in, fdl_input_kind kind);
+/* Where @p name is referenced: an image or post-LTO module, with a position for PTX. */
+int fdl__link_find_reference(const fdl_link *link, const char *name, const char **where,
+                             unsigned *line, unsigned *column);
+
+/* ---- linkopts.c: options --------------------------------------------------------------------- */
+
+/* sm_NN, sm_NNa, sm_NNf into its number and suffix. @return 1, or 0 when not of that form */
+int fdl__link_arch_parse(const char *arch, unsigned *number, char *suffix);
+/* The options of any version, as the current one. @return FDL_OK, FDL_EINVAL */
+int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
+                                fdl_error *err);
+/* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
+int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
+/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
+/* "compute_90a" for sm_90a. */
+void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
+
+/* ---- linklog.c: logs ------------------------------------------------------------------------- */
+
+/* Make @p text (owned, NULL for "") the link's info or error log, keeping the old one. */
+int fdl__link_set_log(fdl_link *link, int info, char *text);
+/*
+ * The line of a backend log that says what went wrong, into @p out; the symbol it names (an
+ * undefined reference, a multiple definition) into @p symbol. Both "" when the log says nothing.
+ */
+void fdl__link_log_headline(const char *log, char *out, size_t size, char *symbol,
+                            size_t symsize);
+/* Fill @p err from a failed run's log (made the link's error log, which err->log borrows). */
+int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *code_name,
+                            const char *source, const char *what, char *symbol, size_t symsize,
+                            fdl_error *err);
+
+/* ---- linkjl.c: nvJitLink runs ---------------------------------------------------------------- */
+
+/* Let nvJitLink refuse bad options at create time. @return FDL_OK, FDL_ELINK, FDL_ENOMEM */
+int fdl__link_probe(fdl_link *link, fdl_error *err);
+/*
+ * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
+ * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
+ */
+int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins, size_t nins,
+                 const unsigned char *extra, size_t extra_size, fdl__jl_run *run, fdl_error *err);
+void fdl__jl_run_free(fdl__jl_run *run);
+
+/* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
+
+/*
+ * Look the link up in the cache (after devrt was added, before the checks): on a hit the link
+ * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
+ */
+int fdl__link_cache_lookup(fdl_link *link);
+/* Store the completed link's result under the key that fdl__link_cache_lookup computed. */
+void fdl__link_cache_store(fdl_link *link);
+/*
+ * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
+ * fdl__nvrtc_compile, with the link's cache counters updated.
+ */
+int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                           const char *source, size_t size, const char *name,
+                           const char *const *options, const fdl__nvrtc_header *headers,
+                           size_t nheaders, int ltoir, fdl_error *err);
+/*
+ * The key of a declaration check's post-LTO link of @p ins with @p keep (the keeper LTO-IR, may
+ * be NULL); 0 when the cache is off or no key can be made.
+ */
+int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
+                        const unsigned char *keep, size_t keep_size,
+                        unsigned char key[FDL__CACHE_KEY_SIZE]);
+/* Report the cache warning, once, through the diagnostic callback. */
+void fdl__link_cache_warn(fdl_link *link);
+/*
+ * Load nvJitLink for a link whose version came from the memo (link->nv NULL), and take its own
+ * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
+ */
+int fdl__link_need_nv(fdl_link *link, fdl_error *err);
+/*
+ * After a successful probe: memo that this library accepts the link's options, in this process
+ * (a process memo, cacheint.h) and in the cache directory (when the cache is on).
+ */
+void fdl__link_probe_remember(fdl_link *link);
+/* A memo (this process's, or the cache directory's) says this library accepted the options. */
+int fdl__link_probe_known(fdl_link *link);
+/*
+ * A process memo says that fdl_ptx_scan accepted @p in's bytes (PTX) before, so that its scan
+ * can wait for the link to need it (none does on a cache hit).
+ */
+int fdl__link_scan_known(const fdl__link_input *in);
+/* After a scan of @p in's bytes succeeded: remember it in this process. */
+void fdl__link_scan_remember(const fdl__link_input *in);
+
+/* ---- the interfaces of checks and backends --------------------------------------------------------------------- */
+
+/*
+ * A check, run by fdl_link_complete once the inputs are prepared (LTO decided, an image chosen
+ * for every unit) and before the backend. One that does not apply to a link returns FDL_OK.
+ * @return FDL_OK, or what it found (err filled; diagnostics through the link's callback)
+ */
+typedef struct fdl__link_check {
+    const char *name;
+    int (*run)(fdl_link *link, fdl_error *err);
+} fdl__link_check;
+
+/* A backend: links the prepared inputs into link->cubin (and link->ptx), its logs kept. */
+typedef struct fdl__link_backend_ops {
+    fdl_link_backend id;
+    int lto; /* links LTO-IR (else LTO is off whatever the options say) */
+    /* what it cannot take of the options, said at create time; NULL: it takes them all */
+    int (*options)(const fdl_link_options *opts, fdl_error *err);
+    /* what must hold on the calling thread when the link completes; NULL: nothing */
+    int (*ready)(fdl_error *err);
+    int (*run)(fdl_link *link, fdl_error *err);
+} fdl__link_backend_ops;
+
+#endif /* FDLINK_LINKOBJ_H */

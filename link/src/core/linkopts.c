@@ -1,0 +1,204 @@
+/*
+ * Link options: their versions, their validation, the architecture's form, and the nvJitLink
+ * option list a link passes (the link itself, its checks' post-LTO runs and the cache keys).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fdlink/link.h"
+#include "internal.h"
+#include "linkobj.h"
+
+/* Most strings one option list may hold (extra options, kernels-used, ...). */
+#define MAX_OPTIONS 4096
+
+static size_t count_strings(const char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+/* ---- names ----------------------------------------------------------------------------------- */
+
+const char *fdl_link_backend_name(fdl_link_backend backend)
+{
+    switch (backend) {
+    case FDL_BACKEND_AUTO: return "auto";
+    case FDL_BACKEND_NVJITLINK: return "nvjitlink";
+    case FDL_BACKEND_CULINK: return "culink";
+    }
+    return "unknown";
+}
+
+/* ---- options --------------------------------------------------------------------------------- */
+
+/*
+ * sm_NN, sm_NNa or sm_NNf: two to four digits, no leading zero. nvJitLink ends the whole process
+ * (exit status 1) when given a one-digit architecture such as sm_9, so the form is checked here.
+ */
+int fdl__link_arch_parse(const char *arch, unsigned *number, char *suffix)
+{
+    if (strncmp(arch, "sm_", 3) != 0)
+        return 0;
+    const char *p = arch + 3;
+    if (*p < '1' || *p > '9')
+        return 0;
+    size_t digits = 0;
+    unsigned v = 0;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (unsigned)(*p - '0');
+        digits++;
+        p++;
+        if (digits > 4)
+            return 0;
+    }
+    if (digits < 2)
+        return 0;
+    char s = 0;
+    if (*p == 'a' || *p == 'f')
+        s = *p++;
+    if (*p != '\0')
+        return 0;
+    *number = v;
+    *suffix = s;
+    return 1;
+}
+
+static int tristate_ok(int v)
+{
+    return v >= -1 && v <= 1;
+}
+
+/* The options of any version, as version 2 (defaults for what version 1 lacks). */
+int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in, fdl_error *err)
+{
+    static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
+    *o = defaults;
+    if (in->version == 1) {
+        o->arch = in->arch;
+        o->opt_level = in->opt_level;
+        o->debug = in->debug;
+        o->lineinfo = in->lineinfo;
+        o->verbose = in->verbose;
+        o->extra = in->extra;
+        return FDL_OK;
+    }
+    if (in->version == 2) {
+        /* a version-2 struct ends before `cache`: copy only what it has */
+        memcpy(o, in, offsetof(fdl_link_options, cache));
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        o->cache = defaults.cache;
+        o->cache_dir = defaults.cache_dir;
+        return FDL_OK;
+    }
+    if (in->version != FDL_LINK_OPTIONS_VERSION)
+        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
+                         in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
+    *o = *in;
+    return FDL_OK;
+}
+
+/* The options on their own, and the combinations no backend accepts. */
+int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
+{
+    unsigned number;
+    char suffix;
+    if (o->arch && strcmp(o->arch, "native") != 0 && !fdl__link_arch_parse(o->arch, &number, &suffix))
+        return fdl__fail(err, FDL_EINVAL,
+                         "invalid arch '%.64s' (expected sm_NN, e.g. sm_90, or native)", o->arch);
+    if (o->opt_level < -1 || o->opt_level > 3)
+        return fdl__fail(err, FDL_EINVAL,
+                         "invalid opt_level %d (expected 0..3, or -1 for the backend's default)",
+                         o->opt_level);
+    if ((unsigned)o->backend > FDL_BACKEND_CULINK)
+        return fdl__fail(err, FDL_EINVAL, "invalid backend %d", (int)o->backend);
+    if ((unsigned)o->lto > FDL_LTO_OFF)
+        return fdl__fail(err, FDL_EINVAL, "invalid lto mode %d", (int)o->lto);
+    if (o->maxrregcount < 0 || o->maxrregcount > 65535)
+        return fdl__fail(err, FDL_EINVAL, "invalid maxrregcount %d (expected 0 for no limit, or "
+                         "a register count)", o->maxrregcount);
+    static const char *const tri_names[] = {"ftz", "prec_div", "prec_sqrt", "fma"};
+    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
+    for (size_t i = 0; i < 4; i++)
+        if (!tristate_ok(tri[i]))
+            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
+                             "default)", tri_names[i], tri[i]);
+    size_t nextra = count_strings(o->extra);
+    if (nextra > MAX_OPTIONS || count_strings(o->kernels_used) > MAX_OPTIONS ||
+        count_strings(o->variables_used) > MAX_OPTIONS)
+        return fdl__fail(err, FDL_ELIMIT, "more than %d options in one list", MAX_OPTIONS);
+    for (size_t i = 0; i < nextra; i++) {
+        const char *x = o->extra[i];
+        /* what has a field of its own must go there: the checks depend on it */
+        if (strncmp(x, "-arch", 5) == 0)
+            return fdl__fail(err, FDL_EINVAL, "extra option '%.64s': set the arch field instead",
+                             x);
+        if (strcmp(x, "-lto") == 0)
+            return fdl__fail(err, FDL_EINVAL, "extra option '-lto': set the lto field instead");
+        if (strcmp(x, "-ptx") == 0)
+            return fdl__fail(err, FDL_EINVAL,
+                             "extra option '-ptx': set the emit_ptx field instead");
+    }
+    if (o->emit_ptx && o->lto == FDL_LTO_OFF)
+        return fdl__fail(err, FDL_EINVAL,
+                         "emit_ptx needs link-time optimisation (the PTX is what LTO makes of "
+                         "LTO-IR), but lto is off");
+    if ((unsigned)o->cache > FDL_CACHE_OFF)
+        return fdl__fail(err, FDL_EINVAL, "invalid cache mode %d", (int)o->cache);
+    if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
+        return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
+                         "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
+    return FDL_OK;
+}
+
+/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
+{
+    const fdl_link_options *o = &link->opts;
+    char num[40];
+    memset(out, 0, sizeof *out);
+    int ok = fdl__strv_push(out, "-arch=%s", link->arch);
+    if (o->opt_level >= 0) {
+        snprintf(num, sizeof num, "-O%d", o->opt_level);
+        ok = ok && fdl__strv_push(out, num, NULL);
+    }
+    if (o->debug)
+        ok = ok && fdl__strv_push(out, "-g", NULL);
+    if (o->lineinfo)
+        ok = ok && fdl__strv_push(out, "-lineinfo", NULL);
+    if (o->verbose)
+        ok = ok && fdl__strv_push(out, "-verbose", NULL);
+    if (o->maxrregcount > 0) {
+        snprintf(num, sizeof num, "-maxrregcount=%d", o->maxrregcount);
+        ok = ok && fdl__strv_push(out, num, NULL);
+    }
+    static const char *const tri_flags[] = {"-ftz=%s", "-prec-div=%s", "-prec-sqrt=%s",
+                                            "-fma=%s"};
+    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
+    for (size_t i = 0; i < 4; i++)
+        if (tri[i] >= 0)
+            ok = ok && fdl__strv_push(out, tri_flags[i], tri[i] ? "1" : "0");
+    for (size_t i = 0; i < link->kernels_used.n; i++)
+        ok = ok && fdl__strv_push(out, "-kernels-used=%s", link->kernels_used.v[i]);
+    for (size_t i = 0; i < link->variables_used.n; i++)
+        ok = ok && fdl__strv_push(out, "-variables-used=%s", link->variables_used.v[i]);
+    for (size_t i = 0; i < link->extra.n; i++)
+        ok = ok && fdl__strv_push(out, link->extra.v[i], NULL);
+    if (lto)
+        ok = ok && fdl__strv_push(out, "-lto", NULL);
+    if (ptx)
+        ok = ok && fdl__strv_push(out, "-ptx", NULL);
+    if (!ok)
+        fdl__strv_free(out);
+    return ok;
+}
+
+void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size)
+{
+    snprintf(out, size, "compute_%u%s", link->arch_number,
+             link->arch_suffix == 'a' ? "a" : link->arch_suffix == 'f' ? "f" : "");
+}

@@ -1,0 +1,96 @@
+/*
+ * link/src/formats: the input kinds and their code images, what the rest of the library (the
+ * folders above, host/, gen/) uses of them: kind detection (kind.c), the code images of an input
+ * (unpack.c, over the readers of unpack.h), the little-endian byte readers. Not installed.
+ */
+#ifndef FDLINK_FORMATS_H
+#define FDLINK_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdlink/link.h"
+#include "libs.h" /* fdl__decompress and the fatbin compression flags */
+
+/* Magic numbers of the input kinds (DESIGN.md, "Content, not names"). */
+#define FDL__FATBIN_MAGIC 0xBA55ED50u /* fatbin container, little-endian u32 */
+#define FDL__NVVM_MAGIC 0x7F4E43EDu   /* NVVM container (LTO-IR), little-endian u32 */
+#define FDL__EM_CUDA 190              /* ELF e_machine of a cubin */
+
+/* ---- little-endian reads (callers check the bounds) ---------------------------------------- */
+
+static inline uint16_t fdl__le16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | (unsigned)p[1] << 8);
+}
+
+static inline uint32_t fdl__le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t fdl__le64(const unsigned char *p)
+{
+    return (uint64_t)fdl__le32(p) | (uint64_t)fdl__le32(p + 4) << 32;
+}
+
+/* ---- code images ----------------------------------------------------------------------------- */
+
+/* One code image of an input; `pub` is what fdl_inspection_image shows. */
+typedef struct fdl__image {
+    fdl_image pub;
+    size_t unit;           /* images of one compilation unit (one fatbin container) share it */
+    int loaded;            /* fdl__image_load ran */
+    int opaque;            /* the content is not known (LTO-IR; no decompressor) */
+    const unsigned char *raw; /* the payload as stored (compressed or not): into the input */
+    size_t raw_size;
+    uint64_t full_size;    /* the decompressed size the header states */
+    unsigned flags;        /* FDL__FATBIN_FLAG_* */
+    const unsigned char *bytes; /* the payload, decompressed: raw or owned */
+    size_t nbytes;
+    unsigned char *owned;
+    fdl_ptx *ptx;
+    fdl_symbol *syms;
+    size_t nsyms;
+    char *name_buf;
+    char *member_buf;
+    char *note_buf;
+    char arch_buf[24];
+    char version_buf[16];
+} fdl__image;
+
+typedef struct fdl__images {
+    fdl__image *v;
+    size_t n;
+    size_t cap;
+    size_t nunits;
+} fdl__images;
+
+/*
+ * Recognise an input's kind (fdl_input_detect). @p stated is the caller's kind or FDL_KIND_AUTO;
+ * a stated binary kind must carry its magic, stated PTX must look like PTX. Errors name @p name.
+ */
+int fdl__detect(fdl_input_kind *out, const unsigned char *p, size_t n, const char *name,
+                fdl_input_kind stated, fdl_error *err);
+
+/*
+ * Break an input of a known kind into its images, without decompressing or scanning them (see
+ * fdl__image_load). The images point into @p p, which must outlive them. A CUDA input has none.
+ * @return FDL_OK, FDL_EPARSE (malformed container: the byte offset), FDL_EKIND, FDL_ENOMEM
+ */
+int fdl__unpack(fdl__images *out, const unsigned char *p, size_t n, const char *name,
+                fdl_input_kind kind, fdl_error *err);
+
+/*
+ * Decompress and scan an image once: PTX is scanned, a cubin's symbols and resources read. An
+ * image that cannot be decompressed here (no libzstd) becomes opaque with a note.
+ * @return FDL_OK, FDL_EPARSE (corrupt payload, malformed ELF, PTX that does not scan), FDL_ENOMEM
+ */
+int fdl__image_load(fdl__image *img, fdl_error *err);
+
+void fdl__images_free(fdl__images *im);
+
+/* "sm_90" -> 90, "sm_100f" -> 100 (also compute_ and lto_); 0 when not of that form. */
+unsigned fdl__arch_number(const char *arch);
+
+#endif /* FDLINK_FORMATS_H */

@@ -1,0 +1,17 @@
+/*
+ * What link.c, the top of link/src, offers the CLI beyond the public API (internal, not installed).
+ */
+#ifndef FDLINK_LINKTOP_H
+#define FDLINK_LINKTOP_H
+
+#include "fdlink/error.h"
+#include "fdlink/link.h"
+
+/*
+ * The checks fdl_link_create makes of @p opts before it loads anything (each option, and what the
+ * culink backend cannot do), so that the CLI says what is wrong with a command line before it
+ * opens a device for cuLink. @return FDL_OK, or fdl_link_create's FDL_EINVAL or FDL_ELIMIT.
+ */
+int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err);
+
+#endif /* FDLINK_LINKTOP_H */

@@ -1,0 +1,2 @@
+#pragma once
+#define CONSUMER_SCALE_UNIT 1.0f
