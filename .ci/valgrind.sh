@@ -54,6 +54,9 @@ run 1 "$fdlink" link -arch=sm_90 -o "$scratch/t.cubin" link/caller.ptx link/empt
 run 0 "$fdlink" link -arch=sm_90 --decl link/mul.decl -o "$scratch/app.cubin" link/caller.ptx \
   link/mul.ptx
 run 1 "$fdlink" link -arch=sm_90 -o "$scratch/u.cubin" check/caller.ptx check/missing.ptx
+# NVRTC's diagnostics parsed into records, written as SARIF by the JSON writer
+run 1 "$fdlink" link -arch=sm_90 -I diag/inc --diagnostics-format=sarif -o "$scratch/c.cubin" \
+  diag/header_error.cu
 export FDLINK_LIBCUDA=$root/$build/tests/gpu/libfdlink_mock_cuda.so
 run_unit "$root/$build/tests/test_link" --jobs 1 --filter 'link_container/*'
 run_unit "$root/$build/tests/test_decl" --jobs 1 --filter 'decl_load/*'

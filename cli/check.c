@@ -20,10 +20,37 @@ void help_check(FILE *out)
           "  --allow-undefined   a declared function that is only referenced is not an error\n"
           "  --no-externs        do not check .extern .func references\n"
           "  -v, --verbose       print a summary on success\n"
+          "  --diagnostics-format=json|sarif [--diagnostics-output=FILE]\n"
+          "                      the diagnostics also as JSON or SARIF 2.1.0 (stdout or FILE)\n"
           "  -h, --help          show this help\n"
           "\n"
           "exit status: 0 everything conforms, 1 a mismatch or an unreadable input, 2 usage error\n",
           out);
+}
+
+/* Every diagnostic printed, and kept for --diagnostics-format. */
+typedef struct check_sink {
+    size_t printed;
+    fdl_error *v;
+    size_t n, cap;
+    int oom;
+} check_sink;
+
+static void on_check_diag(void *ctx, const fdl_error *diag)
+{
+    check_sink *s = ctx;
+    cli_on_diag(&s->printed, diag);
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        fdl_error *grown = cap > s->cap ? realloc(s->v, cap * sizeof *grown) : NULL;
+        if (!grown) {
+            s->oom = 1;
+            return;
+        }
+        s->v = grown;
+        s->cap = cap;
+    }
+    s->v[s->n++] = *diag;
 }
 
 int cmd_check(int argc, char **argv)
@@ -35,7 +62,10 @@ int cmd_check(int argc, char **argv)
     fdl_ptx **ptx = calloc((size_t)argc, sizeof *ptx);
     size_t ninputs = 0, nptx = 0;
     fdl_decls *decls = NULL;
-    int rc = 1;
+    cli_diag_opts dopts;
+    check_sink sink = {0, NULL, 0, 0, 0};
+    int rc = 1, urc = 0;
+    memset(&dopts, 0, sizeof dopts);
     if (!inputs || !ptx) {
         fprintf(stderr, "fdlink: error: out of memory\n");
         goto cleanup;
@@ -64,6 +94,11 @@ int cmd_check(int argc, char **argv)
             opts.check_externs = 0;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if (cli_diag_option(&dopts, "check", argc, argv, &i, &urc)) {
+            if (urc) {
+                rc = urc;
+                goto cleanup;
+            }
         } else if (a[0] == '-' && a[1] != '\0') {
             rc = cli_usage_error("check", "unknown option '%s'", a);
             goto cleanup;
@@ -97,10 +132,14 @@ int cmd_check(int argc, char **argv)
     if (failed)
         goto cleanup;
 
-    size_t printed = 0, ndiags = 0;
-    opts.on_diag = cli_on_diag;
-    opts.ctx = &printed;
+    size_t ndiags = 0;
+    opts.on_diag = on_check_diag;
+    opts.ctx = &sink;
     int st = fdl_abi_check(&ndiags, decls, (const fdl_ptx *const *)ptx, nptx, &opts, &err);
+    if (dopts.format != CLI_DIAG_TEXT &&
+        (sink.oom || cli_diag_report_errors(&dopts, sink.v, sink.n,
+                                            st != FDL_OK && st != FDL_EABI ? &err : NULL) != 0))
+        goto cleanup;
     if (st == FDL_EABI) {
         cli_eprintf("fdlink: %zu error%s in %zu input%s checked against %s\n", ndiags,
                 ndiags == 1 ? "" : "s", nptx, nptx == 1 ? "" : "s", decl_path);
@@ -119,6 +158,8 @@ cleanup:
     for (size_t i = 0; i < nptx; i++)
         fdl_ptx_destroy(ptx[i]);
     fdl_decls_destroy(decls);
+    cli_diag_opts_free(&dopts);
+    free(sink.v);
     free(ptx);
     free(inputs);
     return rc;

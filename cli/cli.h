@@ -48,6 +48,33 @@ typedef struct cli_list {
 /* Append @s (borrowed); 0 when out of memory. */
 int cli_list_add(cli_list *l, const char *s);
 
+/* How diagnostics are shown (host/cli/diagnostics.c). */
+typedef enum cli_diag_format { CLI_DIAG_TEXT = 0, CLI_DIAG_JSON, CLI_DIAG_SARIF } cli_diag_format;
+typedef struct cli_diag_opts {
+    int no_warnings;         /* -w */
+    int werror;              /* -Werror */
+    cli_list suppress;       /* --diag-suppress=CODE[,CODE...] */
+    cli_diag_format format;  /* --diagnostics-format */
+    const char *output;      /* --diagnostics-output=FILE, else stdout */
+} cli_diag_opts;
+
+/* As cli_link_option, for the diagnostics options above. */
+int cli_diag_option(cli_diag_opts *o, const char *cmd, int argc, char **argv, int *i, int *rc);
+void cli_diag_opts_free(cli_diag_opts *o);
+
+/*
+ * Show the link's diagnostics as @p o says: text on stderr (a failed link's errors left to the
+ * caller, who prints them with the log), or the JSON/SARIF document (every record, and
+ * @p failure when no record says it). *promoted: warnings made errors by -Werror.
+ * @return 0, or 1 when the document could not be written.
+ */
+int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_error *failure,
+                    int *promoted);
+
+/* The same for fdlink's own diagnostics given as errors (fdlink check's), tool "fdlink". */
+int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t n,
+                           const fdl_error *failure);
+
 /* The inputs and options of a link, shared by `link` and `run`. */
 typedef struct cli_link_args {
     fdl_link_options opts;
@@ -60,6 +87,7 @@ typedef struct cli_link_args {
     size_t nsets;
     const char *ptx_path;    /* --emit-ptx */
     int device;              /* --device N; -1: FDLINK_DEVICE, else 0 */
+    cli_diag_opts diag;      /* -w, -Werror, --diag-suppress, --diagnostics-format (issue 24) */
 } cli_link_args;
 
 /* Set defaults and room for @argc inputs; 0 (after printing) when out of memory. */

@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "internal.h"
 #include "hostprobe.h"
+#include "json.h"
+#include "probe.h"
 
 extern char **environ;
 
@@ -383,60 +385,38 @@ static const char *state_word(state s, int check)
     return s == ST_OK ? "ok" : s == ST_SKIPPED ? "skipped" : check ? "problem" : "no";
 }
 
-static void json_str(const char *s)
+/* "key": "value", or null when the value is empty. */
+static void json_field(fdl__json *j, const char *key, const char *value)
 {
-    putchar('"');
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", stdout);
-        else if (c == '\t')
-            fputs("\\t", stdout);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
+    fdl__json_member_string(j, key, value && value[0] ? value : NULL);
 }
 
-/* "key": "value" or null when empty. */
-static void json_field(const char *key, const char *value, int last)
-{
-    printf("\"%s\": ", key);
-    if (value && value[0])
-        json_str(value);
-    else
-        fputs("null", stdout);
-    fputs(last ? "" : ", ", stdout);
-}
-
-static void json_lib(const char *key, const fdl__lib_probe *p, int last)
+static void json_lib(fdl__json *j, const char *key, const fdl__lib_probe *p)
 {
     char v[32];
     version_text(v, sizeof v, p->major, p->minor);
-    printf("    \"%s\": {", key);
-    printf("\"usable\": %s, ", p->status == FDL_OK ? "true" : "false");
-    json_field("path", p->path, 0);
-    json_field("version", p->major >= 0 ? v : NULL, 0);
-    json_field("error", p->status == FDL_OK ? NULL : p->error.message, 1);
-    printf("}%s\n", last ? "" : ",");
+    fdl__json_key(j, key);
+    fdl__json_object_begin(j);
+    fdl__json_member_bool(j, "usable", p->status == FDL_OK);
+    json_field(j, "path", p->path);
+    json_field(j, "version", p->major >= 0 ? v : NULL);
+    json_field(j, "error", p->status == FDL_OK ? NULL : p->error.message);
+    fdl__json_object_end(j);
 }
 
-static void json_items(const char *key, const char *name_key, const item *items, size_t n,
-                       int check, int last)
+static void json_items(fdl__json *j, const char *key, const char *name_key, const item *items,
+                       size_t n, int check)
 {
-    printf("  \"%s\": [", key);
+    fdl__json_key(j, key);
+    fdl__json_array_begin(j);
     for (size_t i = 0; i < n; i++) {
-        printf("%s\n    {", i ? "," : "");
-        json_field(name_key, items[i].name, 0);
-        json_field("state", state_word(items[i].st, check), 0);
-        json_field("reason", items[i].text, 1);
-        putchar('}');
+        fdl__json_object_begin(j);
+        json_field(j, name_key, items[i].name);
+        json_field(j, "state", state_word(items[i].st, check));
+        json_field(j, "reason", items[i].text);
+        fdl__json_object_end(j);
     }
-    printf("%s]%s\n", n ? "\n  " : "", last ? "" : ",");
+    fdl__json_array_end(j);
 }
 
 static const char *build_type(void)
@@ -486,80 +466,119 @@ static void probe_cache(cache_probe *c)
             fdl_cache_stats_get(&c->stats, c->dir, &c->error) == FDL_OK;
 }
 
-static void print_json(const report *r, char **env, size_t nenv, int usable)
+/* The report as one JSON object (json.h: every string valid JSON, whatever bytes it holds). */
+static int print_json(const report *r, char **env, size_t nenv, int usable)
 {
     char v[32];
     int bv = fdl__build_cuda_version();
-    printf("{\n  \"fdlink\": {");
-    json_field("version", fdl_version(), 0);
+    fdl__buf out = {0};
+    fdl__json j;
+    fdl__json_init(&j, &out, 2);
+    fdl__json_object_begin(&j);
+    fdl__json_key(&j, "fdlink");
+    fdl__json_object_begin(&j);
+    json_field(&j, "version", fdl_version());
     snprintf(v, sizeof v, "%d.%d", bv / 1000, bv % 1000 / 10);
-    json_field("cuda_headers", v, 0);
-    json_field("toolkit_root", fdl__build_cuda_root(), 0);
-    json_field("build", build_type(), 0);
-    json_field("compiler", compiler(), 1);
-    printf("},\n  \"driver\": {");
-    printf("\"usable\": %s, ", r->driver.status == FDL_OK ? "true" : "false");
-    json_field("path", r->driver.path, 0);
+    json_field(&j, "cuda_headers", v);
+    json_field(&j, "toolkit_root", fdl__build_cuda_root());
+    json_field(&j, "build", build_type());
+    json_field(&j, "compiler", compiler());
+    fdl__json_object_end(&j);
+    fdl__json_key(&j, "driver");
+    fdl__json_object_begin(&j);
+    fdl__json_member_bool(&j, "usable", r->driver.status == FDL_OK);
+    json_field(&j, "path", r->driver.path);
     version_text(v, sizeof v, r->driver.major, r->driver.minor);
-    json_field("version", r->driver.major >= 0 ? v : NULL, 0);
-    json_field("error", r->driver.status == FDL_OK ? NULL : r->driver.error.message, 1);
-    printf("},\n  \"gpus\": [");
+    json_field(&j, "version", r->driver.major >= 0 ? v : NULL);
+    json_field(&j, "error", r->driver.status == FDL_OK ? NULL : r->driver.error.message);
+    fdl__json_object_end(&j);
+    fdl__json_key(&j, "gpus");
+    fdl__json_array_begin(&j);
     for (int i = 0; i < r->ngpus; i++) {
         const gpu *g = &r->gpus[i];
-        printf("%s\n    {\"index\": %d, ", i ? "," : "", i);
+        fdl__json_object_begin(&j);
+        fdl__json_member_int(&j, "index", i);
         if (g->ok) {
-            json_field("name", g->info.name, 0);
-            json_field("arch", g->info.arch, 0);
-            printf("\"memory_bytes\": %zu, \"sm_count\": %d, ", g->info.total_memory,
-                   g->info.sm_count);
+            json_field(&j, "name", g->info.name);
+            json_field(&j, "arch", g->info.arch);
+            fdl__json_member_uint(&j, "memory_bytes", g->info.total_memory);
+            fdl__json_member_int(&j, "sm_count", g->info.sm_count);
         } else {
-            json_field("error", g->error, 0);
+            json_field(&j, "error", g->error);
         }
-        printf("\"selected\": %s}", i == r->selected ? "true" : "false");
+        fdl__json_member_bool(&j, "selected", i == r->selected);
+        fdl__json_object_end(&j);
     }
-    printf("%s],\n  \"toolkit\": {", r->ngpus ? "\n  " : "");
-    json_field("root", r->toolkit.root, 0);
+    fdl__json_array_end(&j);
+    fdl__json_key(&j, "toolkit");
+    fdl__json_object_begin(&j);
+    json_field(&j, "root", r->toolkit.root);
     snprintf(v, sizeof v, "%d.%d", r->toolkit.version / 1000, r->toolkit.version % 1000 / 10);
-    json_field("version", r->toolkit.version ? v : NULL, 0);
-    json_field("nvcc", r->toolkit.nvcc, 1);
-    printf("},\n  \"libraries\": {\n");
-    json_lib("nvjitlink", &r->nvjitlink, 0);
-    json_lib("nvrtc", &r->nvrtc, 0);
-    json_lib("libzstd", &r->zstd, 0);
-    json_lib("cudadevrt", &r->cudadevrt, 1);
-    printf("  },\n  \"cache\": {\"enabled\": %s, ", r->cache.enabled ? "true" : "false");
-    json_field("dir", r->cache.dir[0] ? r->cache.dir : NULL, 0);
-    if (r->cache.ok)
-        printf("\"entries\": %zu, \"bytes\": %llu, \"max_size\": %llu, \"hits\": %llu, "
-               "\"misses\": %llu, \"corrupt\": %llu, ",
-               r->cache.stats.entries, (unsigned long long)r->cache.stats.bytes,
-               (unsigned long long)r->cache.stats.max_size,
-               (unsigned long long)r->cache.stats.hits,
-               (unsigned long long)r->cache.stats.misses,
-               (unsigned long long)r->cache.stats.corrupt);
-    printf("\"remotes\": [");
+    json_field(&j, "version", r->toolkit.version ? v : NULL);
+    json_field(&j, "nvcc", r->toolkit.nvcc);
+    fdl__json_key(&j, "include_dirs"); /* NVRTC's search order after the user's -I */
+    fdl__json_array_begin(&j);
+    for (size_t i = 0; i < r->toolkit.ninclude; i++)
+        fdl__json_string(&j, r->toolkit.include[i]);
+    fdl__json_array_end(&j);
+    json_field(&j, "include_from", r->toolkit.include_from);
+    fdl__json_object_end(&j);
+    fdl__json_key(&j, "libraries");
+    fdl__json_object_begin(&j);
+    json_lib(&j, "nvjitlink", &r->nvjitlink);
+    json_lib(&j, "nvrtc", &r->nvrtc);
+    json_lib(&j, "libzstd", &r->zstd);
+    json_lib(&j, "cudadevrt", &r->cudadevrt);
+    fdl__json_object_end(&j);
+    fdl__json_key(&j, "cache");
+    fdl__json_object_begin(&j);
+    fdl__json_member_bool(&j, "enabled", r->cache.enabled);
+    json_field(&j, "dir", r->cache.dir[0] ? r->cache.dir : NULL);
+    if (r->cache.ok) {
+        fdl__json_member_uint(&j, "entries", r->cache.stats.entries);
+        fdl__json_member_uint(&j, "bytes", r->cache.stats.bytes);
+        fdl__json_member_uint(&j, "max_size", r->cache.stats.max_size);
+        fdl__json_member_uint(&j, "hits", r->cache.stats.hits);
+        fdl__json_member_uint(&j, "misses", r->cache.stats.misses);
+        fdl__json_member_uint(&j, "corrupt", r->cache.stats.corrupt);
+    }
+    fdl__json_key(&j, "remotes");
+    fdl__json_array_begin(&j);
     for (size_t i = 0; i < r->cache.nremotes; i++) {
         const fdl_cache_remote *m = &r->cache.remotes[i];
-        printf("%s{", i ? ", " : "");
-        json_field("url", m->url, 0);
-        printf("\"read_only\": %s, \"hits\": %llu, \"misses\": %llu, \"errors\": %llu, "
-               "\"corrupt\": %llu, \"unsigned_or_forged\": %llu}",
-               m->read_only ? "true" : "false", (unsigned long long)m->hits,
-               (unsigned long long)m->misses, (unsigned long long)m->errors,
-               (unsigned long long)m->corrupt, (unsigned long long)m->unsigned_forged);
+        fdl__json_object_begin(&j);
+        json_field(&j, "url", m->url);
+        fdl__json_member_bool(&j, "read_only", m->read_only);
+        fdl__json_member_uint(&j, "hits", m->hits);
+        fdl__json_member_uint(&j, "misses", m->misses);
+        fdl__json_member_uint(&j, "errors", m->errors);
+        fdl__json_member_uint(&j, "corrupt", m->corrupt);
+        fdl__json_member_uint(&j, "unsigned_or_forged", m->unsigned_forged);
+        fdl__json_object_end(&j);
     }
-    printf("], ");
-    json_field("error", r->cache.ok ? NULL : r->cache.error.message, 1);
-    printf("},\n  \"environment\": {");
+    fdl__json_array_end(&j);
+    json_field(&j, "error", r->cache.ok ? NULL : r->cache.error.message);
+    fdl__json_object_end(&j);
+    fdl__json_key(&j, "environment");
+    fdl__json_object_begin(&j);
     for (size_t i = 0; i < nenv; i++) {
         const char *eq = strchr(env[i], '=');
-        printf("%s\n    \"%.*s\": ", i ? "," : "", (int)(eq - env[i]), env[i]);
-        json_str(eq + 1);
+        char *name = fdl__strndup(env[i], (size_t)(eq - env[i]));
+        if (!name) {
+            out.oom = 1;
+            break;
+        }
+        fdl__json_member_string(&j, name, eq + 1);
+        free(name);
     }
-    printf("%s},\n", nenv ? "\n  " : "");
-    json_items("checks", "name", r->checks, r->nchecks, 1, 0);
-    json_items("verdicts", "capability", r->verdicts, r->nverdicts, 0, 0);
-    printf("  \"usable\": %s\n}\n", usable ? "true" : "false");
+    fdl__json_object_end(&j);
+    json_items(&j, "checks", "name", r->checks, r->nchecks, 1);
+    json_items(&j, "verdicts", "capability", r->verdicts, r->nverdicts, 0);
+    fdl__json_member_bool(&j, "usable", usable);
+    fdl__json_object_end(&j);
+    int ok = fdl__json_finish(&j) && fwrite(out.data, 1, out.len, stdout) == out.len;
+    fdl__buf_free(&out);
+    return ok;
 }
 
 static void text_lib(const char *name, const fdl__lib_probe *p)
@@ -607,6 +626,12 @@ static void print_text(const report *r, char **env, size_t nenv)
     else
         printf("%-12s not found (FDLINK_CUDA_ROOT, CUDA_PATH, %s, /usr/local/cuda)\n",
                "toolkit", fdl__build_cuda_root());
+    /* what NVRTC searches after the user's -I: nvcc's order for this toolkit */
+    for (size_t i = 0; i < r->toolkit.ninclude; i++)
+        printf("%-12s %zu. %s%s%s%s\n", i ? "" : "includes", i + 1, r->toolkit.include[i],
+               i ? "" : " (", i ? "" : r->toolkit.include_from[0] ? r->toolkit.include_from
+                                                                   : "no nvcc.profile",
+               i ? "" : ": after the user's -I, as nvcc)");
     text_lib("nvjitlink", &r->nvjitlink);
     text_lib("nvrtc", &r->nvrtc);
     text_lib("libzstd", &r->zstd);
@@ -741,9 +766,10 @@ int cmd_doctor(int argc, char **argv)
     for (size_t i = 0; i < r->nverdicts; i++)
         if (r->verdicts[i].st == ST_NO || (r->verdicts[i].st == ST_SKIPPED && !no_gpu))
             usable = 0;
-    if (json)
-        print_json(r, env, nenv, usable);
-    else
+    if (json && !print_json(r, env, nenv, usable)) {
+        fputs("fdlink: error: cannot write the report as JSON (out of memory?)\n", stderr);
+        usable = 0;
+    } else if (!json)
         print_text(r, env, nenv);
     fflush(stdout);
     for (size_t i = 0; i < r->nchecks; i++)

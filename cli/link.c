@@ -130,6 +130,7 @@ void cli_link_args_free(cli_link_args *a)
     free(a->variables.v);
     free(a->defines.v);
     free(a->includes.v);
+    cli_diag_opts_free(&a->diag);
     memset(a, 0, sizeof *a);
 }
 
@@ -157,6 +158,8 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
     const char *v;
     int ok = 1;
     *rc = 0;
+    if (cli_diag_option(&a->diag, cmd, argc, argv, i, rc))
+        return 1;
     if ((v = cli_option_value(arg, "-arch", argc, argv, i, &missing)) ||
         (!missing && (v = cli_option_value(arg, "--arch", argc, argv, i, &missing))) || missing) {
         if (missing) {
@@ -323,6 +326,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
 {
     fdl_error err = FDL_ERROR_INIT;
     size_t ndiags = 0;
+    int promoted = 0;
     *out = NULL;
     fdl_link *link = NULL;
     a->opts.extra = a->extra.v;
@@ -358,6 +362,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     }
     for (size_t i = 0; i < a->ninputs; i++) {
         if (fdl_link_add_file(link, a->inputs[i], a->kinds[i], &err) != FDL_OK) {
+            cli_diag_report(&a->diag, link, &err, &promoted);
             cli_print_error(&err);
             if (err.code == FDL_EPARSE)
                 print_log(err.log); /* NVRTC's whole log for a CUDA C input */
@@ -365,6 +370,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
         }
     }
     if (fdl_link_complete(link, &err) != FDL_OK) {
+        cli_diag_report(&a->diag, link, &err, &promoted);
         if (err.code == FDL_EABI) {
             cli_eprintf("fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
             for (size_t i = 0; i < a->decl_paths.n; i++)
@@ -374,6 +380,14 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
             cli_print_error(&err);
             print_log(err.log);
         }
+        goto fail;
+    }
+    /* the warnings (NVRTC's, the linker's), shown as nvcc shows them; -Werror fails the link */
+    if (cli_diag_report(&a->diag, link, NULL, &promoted) != 0)
+        goto fail;
+    if (promoted) {
+        fprintf(stderr, "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
+                        "linked\n", promoted, promoted == 1 ? "" : "s", promoted == 1 ? "" : "s");
         goto fail;
     }
     *out = link;

@@ -8,6 +8,7 @@
  * arguments that disagree with the kernel's parameters or with their files), 77 no GPU here.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -39,6 +40,9 @@ void help_run(FILE *out)
         "                       seeded random values (=rand or =rand:SEED; floats in [0,1),\n"
         "                       integers in [0,100)) or zeros (=zeros)\n"
         "  TYPE[N]@FILE         filled from FILE, which must hold exactly N elements\n"
+        "  sym:NAME             the value of the module's global NAME (a __device__ variable,\n"
+        "                       e.g. a device function pointer), read once the module is\n"
+        "                       loaded, as many bytes as the kernel's parameter takes\n"
         "Arguments are numbered from 0; after '--' every word is an argument. Quote structs\n"
         "('{i32:1,f64:2}'), which the shell would otherwise expand, and in shells that glob\n"
         "[ ], buffers too.\n"
@@ -63,6 +67,10 @@ void help_run(FILE *out)
         "  --grid X[,Y,Z]         blocks (default 1)\n"
         "  --block X[,Y,Z]        threads per block (default 1)\n"
         "  --shared BYTES         dynamic shared memory per block (default 0)\n"
+        "  --cooperative          a cooperative launch (grid sync): a grid larger than fits on\n"
+        "                         the GPU at once is refused, saying the largest that fits;\n"
+        "                         automatic, when the grid fits, for a kernel whose cubin lists\n"
+        "                         cooperative-groups instructions (--no-cooperative: never)\n"
         "  --device N             the GPU (default: FDLINK_DEVICE, else 0)\n"
         "  --out ARG=FILE         write buffer ARG to FILE after the runs (repeatable)\n"
         "  --expect ARG=FILE      compare buffer ARG with the values in FILE (repeatable): exact\n"
@@ -136,6 +144,7 @@ typedef struct karg {
     unsigned char constant[8]; /* FILL_CONST: one element */
     unsigned long long seed;   /* FILL_RAND */
     const char *path;          /* FILL_FILE */
+    const char *symbol;        /* sym:NAME: the module global's value, read after the load */
     fdl_buffer *buf;
     uint64_t address;
 } karg;
@@ -390,6 +399,18 @@ static int looks_like_arg(const char *s)
 
 static int parse_arg(karg *a, size_t index)
 {
+    if (strncmp(a->text, "sym:", 4) == 0) {
+        /* sized by the kernel's parameter, read once the module is loaded */
+        const char *n = a->text + 4;
+        int ok = (isalpha((unsigned char)n[0]) || n[0] == '_') && strlen(n) < 1024;
+        for (const char *c = n; ok && *c; c++)
+            ok = isalnum((unsigned char)*c) || *c == '_' || *c == '$' || *c == '.';
+        if (!ok)
+            return arg_error(index, a->text, "sym: needs the name of a global of the "
+                                             "module, e.g. sym:fn_ptr");
+        a->symbol = n;
+        return 0;
+    }
     if (a->text[0] == '{')
         return parse_struct(a, index);
     const char *bracket = strchr(a->text, '[');
@@ -558,8 +579,8 @@ static int check_params_in_images(const cli_link_args *la, const char *kernel, c
             }
             for (size_t p = 0; p < nargs; p++) {
                 const fdl_ptx_param *q = &f->params[p];
-                if (q->bytes == args[p].size)
-                    continue;
+                if (q->bytes == args[p].size || args[p].symbol)
+                    continue; /* sym:NAME takes the parameter's size */
                 cli_eprintf(
                         "fdlink: %s:%u:%u: error: argument %zu '%s' has %zu byte%s, but "
                         "parameter %zu of kernel %s takes %zu (see 'fdlink run --help')\n",
@@ -1032,6 +1053,7 @@ int cmd_run(int argc, char **argv)
     cli_link_args la;
     const char *kernel_name = NULL, *map_name = NULL, *geometry = NULL;
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    unsigned coop_flags = 0; /* --cooperative, --no-cooperative */
     fdl_verify_options vopts = FDL_VERIFY_OPTIONS_INIT;
     int have_tol = 0, have_ulp = 0, timed = 0, after_dashes = 0, verbose = 0;
     unsigned long long repeat = 1;
@@ -1152,6 +1174,10 @@ int cmd_run(int argc, char **argv)
             have_ulp = 1;
         } else if (strcmp(a, "--time") == 0) {
             timed = 1;
+        } else if (strcmp(a, "--cooperative") == 0) {
+            coop_flags = FDL_LAUNCH_COOPERATIVE;
+        } else if (strcmp(a, "--no-cooperative") == 0) {
+            coop_flags = FDL_LAUNCH_NOT_COOPERATIVE;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
         } else if (cli_link_option(&la, "run", argc, argv, &i, &urc)) {
@@ -1312,6 +1338,9 @@ int cmd_run(int argc, char **argv)
                 attrs.registers, attrs.static_shared, attrs.local, attrs.max_threads_per_block,
                 cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x, cfg.block.y, cfg.block.z,
                 cfg.shared_bytes);
+        if (attrs.cooperative_groups && !coop_flags)
+            fprintf(stderr, "fdlink: kernel %s: its cubin lists cooperative-groups instructions: "
+                            "a cooperative launch when the grid fits at once\n", kernel_name);
     }
     if (attrs.params_known) {
         if (attrs.nparams != nargs) {
@@ -1329,6 +1358,8 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 goto cleanup;
             }
+            if (args[k].symbol && psize <= MAX_STRUCT_BYTES)
+                args[k].size = psize;
             if (psize != args[k].size) {
                 fprintf(stderr,
                         "fdlink: error: argument %zu '%s' has %zu byte%s, but parameter %zu of "
@@ -1339,6 +1370,36 @@ int cmd_run(int argc, char **argv)
                 goto cleanup;
             }
         }
+    }
+
+    /* ---- arguments from the module: sym:NAME, as wide as the parameter it is passed to ---- */
+    for (size_t k = 0; k < nargs; k++) {
+        karg *a = &args[k];
+        if (!a->symbol)
+            continue;
+        if (!attrs.params_known) {
+            cli_eprintf(
+                    "fdlink: error: argument %zu '%s': the driver does not say the size of "
+                    "parameter %zu of kernel %s (CUDA 12.4 and later do), which sym: needs\n",
+                    k, a->text, k, kernel_name);
+            goto cleanup;
+        }
+        size_t global_size = 0;
+        if (fdl_module_read_global(mod, a->symbol, a->value, a->size, &global_size, &err) !=
+            FDL_OK) {
+            if (err.code == FDL_EINVAL && global_size)
+                cli_eprintf(
+                        "fdlink: error: argument %zu '%s': global %s has %zu byte%s, but "
+                        "parameter %zu of kernel %s takes %zu\n",
+                        k, a->text, a->symbol, global_size, global_size == 1 ? "" : "s", k,
+                        kernel_name, a->size);
+            else
+                cli_print_error(&err);
+            goto cleanup;
+        }
+        if (verbose)
+            fprintf(stderr, "fdlink: argument %zu: %zu bytes of global %s\n", k, a->size,
+                    a->symbol);
     }
 
     /* ---- buffers ---- */
@@ -1362,7 +1423,8 @@ int cmd_run(int argc, char **argv)
 
     /* ---- the launches ---- */
     if (repeat == 1 && !timed) {
-        cfg.flags = FDL_LAUNCH_SYNC; /* a failure is reported by the launch that caused it */
+        /* a failure is reported by the launch that caused it */
+        cfg.flags = FDL_LAUNCH_SYNC | coop_flags;
         if (fdl_kernel_launch_ex(kernel, &cfg, kargs, nargs, &err) != FDL_OK) {
             cli_print_error(&err);
             goto cleanup;
@@ -1373,6 +1435,7 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "fdlink: error: out of memory\n");
             goto cleanup;
         }
+        cfg.flags = coop_flags;
         if (fdl_launch_create(&launch, kernel, &cfg, kargs, nargs, &err) != FDL_OK ||
             fdl_event_create(&start, dev, &err) != FDL_OK ||
             fdl_event_create(&stop, dev, &err) != FDL_OK) {

@@ -13,8 +13,9 @@ command -v ccache >/dev/null 2>&1 || need+=(ccache)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
 # the CMake package's tools test: clangd --check on a caller of foreign functions
 command -v clangd >/dev/null 2>&1 || need+=(clangd)
-# the CMake package's tests under the newest CMake from PyPI, in a virtual environment
-python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+# the CMake package's tests under the newest CMake from PyPI, and the SARIF schema check
+# (tests/cli/sarif_schema.sh), in virtual environments
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 # the cache's remote tier: real servers in the tests, and the client libraries fdlink dlopens
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v nginx >/dev/null 2>&1 || need+=(nginx-light)

@@ -8,6 +8,7 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "json.h"
 
 /* ---- ownership ------------------------------------------------------------------------------ */
 
@@ -484,23 +485,35 @@ int fdl_device_ctest_resource_spec(char **out, size_t *len, int *ngpus, unsigned
             *err = probe;
         return rc;
     }
+    /* CTest's resource specification, version 1.0, through the one JSON writer */
     fdl__buf b = {0};
-    fdl__buf_puts(&b, "{\n"
-                      "  \"version\": {\"major\": 1, \"minor\": 0},\n"
-                      "  \"local\": [\n"
-                      "    {\n");
-    if (count == 0) {
-        fdl__buf_puts(&b, "      \"gpus\": []\n");
-    } else {
-        fdl__buf_puts(&b, "      \"gpus\": [\n");
-        for (int i = 0; i < count; i++)
-            fdl__buf_printf(&b, "        {\"id\": \"%d\", \"slots\": %u}%s\n", i, slots,
-                            i + 1 < count ? "," : "");
-        fdl__buf_puts(&b, "      ]\n");
+    fdl__json j;
+    char id[16];
+    fdl__json_init(&j, &b, 2);
+    fdl__json_object_begin(&j);
+    fdl__json_key(&j, "version");
+    fdl__json_object_begin(&j);
+    fdl__json_member_int(&j, "major", 1);
+    fdl__json_member_int(&j, "minor", 0);
+    fdl__json_object_end(&j);
+    fdl__json_key(&j, "local");
+    fdl__json_array_begin(&j);
+    fdl__json_object_begin(&j);
+    fdl__json_key(&j, "gpus");
+    fdl__json_array_begin(&j);
+    for (int i = 0; i < count; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        fdl__json_object_begin(&j);
+        fdl__json_member_string(&j, "id", id);
+        fdl__json_member_uint(&j, "slots", slots);
+        fdl__json_object_end(&j);
     }
-    fdl__buf_puts(&b, "    }\n"
-                      "  ]\n"
-                      "}\n");
+    fdl__json_array_end(&j);
+    fdl__json_object_end(&j);
+    fdl__json_array_end(&j);
+    fdl__json_object_end(&j);
+    if (!fdl__json_finish(&j))
+        b.oom = 1;
     if (b.oom) {
         fdl__buf_free(&b);
         return fdl__fail(err, FDL_ENOMEM, "out of memory writing a ctest resource spec");

@@ -167,6 +167,7 @@ struct fdl_kernel {
 typedef struct fdl__kparam {
     char *name;
     size_t count;
+    int coop;     /* its .nv.info lists cooperative-groups instructions (EIATTR 0x28) */
 } fdl__kparam;
 
 typedef struct fdl__kparams {
@@ -257,6 +258,9 @@ int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size);
 
 /* The count of kernel @p name: 1 and *count, or 0 when the image did not say. */
 int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count);
+
+/* Whether the image says kernel @p name holds cooperative-groups instructions (0: not said). */
+int fdl__kparams_coop(const fdl__kparams *l, const char *name);
 
 void fdl__kparams_free(fdl__kparams *l);
 

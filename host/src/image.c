@@ -23,6 +23,14 @@
 #define SHT_NV_INFO 0x70000000u
 #define EIFMT_SVAL 4
 #define EIATTR_KPARAM_INFO 0x17
+/*
+ * EIATTR_COOP_GROUP_INSTR_OFFSETS: the cooperative-groups instructions of a kernel, which the
+ * driver adapts to the launch. nvcc 13 writes it for a kernel that syncs its grid
+ * (cg::this_grid().sync(): the barrier instructions of the sync), and also for block- and
+ * tile-level groups (cg::this_thread_block().sync(), cg::reduce over a tile, cub's block
+ * reductions): the attribute says "may need a cooperative launch", not "needs" one.
+ */
+#define EIATTR_COOP_GROUP_INSTR_OFFSETS 0x28
 
 static uint16_t rd16(const unsigned char *p)
 {
@@ -170,7 +178,7 @@ int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void
 
 /* ---- parameter counts ------------------------------------------------------------------------ */
 
-static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count)
+static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count, int coop)
 {
     for (size_t i = 0; i < l->n; i++)
         if (strlen(l->v[i].name) == len && memcmp(l->v[i].name, name, len) == 0)
@@ -190,16 +198,18 @@ static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count
         return FDL_ENOMEM;
     l->v[l->n].name = copy;
     l->v[l->n].count = count;
+    l->v[l->n].coop = coop;
     l->n++;
     return FDL_OK;
 }
 
 /* Parameters of the kernel of one .nv.info.<kernel> section: one past the highest ordinal of its
  * EIATTR_KPARAM_INFO attributes (none: the kernel takes none). 0 when the section is malformed. */
-static int kparam_count(const unsigned char *d, uint64_t size, size_t *count)
+static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, int *coop)
 {
     uint64_t off = 0;
     size_t n = 0;
+    *coop = 0;
     while (size - off >= 4) {
         unsigned fmt = d[off], attr = d[off + 1];
         uint64_t len = 0;
@@ -216,6 +226,8 @@ static int kparam_count(const unsigned char *d, uint64_t size, size_t *count)
             if (ordinal + 1 > n)
                 n = ordinal + 1;
         }
+        if (attr == EIATTR_COOP_GROUP_INSTR_OFFSETS && fmt == EIFMT_SVAL && len >= 4)
+            *coop = 1;
         off += 4 + len;
     }
     if (off != size)
@@ -251,9 +263,10 @@ static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
         if (tlen <= sizeof prefix - 1 || memcmp(text, prefix, sizeof prefix - 1) != 0)
             continue;
         size_t count;
-        if (!kparam_count(p + off, len, &count))
+        int coop;
+        if (!kparam_count(p + off, len, &count, &coop))
             continue;
-        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count);
+        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count, coop);
         if (rc != FDL_OK)
             return rc;
     }
@@ -266,7 +279,7 @@ static int ptx_params(fdl__kparams *l, const fdl_ptx *ptx)
     for (size_t i = 0; i < fdl_ptx_count(ptx); i++) {
         const fdl_ptx_func *f = fdl_ptx_get(ptx, i);
         if (f->is_entry && f->is_definition) {
-            int rc = add_count(l, f->name, strlen(f->name), f->nparams);
+            int rc = add_count(l, f->name, strlen(f->name), f->nparams, 0);
             if (rc != FDL_OK)
                 return rc;
         }
@@ -332,6 +345,14 @@ int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size)
     }
     *out = l;
     return FDL_OK;
+}
+
+int fdl__kparams_coop(const fdl__kparams *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].name, name) == 0)
+            return l->v[i].coop;
+    return 0;
 }
 
 int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count)

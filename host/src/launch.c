@@ -33,9 +33,16 @@ struct fdl_launch {
 
 /* ---- checks --------------------------------------------------------------------------------- */
 
+/*
+ * Also decides whether the launch is cooperative (*coop): FDL_LAUNCH_COOPERATIVE asks for one
+ * (and a grid that does not fit at once is refused); a kernel whose cubin lists
+ * cooperative-groups instructions gets one whenever its grid fits, unless
+ * FDL_LAUNCH_NOT_COOPERATIVE (a grid sync needs it; block and tile groups do not mind it).
+ */
 static int check_geometry(fdl_kernel *k, fdl_dim3 grid, fdl_dim3 block, size_t shared,
-                          unsigned flags, fdl_error *err)
+                          unsigned flags, int *coop, fdl_error *err)
 {
+    *coop = 0;
     const fdl_device *dev = k->mod->dev;
     const fdl_device_info *info = &dev->info;
     const unsigned dims[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
@@ -75,7 +82,10 @@ static int check_geometry(fdl_kernel *k, fdl_dim3 grid, fdl_dim3 block, size_t s
                           "allows",
                           shared, k->attrs.max_dynamic_shared, k->name);
     }
-    if (flags & FDL_LAUNCH_COOPERATIVE) {
+    int wanted = (flags & FDL_LAUNCH_COOPERATIVE) != 0;
+    int automatic = !wanted && !(flags & FDL_LAUNCH_NOT_COOPERATIVE) &&
+                    k->attrs.cooperative_groups && info->cooperative_launch;
+    if (wanted || automatic) {
         if (!info->cooperative_launch)
             return fdl__error(err, FDL_EINVAL, NULL, 0, 0, k->name,
                               "device %d does not support cooperative launches (kernel %s)",
@@ -93,11 +103,12 @@ static int check_geometry(fdl_kernel *k, fdl_dim3 grid, fdl_dim3 block, size_t s
         unsigned long long resident = (unsigned long long)(per_sm > 0 ? per_sm : 0) *
                                       (unsigned long long)(info->sm_count > 0 ? info->sm_count
                                                                               : 0);
-        if (blocks > resident)
+        if (blocks > resident && wanted)
             return fdl__error(err, FDL_EINVAL, NULL, 0, 0, k->name,
                               "cooperative launch of %llu blocks exceeds the %llu that can be "
                               "resident at once for kernel %s (%d per SM on %d SMs)",
                               blocks, resident, k->name, per_sm, info->sm_count);
+        *coop = blocks <= resident;
     }
     return FDL_OK;
 }
@@ -151,10 +162,14 @@ static int check_config(const fdl_kernel *k, const fdl_launch_config *cfg, const
         return fdl__error(err, FDL_EINVAL, NULL, 0, 0, k->name,
                           "%s: unsupported fdl_launch_config version %u (expected %u)", what,
                           cfg->version, FDL_LAUNCH_CONFIG_VERSION);
-    if (cfg->flags & ~(FDL_LAUNCH_COOPERATIVE | FDL_LAUNCH_SYNC))
+    const unsigned known = FDL_LAUNCH_COOPERATIVE | FDL_LAUNCH_SYNC | FDL_LAUNCH_NOT_COOPERATIVE;
+    if (cfg->flags & ~known)
         return fdl__error(err, FDL_EINVAL, NULL, 0, 0, k->name,
-                          "%s: unknown launch flags 0x%x", what,
-                          cfg->flags & ~(FDL_LAUNCH_COOPERATIVE | FDL_LAUNCH_SYNC));
+                          "%s: unknown launch flags 0x%x", what, cfg->flags & ~known);
+    if ((cfg->flags & FDL_LAUNCH_COOPERATIVE) && (cfg->flags & FDL_LAUNCH_NOT_COOPERATIVE))
+        return fdl__error(err, FDL_EINVAL, NULL, 0, 0, k->name,
+                          "%s: FDL_LAUNCH_COOPERATIVE and FDL_LAUNCH_NOT_COOPERATIVE together",
+                          what);
     return FDL_OK;
 }
 
@@ -213,7 +228,8 @@ int fdl_kernel_launch(fdl_kernel *kernel, fdl_dim3 grid, fdl_dim3 block, unsigne
     int rc = fdl__device_enter(dev, err);
     if (rc != FDL_OK)
         return rc;
-    if ((rc = check_geometry(kernel, grid, block, shared_bytes, 0, err)) != FDL_OK)
+    int coop = 0;
+    if ((rc = check_geometry(kernel, grid, block, shared_bytes, 0, &coop, err)) != FDL_OK)
         return rc;
     if (nargs && !args)
         return fdl__error(err, FDL_EINVAL, NULL, 0, 0, kernel->name,
@@ -224,7 +240,7 @@ int fdl_kernel_launch(fdl_kernel *kernel, fdl_dim3 grid, fdl_dim3 block, unsigne
     for (size_t i = 0; i < nargs; i++)
         if (!args[i])
             return null_argument(kernel, i, err);
-    return launch(kernel, grid, block, shared_bytes, NULL, 0, nargs ? args : NULL, err);
+    return launch(kernel, grid, block, shared_bytes, NULL, coop, nargs ? args : NULL, err);
 }
 
 int fdl_kernel_launch_ex(fdl_kernel *kernel, const fdl_launch_config *cfg, const fdl_arg *args,
@@ -236,12 +252,12 @@ int fdl_kernel_launch_ex(fdl_kernel *kernel, const fdl_launch_config *cfg, const
     CUstream stream = NULL;
     void *stack[STACK_ARGS];
     void **params = stack;
-    int rc;
+    int rc, coop = 0;
     if ((rc = check_config(kernel, cfg, "fdl_kernel_launch_ex", err)) != FDL_OK ||
         (rc = fdl__stream_of(&stream, cfg->stream, dev, "fdl_kernel_launch_ex", err)) != FDL_OK ||
         (rc = fdl__device_enter(dev, err)) != FDL_OK ||
         (rc = check_geometry(kernel, cfg->grid, cfg->block, cfg->shared_bytes, cfg->flags,
-                             err)) != FDL_OK ||
+                             &coop, err)) != FDL_OK ||
         (rc = check_args(kernel, args, nargs, err)) != FDL_OK)
         return rc;
     if (nargs > STACK_ARGS) {
@@ -253,7 +269,7 @@ int fdl_kernel_launch_ex(fdl_kernel *kernel, const fdl_launch_config *cfg, const
     for (size_t i = 0; i < nargs; i++)
         params[i] = (void *)(uintptr_t)args[i].value;
     rc = launch(kernel, cfg->grid, cfg->block, (unsigned)cfg->shared_bytes, stream,
-                (cfg->flags & FDL_LAUNCH_COOPERATIVE) != 0, nargs ? params : NULL, err);
+                coop, nargs ? params : NULL, err);
     if (params != stack)
         free(params);
     if (rc == FDL_OK && (cfg->flags & FDL_LAUNCH_SYNC))
@@ -278,7 +294,7 @@ int fdl_launch_create(fdl_launch **out, fdl_kernel *kernel, const fdl_launch_con
         return fdl__fail(err, FDL_EINVAL, "fdl_launch_create: kernel or cfg is NULL");
     fdl_device *dev = kernel->mod->dev;
     CUstream stream = NULL;
-    int rc;
+    int rc, coop = 0;
     if ((rc = check_config(kernel, cfg, "fdl_launch_create", err)) != FDL_OK)
         return rc;
     if (cfg->flags & FDL_LAUNCH_SYNC)
@@ -289,7 +305,7 @@ int fdl_launch_create(fdl_launch **out, fdl_kernel *kernel, const fdl_launch_con
     if ((rc = fdl__stream_of(&stream, cfg->stream, dev, "fdl_launch_create", err)) != FDL_OK ||
         (rc = fdl__device_enter(dev, err)) != FDL_OK ||
         (rc = check_geometry(kernel, cfg->grid, cfg->block, cfg->shared_bytes, cfg->flags,
-                             err)) != FDL_OK ||
+                             &coop, err)) != FDL_OK ||
         (rc = check_args(kernel, args, nargs, err)) != FDL_OK)
         return rc;
     /* one block: the pointers, the sizes, then each value at a 16-byte aligned offset */
@@ -323,7 +339,7 @@ int fdl_launch_create(fdl_launch **out, fdl_kernel *kernel, const fdl_launch_con
     l->block[1] = cfg->block.y;
     l->block[2] = cfg->block.z;
     l->shared_bytes = (unsigned)cfg->shared_bytes;
-    l->cooperative = (cfg->flags & FDL_LAUNCH_COOPERATIVE) != 0;
+    l->cooperative = coop;
     l->nargs = nargs;
     if (nargs) {
         l->params = (void **)(void *)block;

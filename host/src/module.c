@@ -418,6 +418,7 @@ static int read_kernel(fdl_kernel *k, fdl_error *err)
     a->max_threads_per_block = (unsigned)v[4];
     a->max_dynamic_shared = (size_t)v[5];
     a->ptx_version = v[6];
+    a->cooperative_groups = fdl__kparams_coop(&k->mod->params, k->name);
     a->binary_version = v[7];
     if (!cu->func_get_param_info)
         return FDL_OK;
@@ -467,6 +468,43 @@ static int read_kernel(fdl_kernel *k, fdl_error *err)
         a->nparams = i + 1;
     }
     a->params_known = 1;
+    return FDL_OK;
+}
+
+int fdl_module_read_global(fdl_module *mod, const char *name, void *out, size_t size,
+                           size_t *global_size, fdl_error *err)
+{
+    if (global_size)
+        *global_size = 0;
+    if (!FDL__CHECK_ARG(mod) || !FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(out || !size))
+        return fdl__fail(err, FDL_EINVAL, "fdl_module_read_global: mod, name or out is NULL");
+    int rc = fdl__device_enter(mod->dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+    CUresult r = mod->dev->cu->module_get_global(&ptr, &bytes, mod->mod, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name,
+                          "global '%s' not found in module %s", name, mod->name);
+    if (r != CUDA_SUCCESS) {
+        rc = fdl__device_error(err, mod->dev, r, "cuModuleGetGlobal");
+        if (err && !err->symbol[0])
+            fdl__strlcpy(err->symbol, name, sizeof err->symbol);
+        return rc;
+    }
+    if (global_size)
+        *global_size = bytes;
+    if (bytes != size)
+        return fdl__error(err, FDL_EINVAL, NULL, 0, 0, name,
+                          "global '%s' of module %s has %zu byte%s, not %zu", name, mod->name,
+                          bytes, bytes == 1 ? "" : "s", size);
+    if (size && (r = mod->dev->cu->memcpy_dtoh(out, ptr, size)) != CUDA_SUCCESS) {
+        rc = fdl__device_error(err, mod->dev, r, "cuMemcpyDtoH");
+        if (err && !err->symbol[0])
+            fdl__strlcpy(err->symbol, name, sizeof err->symbol);
+        return rc;
+    }
     return FDL_OK;
 }
 

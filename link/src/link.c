@@ -268,6 +268,7 @@ void fdl_link_destroy(fdl_link *link)
     for (size_t i = 0; i < link->nold; i++)
         free(link->old_logs[i]);
     free(link->old_logs);
+    fdl__diags_free(&link->diags);
     free(link);
 }
 
@@ -408,7 +409,7 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
     char *header = NULL, *log = NULL;
     unsigned char *out = NULL;
     size_t out_size = 0;
-    char arch[32], include[1024];
+    char arch[32], include[FDL__CUDA_INCLUDE_MAX][FDL__CUDA_PATH_MAX];
     int ltoir;
     if (o->version != FDL_NVRTC_OPTIONS_VERSION) {
         rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unsupported fdl_nvrtc_options "
@@ -435,12 +436,15 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
     int ok = fdl__strv_push(&args, "-arch=%s", arch) && fdl__strv_push(&args, "-rdc=true", NULL);
     if (ltoir)
         ok = ok && fdl__strv_push(&args, "-dlto", NULL);
-    if (!o->no_toolkit_include && fdl__cuda_find(include, sizeof include, "include/cuda.h")) {
-        include[strlen(include) - strlen("/cuda.h")] = '\0';
-        ok = ok && fdl__strv_push(&args, "-I%s", include);
-    }
+    /* nvcc's search order: the user's -I, then the toolkit's folders as nvcc.profile names them
+     * (CUDA 13: include, then include/cccl); the cache key's include scan follows the same */
     for (size_t i = 0; o->include_dirs && o->include_dirs[i]; i++)
         ok = ok && fdl__strv_push(&args, "-I%s", o->include_dirs[i]);
+    if (!o->no_toolkit_include) {
+        size_t ninc = fdl__cuda_include_dirs(include, FDL__CUDA_INCLUDE_MAX, NULL, 0);
+        for (size_t i = 0; i < ninc; i++)
+            ok = ok && fdl__strv_push(&args, "-I%s", include[i]);
+    }
     for (size_t i = 0; o->defines && o->defines[i]; i++)
         ok = ok && fdl__strv_push(&args, "-D%s", o->defines[i]);
     if (o->std)
@@ -475,6 +479,11 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
     }
     rc = fdl__link_nvrtc_cached(link, &out, &out_size, &log, source, size, name,
                                 (const char *const *)args.v, &hdr, nheaders, ltoir, err);
+    /* NVRTC's warnings and errors as records (fdl_link_diagnostic), whatever the outcome */
+    if (log && !fdl__diags_parse_nvrtc(&link->diags, log) && rc == FDL_OK) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory keeping diagnostics");
+        goto cleanup;
+    }
     if (rc != FDL_OK) {
         /* the whole compiler log stays with the link, where err->log can borrow it */
         if (log && fdl__link_set_log(link, 0, log)) {
@@ -726,6 +735,26 @@ static int prepare(fdl_link *link, fdl_error *err)
     return FDL_OK;
 }
 
+/* The backend's errors and warnings as records, from its logs (the info log once it is its own). */
+static void backend_diags(fdl_link *link, const char *nvrtc_info)
+{
+    const char *tool = link->backend == FDL_BACKEND_CULINK ? "culink" : "nvjitlink";
+    if (link->info_log && link->info_log != nvrtc_info)
+        fdl__diags_parse_linker(&link->diags, link->info_log, tool);
+    if (link->error_log)
+        fdl__diags_parse_linker(&link->diags, link->error_log, tool);
+}
+
+size_t fdl_link_diagnostic_count(const fdl_link *link)
+{
+    return link ? link->diags.n : 0;
+}
+
+const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
+{
+    return link && index < link->diags.n ? &link->diags.v[index] : NULL;
+}
+
 int fdl_link_complete(fdl_link *link, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(link))
@@ -742,11 +771,13 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     if (link->devrt && (rc = add_devrt(link, err)) != FDL_OK)
         return rc;
     uint64_t lookup_start = fdl__now_ns();
+    const char *before = link->info_log; /* NVRTC's, until the backend's replaces it */
     if (fdl__link_cache_lookup(link)) {
         link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
         if (link->wall_ms <= 0.0)
             link->wall_ms = 1e-6;
         link->state = LINK_DONE;
+        backend_diags(link, before);
         return FDL_OK;
     }
     if ((rc = prepare(link, err)) != FDL_OK)
@@ -759,6 +790,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
         link->wall_ms = 1e-6;
+    backend_diags(link, before);
     if (rc != FDL_OK)
         return rc;
     link->state = LINK_DONE;

@@ -53,6 +53,7 @@ fdlink_cli_test(header_no_file ARGS header)
 
 include(${CMAKE_CURRENT_LIST_DIR}/cases_link.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/cases_embed.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/cases_diag.cmake)
 
 # resource-spec: usage (the spec itself depends on the GPUs present: tests/cmake/resources.sh)
 fdlink_cli_test(resource_spec_help ARGS resource-spec --help)

@@ -100,6 +100,13 @@ fdlink_doctor_test(doctor_no_driver_no_gpu RC 0 ${_nogpu} ARGS doctor --json --n
 fdlink_doctor_test(doctor_no_driver_text RC 1 ${_nogpu} ARGS doctor TEXT
   STDOUT "\ndriver +not usable: cannot load /nonexistent/libcuda.so.1[^\n]*\ngpu +none: .*\nverdicts:\n  ok +link for sm_90: nvJitLink [0-9.]+\n.*  skipped +load and launch: no GPU: "
   STDERR "^fdlink: error: load and launch: skipped: [^\n]*\n$")
+# names and values with quotes, backslashes and control characters still give valid JSON
+# (abi/src/json.h), and the toolkit's include folders come in nvcc's order (nvcc.profile)
+fdlink_doctor_test(doctor_hostile_environment RC 0
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 "FDLINK_A\"B=1" "FDLINK_C=x\\y\tz"
+  ARGS doctor --json --no-gpu
+  EXPECT "environment/FDLINK_A\"B=1" "environment/FDLINK_C=x\\y\tz"
+         toolkit/include_dirs:type=ARRAY)
 fdlink_doctor_test(doctor_extra_arch RC 0 ${_nogpu} ARGS doctor --json --no-gpu --arch sm_80
   EXPECT "verdicts/0/capability=link for sm_80" verdicts/0/state=ok)
 fdlink_doctor_test(doctor_bad_arch RC 2 ARGS doctor --arch compute_80 TEXT
@@ -238,3 +245,17 @@ fdlink_cli_test(run_mock_map_status ${_mock}
 fdlink_cli_test(run_mock_map_status_repeated ${_mock}
   ARGS run --decl run/safe_sqrt.decl run/safe_sqrt.cu --map safe_sqrt f32[8]
        f32[8]@run/sqrt_in.f32 --repeat 3)
+
+# sym:NAME, the value of a module global as a kernel argument (cuda-samples' separate
+# compilation: a device function pointer in a __device__ variable); the mock knows triple_ptr
+set(_sym -arch=sm_90 run/fn_table.cu run/call_through.cu -k call_through --block 128)
+fdlink_cli_test(run_mock_sym_function_pointer ${_mock}
+  ARGS run ${_sym} i32[100] sym:triple_ptr i32:100 --expect 0=run/triple_expected.i32)
+fdlink_cli_test(run_mock_sym_not_found ${_mock} ARGS run ${_sym} i32[100] sym:nope i32:100)
+fdlink_cli_test(run_sym_bad_name ARGS run ${_sym} i32[100] sym:9x i32:100)
+# a grid-syncing foreign function: launched cooperatively without asking; --cooperative refuses
+# a grid that cannot be resident at once, saying the largest that can
+set(_gs -arch=sm_90 --decl run/grid_sum.decl run/grid_sum.cu run/grid_sum_kernel.cu
+        -k grid_sum_kernel --block 32)
+fdlink_cli_test(run_mock_cooperative_too_large ${_mock}
+  ARGS run ${_gs} --cooperative --grid 100000 u64[1] u32[1000]=iota u32:1000 u64[1])

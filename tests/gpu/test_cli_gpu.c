@@ -195,6 +195,99 @@ Test(cli_run, multiply_vectors_expect)
     free(dir);
 }
 
+/*
+ * A foreign function that sums a buffer with a grid sync (tests/data/run/grid_sum.cu): launched
+ * cooperatively without being asked (its cubin lists cooperative-groups instructions) and
+ * verified; --no-cooperative shows that the cooperative launch is what made it work; a grid
+ * larger than fits at once, with --cooperative, is refused in one line that says the largest.
+ */
+Test(cli_run, cooperative_grid_sum)
+{
+    skip_without_gpu();
+    fdl_device *dev = NULL;
+    fdl_device_info info;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_device_open(&dev, -1, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_device_get_info(dev, &info, &err), FDL_OK, "%s", err.message);
+    fdl_device_destroy(dev);
+    if (!info.cooperative_launch)
+        cr_skip_test("%s does not support cooperative launches", info.name);
+    char arch[32], archopt[48], grid[32], parts[64], exp[512];
+    device_arch(arch, sizeof arch);
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    unsigned blocks = 2u * (unsigned)info.sm_count, n = 1u << 20;
+    snprintf(grid, sizeof grid, "%u", blocks);
+    snprintf(parts, sizeof parts, "u64[%u]", blocks * 256u);
+    uint64_t want = (uint64_t)n * (n - 1) / 2;
+    char *dir = make_temp_dir(), *pw = path_in(dir, "want.u64");
+    write_all(pw, &want, sizeof want);
+    snprintf(exp, sizeof exp, "0=%s", pw);
+    const char *decl = FDL_RUN_DATA "/grid_sum.decl", *fn = FDL_RUN_DATA "/grid_sum.cu",
+               *kern = FDL_RUN_DATA "/grid_sum_kernel.cu";
+    cli_result r = fdlink(dir, "run", archopt, "--decl", decl, fn, kern, "-k", "grid_sum_kernel",
+                          "--grid", grid, "--block", "256", "u64[1]", "u32[1048576]=iota",
+                          "u32:1048576", parts, "--expect", exp, NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect_str_eq(r.out, "argument 0 'u64[1]': uint64: all 1 values match (exact)\n");
+    cli_free(&r);
+    r = fdlink(dir, "run", archopt, "--no-cooperative", "--decl", decl, fn, kern, "-k",
+               "grid_sum_kernel", "--grid", grid, "--block", "256", "u64[1]",
+               "u32[1048576]=iota", "u32:1048576", parts, "--expect", exp, NULL);
+    cr_assert_eq(r.status, 1, "a grid sync without a cooperative launch must fail\nexit %d\n"
+                 "stdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cli_free(&r);
+    r = fdlink(dir, "run", archopt, "--cooperative", "--decl", decl, fn, kern, "-k",
+               "grid_sum_kernel", "--grid", "4194304", "--block", "256", "u64[1]",
+               "u32[1048576]=iota", "u32:1048576", "u64[1]", NULL);
+    cr_assert_eq(r.status, 1, "exit %d\nstderr: %s", r.status, r.err);
+    char head[128];
+    snprintf(head, sizeof head, "fdlink: error: grid_sum_kernel: cooperative launch of 4194304 "
+                                "blocks exceeds the ");
+    cr_assert(strncmp(r.err, head, strlen(head)) == 0, "%s", r.err);
+    cr_assert(strstr(r.err, " that can be resident at once for kernel grid_sum_kernel ("), "%s",
+              r.err);
+    cr_assert(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "one line: %s", r.err);
+    cli_free(&r);
+    free(pw);
+    free(dir);
+}
+
+/*
+ * cuda-samples' separate-compilation pattern from the command line: a device function pointer
+ * stored in a __device__ variable (tests/data/run/fn_table.cu), read after the load with
+ * sym:triple_ptr and passed to a kernel that calls through it; every result verified.
+ */
+Test(cli_run, device_function_pointer_from_a_global)
+{
+    skip_without_gpu();
+    char arch[32], archopt[48], exp[512];
+    device_arch(arch, sizeof arch);
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    int32_t want[1000];
+    for (int i = 0; i < 1000; i++)
+        want[i] = 3 * i;
+    char *dir = make_temp_dir(), *pw = path_in(dir, "want.i32");
+    write_all(pw, want, sizeof want);
+    snprintf(exp, sizeof exp, "0=%s", pw);
+    cli_result r = fdlink(dir, "run", archopt, FDL_RUN_DATA "/fn_table.cu",
+                          FDL_RUN_DATA "/call_through.cu", "-k", "call_through", "--grid", "4",
+                          "--block", "256", "i32[1000]=-7", "sym:triple_ptr", "i32:1000",
+                          "--expect", exp, NULL);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+    cr_expect_str_eq(r.out, "argument 0 'i32[1000]=-7': int32: all 1000 values match (exact)\n");
+    cr_expect_str_eq(r.err, "");
+    cli_free(&r);
+    /* a global the module does not define: one line naming it */
+    r = fdlink(dir, "run", archopt, FDL_RUN_DATA "/fn_table.cu", FDL_RUN_DATA "/call_through.cu",
+               "-k", "call_through", "i32[1]", "sym:no_such_ptr", "i32:1", NULL);
+    cr_assert_eq(r.status, 1, "exit %d\nstderr: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "fdlink: error: no_such_ptr: global 'no_such_ptr' not found in module "
+                            "linked cubin\n");
+    cli_free(&r);
+    free(pw);
+    free(dir);
+}
+
 Test(cli_run, planted_mismatch)
 {
     skip_without_gpu();
@@ -495,8 +588,8 @@ Test(cli_doctor, everything_usable_on_a_gpu)
     r = fdlink(dir, "doctor", "--json", NULL);
     cr_expect_eq(r.status, 0, "exit %d\nstderr: %s", r.status, r.err);
     cr_expect(strstr(r.out, "\"usable\": true\n}\n") != NULL, "%s", r.out);
-    cr_expect(strstr(r.out, "{\"capability\": \"load and launch on GPU 0\", \"state\": \"ok\"") !=
-                  NULL,
+    cr_expect(strstr(r.out, "\"capability\": \"load and launch on GPU 0\",\n      \"state\": "
+                            "\"ok\"") != NULL,
               "%s", r.out);
     cli_free(&r);
     free(dir);

@@ -408,3 +408,108 @@ Test(gpu_devrt, cuda_source_nvjitlink) { launch_child(FDL_BACKEND_NVJITLINK, "la
 Test(gpu_devrt, cubin_nvjitlink) { launch_child(FDL_BACKEND_NVJITLINK, "launch_child.cubin"); }
 Test(gpu_devrt, cubin_culink) { launch_child(FDL_BACKEND_CULINK, "launch_child.cubin"); }
 Test(gpu_devrt, cuda_source_culink) { launch_child(FDL_BACKEND_CULINK, "launch_child.cu"); }
+
+/* ------------------------------------------------------------------------------------------ */
+/* CUDA C including CUDA 13's headers: NVRTC's compile runs and agrees with nvcc's             */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { C13_BLOCKS = 4, C13_THREADS = 128, C13_N = C13_BLOCKS * C13_THREADS - 12,
+       C13_WORDS = C13_N + 8 };
+
+/* Run kernel @p name of @p mod over C13_BLOCKS x C13_THREADS into a fresh buffer; malloc'ed. */
+static uint32_t *c13_run(fdl_device *dev, fdl_module *mod, const char *name)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_kernel *kernel = NULL;
+    cr_assert_eq(fdl_module_get_kernel(&kernel, mod, name, &err), FDL_OK, "%s", err.message);
+    fdl_buffer *dout = new_buffer(dev, C13_WORDS * sizeof(uint32_t));
+    fill_sentinel(dout, C13_WORDS);
+    uint64_t pout = fdl_buffer_address(dout);
+    unsigned n = C13_N;
+    void *args[] = {&pout, &n};
+    cr_assert_eq(fdl_kernel_launch(kernel, (fdl_dim3){C13_BLOCKS, 1, 1},
+                                   (fdl_dim3){C13_THREADS, 1, 1}, 0, args, 2, &err),
+                 FDL_OK, "%s: %s", name, err.message);
+    cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "%s: %s", name, err.message);
+    uint32_t *out = malloc(C13_WORDS * sizeof *out);
+    cr_assert_not_null(out);
+    cr_assert_eq(fdl_buffer_read(dout, 0, out, C13_WORDS * sizeof *out, &err), FDL_OK);
+    fdl_buffer_destroy(dout);
+    return out;
+}
+
+/* What each kernel writes at i < n (curand's draws are compared with nvcc's only). */
+static int c13_expected(const char *name, unsigned i, uint32_t *want)
+{
+    unsigned b = i / C13_THREADS, t = i % C13_THREADS;
+    if (strcmp(name, "cg_tile_sum") == 0)
+        *want = 32u * (i / 32u * 32u) + 496u;
+    else if (strcmp(name, "barrier_rotate") == 0)
+        *want = 3u * ((t + 1u) % C13_THREADS) + b;
+    else if (strcmp(name, "traits_values") == 0)
+        *want = (i % 3 == 0 ? 6u : i % 3 == 1 ? 3u : 1u) * 1000u + i;
+    else if (strcmp(name, "cub_block_sum") == 0)
+        *want = 3u * (C13_THREADS * b * C13_THREADS + C13_THREADS * (C13_THREADS - 1) / 2) +
+                C13_THREADS;
+    else
+        return 0;
+    return 1;
+}
+
+static void cuda13_runs(const char *name)
+{
+    fdl_device *dev = open_or_skip();
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = fdl_device_arch(dev);
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    char path[512];
+    snprintf(path, sizeof path, "%s/cuda13/%s.cu", FDL_LINK_SOURCES, name);
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, path, FDL_KIND_AUTO, &err), FDL_OK, "%s: %s\n%s", name,
+                 err.message, err.log ? err.log : "");
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s: %s", name, err.message);
+    fdl_module *mod = load(dev, link);
+    uint32_t *got = c13_run(dev, mod, name);
+    for (unsigned i = 0; i < C13_N; i++) {
+        uint32_t want;
+        if (c13_expected(name, i, &want))
+            cr_assert_eq(got[i], want, "%s: element %u is %u, want %u", name, i, got[i], want);
+    }
+    if (strcmp(name, "curand_draws") == 0) { /* uniform 32-bit draws: mean near 2^31, distinct */
+        double mean = 0;
+        for (unsigned i = 0; i < C13_N; i++)
+            mean += got[i] / 4294967296.0 / C13_N;
+        cr_assert(mean > 0.4 && mean < 0.6, "curand_draws: mean %g", mean);
+        for (unsigned i = 1; i < C13_N; i++)
+            cr_assert_neq(got[i], got[i - 1], "curand_draws: %u repeats", i);
+    }
+    if (strcmp(name, "traits_values") == 0)
+        cr_assert_geq(got[C13_N], 201703u, "__cplusplus is %u", got[C13_N]);
+    for (unsigned i = C13_N + (strcmp(name, "traits_values") == 0); i < C13_WORDS; i++)
+        cr_assert_eq(got[i], SENTINEL, "%s: element %u past n was written", name, i);
+    /* nvcc's compile of the same source (sm_90 fixture) computes the same, __cplusplus included */
+    char cubin[64];
+    snprintf(cubin, sizeof cubin, "cuda13_%s.cubin", name);
+    if (strcmp(fdl_device_arch(dev), "sm_90") == 0) {
+        fdl_module *ref = NULL;
+        cr_assert_eq(fdl_module_load_file(&ref, dev, fx(cubin), &err), FDL_OK, "%s",
+                     err.message);
+        uint32_t *want = c13_run(dev, ref, name);
+        for (unsigned i = 0; i < C13_WORDS; i++)
+            cr_assert_eq(got[i], want[i], "%s: element %u: NVRTC's %u, nvcc's %u", name, i,
+                         got[i], want[i]);
+        free(want);
+        fdl_module_destroy(ref);
+    }
+    free(got);
+    fdl_module_destroy(mod);
+    fdl_link_destroy(link);
+    fdl_device_destroy(dev);
+}
+
+Test(gpu_cuda13, cooperative_groups) { cuda13_runs("cg_tile_sum"); }
+Test(gpu_cuda13, cuda_barrier) { cuda13_runs("barrier_rotate"); }
+Test(gpu_cuda13, cuda_std_type_traits) { cuda13_runs("traits_values"); }
+Test(gpu_cuda13, cub_block_reduce) { cuda13_runs("cub_block_sum"); }
+Test(gpu_cuda13, curand_kernel) { cuda13_runs("curand_draws"); }

@@ -105,9 +105,12 @@ static void check_cubin(const fdl_link *link, const char *kernel, int mul)
     cr_assert_not_null(k, "%s is not in the cubin", kernel);
     cr_assert(k->defined && k->kind == FDL_SYMBOL_KERNEL);
     cr_assert_gt(k->registers, 0);
-    for (size_t i = 0; i < img->nsymbols; i++) /* the driver provides its syscalls at load */
+    /* the driver provides its syscalls at load (assert()'s __assertfail, printf's vprintf) */
+    for (size_t i = 0; i < img->nsymbols; i++)
         cr_assert(img->symbols[i].defined || img->symbols[i].kind != FDL_SYMBOL_FUNCTION ||
-                      strncmp(img->symbols[i].name, "__cuda_syscall", 14) == 0,
+                      strncmp(img->symbols[i].name, "__cuda_syscall", 14) == 0 ||
+                      strcmp(img->symbols[i].name, "__assertfail") == 0 ||
+                      strcmp(img->symbols[i].name, "vprintf") == 0,
                   "%s is still undefined", img->symbols[i].name);
     const fdl_symbol *m = find_symbol(img, "mul_f32_f32");
     if (mul == MUL_DEFINED)
@@ -1126,4 +1129,146 @@ Test(link_decls, every_set_is_checked)
     fdl_link_destroy(link);
     fdl_decls_destroy(adds);
     fdl_decls_destroy(mul);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* CUDA C that includes CUDA 13's headers (CCCL in include/cccl) compiles as nvcc compiles it   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* tests/data/link/src/cuda13/<name>.cu compiled by NVRTC (LTO-IR, then PTX) and linked. */
+static void cuda13(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/cuda13/%s.cu", FDL_LINK_SOURCES, name);
+    for (int lto = 0; lto < 2; lto++) {
+        fdl_link *link = make_link(lto ? FDL_LTO_ON : FDL_LTO_OFF, 0);
+        fdl_error err = FDL_ERROR_INIT;
+        int rc = fdl_link_add_file(link, path, FDL_KIND_AUTO, &err);
+        cr_assert_eq(rc, FDL_OK, "%s: %s %s\n%s", name, fdl_status_name(rc), err.message,
+                     err.log ? err.log : "");
+        rc = fdl_link_complete(link, &err);
+        cr_assert_eq(rc, FDL_OK, "%s: %s %s", name, fdl_status_name(rc), err.message);
+        check_cubin(link, name, MUL_ABSENT);
+        fdl_link_destroy(link);
+    }
+}
+
+Test(link_cuda13, cooperative_groups) { cuda13("cg_tile_sum"); }
+Test(link_cuda13, cuda_barrier) { cuda13("barrier_rotate"); }
+Test(link_cuda13, cuda_std_type_traits) { cuda13("traits_values"); }
+Test(link_cuda13, cub_block_reduce) { cuda13("cub_block_sum"); }
+Test(link_cuda13, curand_kernel) { cuda13("curand_draws"); }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Diagnostics as data (fdl_link_diagnostic)                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static const fdl_diagnostic *find_diag(const fdl_link *link, fdl_severity sev, const char *code)
+{
+    for (size_t i = 0; i < fdl_link_diagnostic_count(link); i++) {
+        const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
+        if (d->severity == sev && strcmp(d->code, code) == 0)
+            return d;
+    }
+    return NULL;
+}
+
+/* A warning and an error inside a header: both records name the header, line and column. */
+Test(link_diag, nvrtc_records_name_the_header)
+{
+    char inc[512], src[512];
+    snprintf(inc, sizeof inc, "%s/../../diag/inc", FDL_LINK_SOURCES);
+    snprintf(src, sizeof src, "%s/../../diag/header_error.cu", FDL_LINK_SOURCES);
+    const char *dirs[] = {inc, NULL};
+    fdl_nvrtc_options cuda = FDL_NVRTC_OPTIONS_INIT;
+    cuda.include_dirs = dirs;
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cuda = &cuda;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, src, FDL_KIND_AUTO, &err), FDL_EPARSE);
+    /* the error names the header, not header_error.cu at the header's line */
+    cr_assert(strstr(err.source, "diag/inc/helper.h") != NULL, "%s", err.source);
+    cr_assert_eq(err.line, 6);
+    cr_assert_eq(err.column, 16);
+    const fdl_diagnostic *e = find_diag(link, FDL_SEVERITY_ERROR, "");
+    const fdl_diagnostic *w = find_diag(link, FDL_SEVERITY_WARNING, "177-D");
+    cr_assert(e && w, "%zu records", fdl_link_diagnostic_count(link));
+    cr_assert(strstr(e->file, "diag/inc/helper.h") && e->line == 6 && e->column == 16, "%s:%u:%u",
+              e->file, e->line, e->column);
+    cr_assert_str_eq(e->message, "identifier \"undefined_name\" is undefined");
+    cr_assert_str_eq(e->tool, "nvrtc");
+    cr_assert(strstr(w->file, "diag/inc/helper.h") && w->line == 5 && w->column == 9);
+    cr_assert_str_eq(w->message, "variable \"unused\" was declared but never referenced");
+    cr_assert_null(fdl_link_diagnostic(link, fdl_link_diagnostic_count(link)));
+    fdl_link_destroy(link);
+}
+
+/* An error in NVRTC's built-in header is said there, not at a line of a two-line input. */
+Test(link_diag, error_in_the_builtin_header_names_it)
+{
+    static const char src[] = "extern \"C\" __device__ int f(int *r, int x)\n"
+                              "{ *r = x; return 0; }\n";
+    const char *defines[] = {"warpSize=", NULL};
+    fdl_nvrtc_options cuda = FDL_NVRTC_OPTIONS_INIT;
+    cuda.defines = defines;
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_cuda(link, src, sizeof src - 1, "two.cu", &cuda, &err),
+                 FDL_EPARSE);
+    cr_assert_str_eq(err.source, "__nv_nvrtc_builtin_header.h");
+    cr_assert_gt(err.line, 2);
+    fdl_link_destroy(link);
+}
+
+/* A warning of a successful compile reaches the program (it used to be dropped). */
+Test(link_diag, warnings_of_a_good_compile_are_kept)
+{
+    char src[512];
+    snprintf(src, sizeof src, "%s/../../diag/warn.cu", FDL_LINK_SOURCES);
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_file(link, src, FDL_KIND_AUTO, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    const fdl_diagnostic *w = find_diag(link, FDL_SEVERITY_WARNING, "177-D");
+    cr_assert_not_null(w);
+    cr_assert_eq(w->line, 5);
+    cr_assert_str_eq(fdl_severity_name(w->severity), "warning");
+    fdl_link_destroy(link);
+}
+
+/* The linker's error and fdlink's own check as records. */
+Test(link_diag, linker_and_check_records)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    add(link, "caller.ptx", 0);
+    cr_assert_neq(fdl_link_complete(link, &err), FDL_OK);
+    size_t n = fdl_link_diagnostic_count(link);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
+        if (d->severity == FDL_SEVERITY_ERROR && strstr(d->message, "mul_f32_f32"))
+            found = 1;
+    }
+    cr_assert(found, "no record names the undefined function (%zu records)", n);
+    fdl_link_destroy(link);
+
+    /* fdlink's declaration check: rule ABI-5 as the code */
+    fdl_decls *decls = NULL;
+    cr_assert_eq(fdl_decls_load(&decls, fx("mul.decl"), &err), FDL_OK, "%s", err.message);
+    link = make_link(FDL_LTO_OFF, 0);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_SOURCES "/../mul_wide.ptx", FDL_KIND_AUTO, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EABI);
+    const fdl_diagnostic *d = fdl_link_diagnostic(link, 0);
+    cr_assert_not_null(d);
+    cr_assert_str_eq(d->tool, "fdlink");
+    cr_assert_str_eq(d->code, "ABI-5", "%s: %s", d->code, d->message);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
 }

@@ -776,7 +776,10 @@ Test(host_device, a_resource_spec_without_a_driver_lists_no_gpus)
                  err.message);
     cr_assert_eq(ngpus, 0);
     cr_assert_str_eq(json, "{\n"
-                           "  \"version\": {\"major\": 1, \"minor\": 0},\n"
+                           "  \"version\": {\n"
+                           "    \"major\": 1,\n"
+                           "    \"minor\": 0\n"
+                           "  },\n"
                            "  \"local\": [\n"
                            "    {\n"
                            "      \"gpus\": []\n"

@@ -254,6 +254,18 @@ FDL_API const char *fdl_module_kernel_name(const fdl_module *mod, size_t index);
 FDL_API void fdl_module_destroy(fdl_module *mod);
 
 /**
+ * Read the value of the module's global variable @p name (a `__device__` variable, e.g. a device
+ * function pointer stored for the host to pass to a kernel, as cudaMemcpyFromSymbol does): its
+ * @p size bytes into @p out, which must be its whole size.
+ * @param global_size  (may be NULL) receives the global's size, also when it is not @p size
+ * @return FDL_OK, FDL_ENOTFOUND (`global 'fp' not found in module m.cubin`), FDL_EINVAL (NULL
+ *         argument, or `global 'fp' of module m.cubin has 8 bytes, not 4`), FDL_ECUDA
+ * Ownership: nothing kept. Thread-safety: as the module.
+ */
+FDL_API int fdl_module_read_global(fdl_module *mod, const char *name, void *out, size_t size,
+                                   size_t *global_size, fdl_error *err);
+
+/**
  * Look up a kernel by name.
  * @return FDL_OK, FDL_ENOTFOUND (the message names the module and lists the kernels it defines:
  *         `kernel 'k' not found in module m.cubin, which defines 2 kernels: a, b`), FDL_ECUDA,
@@ -318,6 +330,13 @@ typedef struct fdl_kernel_attrs {
     int binary_version;           /**< SASS version, e.g. 90 */
     int params_known;             /**< non-zero when the driver reports parameters (12.4+) */
     size_t nparams;               /**< number of parameters, when params_known */
+    /**
+     * Non-zero when the cubin lists cooperative-groups instructions of the kernel
+     * (EIATTR_COOP_GROUP_INSTR_OFFSETS): a grid sync (which needs a cooperative launch), or
+     * block and tile groups (which do not). Such a kernel is launched cooperatively whenever its
+     * grid fits on the device at once, unless FDL_LAUNCH_NOT_COOPERATIVE; 0 for PTX modules.
+     */
+    int cooperative_groups;
 } fdl_kernel_attrs;
 
 /**
@@ -365,8 +384,15 @@ static inline fdl_arg fdl_arg_make(const void *value, size_t size)
 /** The argument for an lvalue @p v: its address and its size. */
 #define FDL_ARG(v) fdl_arg_make(&(v), sizeof(v))
 
-/** Launch flag: a cooperative launch (every block resident at once; grid-wide sync allowed). */
+/**
+ * Launch flag: a cooperative launch (every block resident at once; grid-wide sync allowed); a
+ * grid larger than fits at once is refused. Without it, a kernel whose cubin lists
+ * cooperative-groups instructions (fdl_kernel_attrs.cooperative_groups) is launched
+ * cooperatively when its grid fits, normally otherwise.
+ */
 #define FDL_LAUNCH_COOPERATIVE 0x1u
+/** Launch flag: never cooperative, whatever the kernel holds. */
+#define FDL_LAUNCH_NOT_COOPERATIVE 0x4u
 /**
  * Launch flag: wait for the kernel to finish and check the module's device status record, so
  * that a failure in the kernel is reported by the launch that caused it.

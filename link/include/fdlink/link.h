@@ -299,6 +299,47 @@ FDL_API fdl_cache_result fdl_link_cache_result(const fdl_link *link, const char 
  */
 FDL_API const char *fdl_link_cache_warning(const fdl_link *link);
 
+/** How serious a diagnostic is. */
+typedef enum fdl_severity {
+    FDL_SEVERITY_ERROR = 0,
+    FDL_SEVERITY_WARNING = 1,
+    FDL_SEVERITY_NOTE = 2
+} fdl_severity;
+
+/**
+ * One diagnostic of a tool, as data: NVRTC's (`inc/h.h(3): warning #177-D: ...`), nvJitLink's
+ * and the driver's linker's (`error   : ...`, `ptxas x.ptx, line 8; error : ...`) and fdlink's
+ * own checks'. Every string is non-NULL ("" when the tool did not say). A plain value;
+ * Thread-safety: immutable; share freely while its owner lives.
+ */
+typedef struct fdl_diagnostic {
+    const char *file;      /**< as the tool named it: a header, NVRTC's built-in header, an input */
+    unsigned line;         /**< 1-based, 0 when unknown */
+    unsigned column;       /**< 1-based (bytes), 0 when unknown */
+    fdl_severity severity;
+    const char *code;      /**< the tool's code ("177-D", "ABI-5"), "" when none */
+    const char *message;   /**< one line */
+    const char *tool;      /**< "nvrtc", "nvjitlink", "culink" or "fdlink" */
+} fdl_diagnostic;
+
+/**
+ * The number of diagnostics the link has gathered so far: NVRTC's of each CUDA C input (added
+ * as the input is compiled, or from the cache with its output, warnings included), then at
+ * fdl_link_complete the declaration check's (tool "fdlink") and the backend's log's errors and
+ * warnings. 0 for NULL.
+ */
+FDL_API size_t fdl_link_diagnostic_count(const fdl_link *link);
+
+/**
+ * Diagnostic @p index (in the order the tools reported them), or NULL when out of range.
+ * Ownership: borrowed, strings included; valid until the link is destroyed.
+ * Thread-safety: as the link (one thread at a time).
+ */
+FDL_API const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index);
+
+/** "error", "warning" or "note" ("error" for a value that is none of them). Static. */
+FDL_API const char *fdl_severity_name(fdl_severity severity);
+
 /**
  * How many CUDA C inputs of the link came from the cache (@p hits) and were compiled by NVRTC
  * (@p compiled). Either pointer may be NULL.

@@ -23,6 +23,7 @@ typedef struct diag_sink {
 static void sink_diag(void *ctx, const fdl_error *diag)
 {
     diag_sink *s = ctx;
+    fdl__diags_add_error(&s->link->diags, diag); /* fdl_link_diagnostic; out of memory: left out */
     if (s->link->on_diag)
         s->link->on_diag(s->link->diag_ctx, diag);
     if (s->n == 0 && s->err)

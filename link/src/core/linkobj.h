@@ -10,6 +10,7 @@
 
 #include "cacheint.h"
 #include "fdlink/link.h"
+#include "diag.h"
 #include "libmemo.h"
 #include "formats.h"
 #include "libs.h"
@@ -66,6 +67,7 @@ struct fdl_link {
     size_t ptx_size;
     char *info_log;
     char *error_log;
+    fdl__diags diags;  /* NVRTC's, the checks' and the backend's diagnostics (diag.h) */
     /* logs replaced by newer ones, kept because an fdl_error may still borrow them */
     char **old_logs;
     size_t nold;

@@ -73,6 +73,19 @@ size_t fdl__cuda_roots(const char **roots, size_t max);
 /* "<root>/<rel>" of the first root where that file exists; 0 when none. */
 int fdl__cuda_find(char *out, size_t size, const char *rel);
 
+#define FDL__CUDA_PATH_MAX 1024
+#define FDL__CUDA_INCLUDE_MAX 8
+/*
+ * The toolkit's include folders as nvcc searches them after the user's -I: the INCLUDES (-I)
+ * then the SYSTEM_INCLUDES (-isystem) of <root>/bin/nvcc.profile, variables expanded as nvcc does
+ * ($(TOP), $(_TARGET_DIR_), ...), of the first root with include/cuda.h; without a profile,
+ * <root>/include alone. Only folders that exist, each once, "x/.." collapsed; into @p dirs (at
+ * most @p max). @p from (may be of size 0) gets the profile's path, or "" when none was read.
+ * @return how many. Thread-safety: reads the environment and files only.
+ */
+size_t fdl__cuda_include_dirs(char (*dirs)[FDL__CUDA_PATH_MAX], size_t max, char *from,
+                              size_t from_size);
+
 /* ---- the driver (cuLink) --------------------------------------------------------------------- */
 
 /* Opaque driver handles, as in cuda.h. */

@@ -15,6 +15,7 @@
 /* Only the types: the functions are looked up with dlsym. */
 #include <nvrtc.h>
 
+#include "diag.h"
 #include "internal.h"
 #include "libmemo.h"
 #include "libs.h"
@@ -57,6 +58,243 @@ int fdl__cuda_find(char *out, size_t size, const char *rel)
     if (size)
         out[0] = '\0';
     return 0;
+}
+
+/* ---- the include directories nvcc uses ------------------------------------------------------ */
+
+/* The toolkit's folder for this host (nvcc's _TARGET_DIR_), under the root. */
+#if defined(__x86_64__)
+#  define TARGET_DIR "targets/x86_64-linux"
+#elif defined(__aarch64__)
+#  define TARGET_DIR "targets/sbsa-linux"
+#elif defined(__powerpc64__)
+#  define TARGET_DIR "targets/ppc64le-linux"
+#else
+#  define TARGET_DIR ""
+#endif
+
+#define PROFILE_MAX (1u << 20) /* nvcc.profile is under 1 KiB; anything this large is not one */
+#define PROFILE_VARS 64
+#define EXPAND_DEPTH 8
+
+/* The profile's variables: NAME = VALUE, NAME += VALUE (appended), NAME =+ VALUE (prepended). */
+typedef struct profile {
+    const char *name[PROFILE_VARS];
+    size_t name_len[PROFILE_VARS];
+    fdl__buf value[PROFILE_VARS];
+    size_t n;
+    int bad;
+} profile;
+
+static fdl__buf *profile_var(profile *p, const char *name, size_t len, int create)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->name_len[i] == len && memcmp(p->name[i], name, len) == 0)
+            return &p->value[i];
+    if (!create || p->n == PROFILE_VARS) {
+        p->bad |= create;
+        return NULL;
+    }
+    p->name[p->n] = name;
+    p->name_len[p->n] = len;
+    memset(&p->value[p->n], 0, sizeof p->value[p->n]);
+    return &p->value[p->n++];
+}
+
+/* s[0..n) with every $(NAME) replaced, appended to @out; unknown names expand to nothing. */
+static void expand(profile *p, fdl__buf *out, const char *s, size_t n, int depth)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *close;
+        if (s[i] == '$' && i + 1 < n && s[i + 1] == '(' &&
+            (close = memchr(s + i + 2, ')', n - i - 2)) != NULL) {
+            const fdl__buf *v = profile_var(p, s + i + 2, (size_t)(close - s - i - 2), 0);
+            if (depth >= EXPAND_DEPTH)
+                p->bad = 1;
+            else if (v && v->data)
+                expand(p, out, v->data, v->len, depth + 1);
+            i = (size_t)(close - s);
+        } else {
+            fdl__buf_append(out, s + i, 1);
+        }
+    }
+}
+
+/* Remove "name/.." pairs from an absolute path, in place ("/usr/local/cuda/bin/../x"). */
+static void collapse_dotdot(char *path)
+{
+    char *p;
+    while ((p = strstr(path, "/../")) != NULL || ((p = strstr(path, "/..")) && !p[3])) {
+        char *prev = p;
+        while (prev > path && prev[-1] != '/')
+            prev--;
+        if (prev <= path + 1 || strncmp(prev, "../", 3) == 0)
+            return;
+        memmove(prev - 1, p + 3, strlen(p + 3) + 1);
+    }
+}
+
+static int add_dir(char (*dirs)[FDL__CUDA_PATH_MAX], size_t *n, size_t max, const char *d,
+                   size_t len)
+{
+    struct stat st;
+    if (*n == max || len == 0 || len >= FDL__CUDA_PATH_MAX)
+        return 0;
+    memcpy(dirs[*n], d, len);
+    dirs[*n][len] = '\0';
+    collapse_dotdot(dirs[*n]);
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(dirs[i], dirs[*n]) == 0)
+            return 1;
+    if (stat(dirs[*n], &st) == 0 && S_ISDIR(st.st_mode))
+        (*n)++;
+    return 1;
+}
+
+/* The folders a list of nvcc options names with @p flag ("-I", "-isystem"), in order. */
+static void option_dirs(const char *s, size_t len, const char *flag,
+                        char (*dirs)[FDL__CUDA_PATH_MAX], size_t *n, size_t max)
+{
+    char tok[FDL__CUDA_PATH_MAX + 16];
+    size_t flen = strlen(flag);
+    int next_is_dir = 0;
+    for (size_t i = 0; i < len;) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == len)
+            break;
+        size_t t = 0;
+        int overflow = 0;
+        while (i < len && s[i] != ' ' && s[i] != '\t') {
+            if (s[i] == '"') { /* a quoted part: spaces inside kept */
+                for (i++; i < len && s[i] != '"'; i++)
+                    t < sizeof tok - 1 ? (void)(tok[t++] = s[i]) : (void)(overflow = 1);
+                i += i < len;
+            } else {
+                t < sizeof tok - 1 ? (void)(tok[t++] = s[i]) : (void)(overflow = 1);
+                i++;
+            }
+        }
+        tok[t] = '\0';
+        if (overflow)
+            next_is_dir = 0;
+        else if (next_is_dir) {
+            add_dir(dirs, n, max, tok, t);
+            next_is_dir = 0;
+        } else if (t == flen && memcmp(tok, flag, flen) == 0)
+            next_is_dir = 1;
+        else if (t > flen && memcmp(tok, flag, flen) == 0)
+            add_dir(dirs, n, max, tok + flen, t - flen);
+    }
+}
+
+/* Read @p path (nvcc.profile) and put its include folders into @p dirs; 0 when it is no profile. */
+static int read_profile(const char *path, const char *root, char (*dirs)[FDL__CUDA_PATH_MAX],
+                        size_t *n, size_t max)
+{
+    char *text = NULL;
+    size_t size = 0;
+    struct stat st;
+    profile p;
+    memset(&p, 0, sizeof p);
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)PROFILE_MAX ||
+        fdl__read_file(path, &text, &size, NULL) != FDL_OK)
+        return 0;
+    fdl__buf *here = profile_var(&p, "_HERE_", 6, 1);
+    fdl__buf *target = profile_var(&p, "_TARGET_DIR_", 12, 1);
+    fdl__buf *space = profile_var(&p, "_SPACE_", 7, 1);
+    fdl__buf_printf(here, "%s/bin", root);
+    char tdir[FDL__CUDA_PATH_MAX];
+    int len = snprintf(tdir, sizeof tdir, "%s/%s", root, TARGET_DIR);
+    if (TARGET_DIR[0] && len > 0 && (size_t)len < sizeof tdir && stat(tdir, &st) == 0 &&
+        S_ISDIR(st.st_mode))
+        fdl__buf_puts(target, TARGET_DIR);
+    fdl__buf_puts(space, " ");
+    for (char *line = text; line && *line && !p.bad;) {
+        char *end = strchr(line, '\n');
+        size_t ll = end ? (size_t)(end - line) : strlen(line);
+        char *next = end ? end + 1 : NULL;
+        size_t i = 0;
+        while (i < ll && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        size_t name_at = i;
+        while (i < ll && (isalnum((unsigned char)line[i]) || line[i] == '_'))
+            i++;
+        size_t name_len = i - name_at;
+        while (i < ll && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        int op = 0; /* 1 =, 2 +=, 3 =+ */
+        if (name_len && i + 1 < ll && line[i] == '+' && line[i + 1] == '=')
+            op = 2, i += 2;
+        else if (name_len && i + 1 < ll && line[i] == '=' && line[i + 1] == '+')
+            op = 3, i += 2;
+        else if (name_len && i < ll && line[i] == '=')
+            op = 1, i += 1;
+        if (op && line[name_at] != '#') {
+            fdl__buf *v = profile_var(&p, line + name_at, name_len, 1);
+            fdl__buf val = {0};
+            while (i < ll && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+            size_t vl = ll - i;
+            while (vl && (line[i + vl - 1] == '\r' || line[i + vl - 1] == ' '))
+                vl--;
+            expand(&p, &val, line + i, vl, 0); /* nvcc expands as it reads */
+            if (v && op == 1) {
+                fdl__buf_free(v);
+                fdl__buf_append(v, val.data ? val.data : "", val.len);
+            } else if (v && op == 2) {
+                fdl__buf_append(v, val.data ? val.data : "", val.len);
+            } else if (v) {
+                fdl__buf joined = {0};
+                fdl__buf_append(&joined, val.data ? val.data : "", val.len);
+                fdl__buf_append(&joined, v->data ? v->data : "", v->len);
+                fdl__buf_free(v);
+                *v = joined;
+            }
+            fdl__buf_free(&val);
+        }
+        line = next;
+    }
+    const fdl__buf *inc = profile_var(&p, "INCLUDES", 8, 0);
+    const fdl__buf *sys = profile_var(&p, "SYSTEM_INCLUDES", 15, 0);
+    int ok = !p.bad && (inc || sys);
+    for (size_t i = 0; i < p.n; i++)
+        ok &= !p.value[i].oom;
+    if (ok && inc && inc->data)
+        option_dirs(inc->data, inc->len, "-I", dirs, n, max);
+    if (ok && sys && sys->data)
+        option_dirs(sys->data, sys->len, "-isystem", dirs, n, max);
+    for (size_t i = 0; i < p.n; i++)
+        fdl__buf_free(&p.value[i]);
+    free(text);
+    return ok;
+}
+
+size_t fdl__cuda_include_dirs(char (*dirs)[FDL__CUDA_PATH_MAX], size_t max, char *from,
+                              size_t from_size)
+{
+    char root_inc[FDL__CUDA_PATH_MAX], profile_path[FDL__CUDA_PATH_MAX];
+    size_t n = 0;
+    if (from_size)
+        from[0] = '\0';
+    if (!fdl__cuda_find(root_inc, sizeof root_inc, "include/cuda.h"))
+        return 0;
+    root_inc[strlen(root_inc) - strlen("/include/cuda.h")] = '\0'; /* the root */
+    int len = snprintf(profile_path, sizeof profile_path, "%s/bin/nvcc.profile", root_inc);
+    if (len > 0 && (size_t)len < sizeof profile_path &&
+        read_profile(profile_path, root_inc, dirs, &n, max) && n) {
+        if (from_size)
+            snprintf(from, from_size, "%s", profile_path);
+        return n;
+    }
+    /* no profile (a toolkit without nvcc: NVRTC alone, or pip's wheels): its include folder */
+    n = 0;
+    size_t rl = strlen(root_inc);
+    if (rl + 8 < sizeof root_inc) {
+        memcpy(root_inc + rl, "/include", 9);
+        add_dir(dirs, &n, max, root_inc, rl + 8);
+    }
+    return n;
 }
 
 /* ---- NVRTC ---------------------------------------------------------------------------------- */
@@ -289,14 +527,25 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
         char first[FDL_ERROR_MESSAGE_MAX];
         unsigned line = 0;
         first_error(*log ? *log : "", first, sizeof first - 64, &line);
+        /* the first error as a record: the file NVRTC named (a header, its built-in header) */
+        fdl__diags d = {0};
+        const fdl_diagnostic *e1 = NULL;
+        fdl__diags_parse_nvrtc(&d, *log ? *log : "");
+        for (size_t i = 0; i < d.n && !e1; i++)
+            if (d.v[i].severity == FDL_SEVERITY_ERROR)
+                e1 = &d.v[i];
         if (compiled == NVRTC_ERROR_INVALID_OPTION)
             rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "NVRTC refused the options: %s",
                             first[0] ? first : fn->error_string(compiled));
+        else if (e1)
+            rc = fdl__error(err, FDL_EPARSE, e1->file[0] ? e1->file : name, e1->line,
+                            e1->column, NULL, "%.400s", e1->message);
         else if (first[0])
             rc = fdl__error(err, FDL_EPARSE, name, line, 0, NULL, "%s", first);
         else
             rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "NVRTC failed: %s",
                             fn->error_string(compiled));
+        fdl__diags_free(&d);
         if (err)
             err->backend_code = (int)compiled;
         goto cleanup;

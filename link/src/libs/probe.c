@@ -79,6 +79,11 @@ void fdl__probe_toolkit(fdl__toolkit_probe *out)
         len = snprintf(out->nvcc, sizeof out->nvcc, "%s/bin/nvcc", roots[i]);
         if (len <= 0 || (size_t)len >= sizeof out->nvcc || access(out->nvcc, X_OK) != 0)
             out->nvcc[0] = '\0';
+        _Static_assert(FDL__PROBE_PATH_MAX == FDL__CUDA_PATH_MAX &&
+                           sizeof out->include / sizeof out->include[0] == FDL__CUDA_INCLUDE_MAX,
+                       "the probe holds what fdl__cuda_include_dirs gives");
+        out->ninclude = fdl__cuda_include_dirs(out->include, FDL__CUDA_INCLUDE_MAX,
+                                               out->include_from, sizeof out->include_from);
         return;
     }
 }

@@ -34,6 +34,10 @@ typedef struct fdl__toolkit_probe {
     char root[FDL__PROBE_PATH_MAX]; /**< "" when no toolkit was found */
     char nvcc[FDL__PROBE_PATH_MAX]; /**< <root>/bin/nvcc, "" when absent */
     int version;                    /**< CUDA_VERSION of <root>/include/cuda.h, 0 unknown */
+    /** the folders NVRTC compiles search after the user's -I, in order (nvcc's: nvcc.profile) */
+    char include[8][FDL__PROBE_PATH_MAX];
+    size_t ninclude;
+    char include_from[FDL__PROBE_PATH_MAX]; /**< the nvcc.profile read, "" when none */
 } fdl__toolkit_probe;
 
 /* fdl__library_of (where a loaded function lives) is internal.h's, with the loaders. */

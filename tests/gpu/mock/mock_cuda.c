@@ -139,6 +139,7 @@ typedef struct launch {
     unsigned shared;
     void **params;
     const struct func *fn;
+    int cooperative; /* launched with cuLaunchCooperativeKernel */
 } launch;
 
 typedef struct kernel_def {
@@ -162,7 +163,11 @@ typedef struct module {
     func funcs[MAX_FUNCS];
     int nfuncs;
     unsigned char *status; /* the 112-byte fdl_status_v1, or NULL */
+    unsigned char *fn_ptr; /* triple_ptr of tests/data/run/fn_table.cu: 8 bytes, or NULL */
 } module;
+
+/* What the mock's triple_ptr holds: the "address" of triple_i32, which call_through knows. */
+#define MOCK_TRIPLE_ADDRESS 0x7f00c0ffee000040ull
 
 /* fdl_status_record of fdlink/device.h */
 typedef struct status_record {
@@ -645,7 +650,46 @@ static void k_map_safe_sqrt(const launch *L)
     }
 }
 
+/* grid_sum_kernel (tests/data/run/grid_sum*.cu): out[0] = the sum of in[0..n) when launched
+ * cooperatively; otherwise its grid sync cannot work and grid_sum fails: out[0] = ~0 */
+static void k_grid_sum(const launch *L)
+{
+    uint64_t out = arg_u64(L, 0), in = arg_u64(L, 1);
+    uint32_t n = arg_u32(L, 2);
+    uint64_t total = 0;
+    for (uint32_t i = 0; L->cooperative && i < n; i++) {
+        unsigned char *p = dmem(in + 4 * (uint64_t)i, 4);
+        uint32_t v;
+        if (!p)
+            return;
+        memcpy(&v, p, 4);
+        total += v;
+    }
+    if (!L->cooperative)
+        total = ~(uint64_t)0;
+    unsigned char *po = dmem(out, 8);
+    if (po)
+        memcpy(po, &total, 8);
+}
+
+/* call_through (tests/data/run/call_through.cu): out[i] = f(i), f the pointer passed; the mock
+ * knows one function, triple_i32 at MOCK_TRIPLE_ADDRESS (any other pointer: -1) */
+static void k_call_through(const launch *L)
+{
+    uint64_t out = arg_u64(L, 0), f = arg_u64(L, 1);
+    int32_t n = (int32_t)arg_u32(L, 2);
+    for (int32_t i = 0; i < n; i++) {
+        unsigned char *po = dmem(out + 4 * (uint64_t)i, 4);
+        int32_t v = f == MOCK_TRIPLE_ADDRESS ? 3 * i : -1;
+        if (!po)
+            return;
+        memcpy(po, &v, 4);
+    }
+}
+
 static const kernel_def g_kernels[] = {
+    {"call_through", 3, {8, 8, 4}, 1024, 0, k_call_through},
+    {"grid_sum_kernel", 4, {8, 8, 4, 8}, 1024, 0, k_grid_sum},
     {"fill", 3, {8, 4, 4}, 1024, 0, k_fill},
     {"fill_u32", 3, {8, 4, 4}, 1024, 0, k_fill},
     {"iota_u32", 2, {8, 4}, 1024, 0, k_iota},
@@ -962,6 +1006,10 @@ static CUresult module_load(CUmodule *out, const void *image, unsigned n, CUjit_
     }
     if (mentions(p, size, "fdl_status_v1"))
         m->status = track(LIVE_GLOBAL, sizeof(status_record), 0);
+    if (mentions(p, size, "triple_ptr") && (m->fn_ptr = track(LIVE_GLOBAL, 8, 0)) != NULL) {
+        uint64_t v = MOCK_TRIPLE_ADDRESS;
+        memcpy(m->fn_ptr, &v, 8);
+    }
     if (info && info_size)
         snprintf(info, info_size, "mock: loaded %d kernels\n", m->nfuncs);
     *out = (CUmodule)(void *)m;
@@ -982,6 +1030,8 @@ static CUresult module_unload(CUmodule mod)
         return r;
     if (m && m->status)
         untrack(LIVE_GLOBAL, m->status);
+    if (m && m->fn_ptr)
+        untrack(LIVE_GLOBAL, m->fn_ptr);
     if (!m || !untrack(LIVE_MODULE, m))
         return CUDA_ERROR_INVALID_HANDLE;
     return r;
@@ -1015,6 +1065,11 @@ EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m
     if (r != CUDA_SUCCESS)
         return r;
     module *m = (module *)(void *)mod;
+    if (strcmp(name, "triple_ptr") == 0 && m->fn_ptr) {
+        *ptr = (CUdeviceptr)(uintptr_t)m->fn_ptr;
+        *bytes = 8;
+        return CUDA_SUCCESS;
+    }
     if (strcmp(name, "fdl_status_v1") != 0 || !m->status) {
         g_refused++;
         return CUDA_ERROR_NOT_FOUND;
@@ -1271,7 +1326,7 @@ static CUresult do_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, 
         if ((uint64_t)gx * gy * gz > (uint64_t)per_sm * 132)
             return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
-    launch L = {{gx, gy, gz}, {bx, by, bz}, shared, params, f};
+    launch L = {{gx, gy, gz}, {bx, by, bz}, shared, params, f, cooperative};
     f->def->run(&L);
     return CUDA_SUCCESS; /* faults show up later, as on a GPU */
 }
