@@ -43,7 +43,13 @@ static void binary_diag(diag_sink *s, const char *source, const fdl_decl *d, int
     sink_diag(s, &e);
 }
 
-/* LTO-IR that takes the address of every declared function, so that LTO keeps them. */
+/*
+ * LTO-IR that takes the address of every declared function, so that LTO keeps them: under its
+ * C name, and under the C++ mangled name of the same prototype, so that a definition made
+ * without extern "C" stays in the view and gets the C++ hint (ABI-7) as from every other kind.
+ * The C-linkage prototypes go in a namespace (a C++ function may not share a scope with a C one
+ * of the same name and parameters); both refer to the symbols the inputs define.
+ */
 static int make_keeper(fdl_link *link, fdl_error *err)
 {
     if (link->keeper_tried)
@@ -56,7 +62,18 @@ static int make_keeper(fdl_link *link, fdl_error *err)
     char arch[32], include[1024];
     if ((rc = fdl__link_decls_header(link, &header, err)) != FDL_OK)
         goto cleanup;
+    if (strstr(header, "<cuda_fp16.h>")) /* before the namespace: the header skips it then */
+        fdl__buf_puts(&src, "#include <cuda_fp16.h>\n");
+    fdl__buf_puts(&src, "namespace fdlink_c {\n");
     fdl__buf_puts(&src, header);
+    fdl__buf_puts(&src, "}\n\n/* the same prototypes with C++ linkage */\n");
+    static const char c_proto[] = "\nextern \"C\" __device__ ";
+    for (const char *p = strstr(header, c_proto); p; p = strstr(p + 1, c_proto)) {
+        const char *start = p + strlen("\nextern \"C\" ");
+        const char *end = strchr(start, '\n');
+        if (end)
+            fdl__buf_printf(&src, "%.*s\n", (int)(end - start), start);
+    }
     fdl__buf_puts(&src, "\n/* a pointer to each function keeps it, and its prototype, alive */\n");
     size_t keep = 0;
     for (size_t s = 0; s < link->ndecls; s++)
@@ -65,7 +82,12 @@ static int make_keeper(fdl_link *link, fdl_error *err)
             if (fdl__link_find_decl(link, d->name) != d)
                 continue; /* declared in an earlier set too: one pointer is enough */
             fdl__buf_printf(&src,
-                            "extern \"C\" __device__ decltype(&%s) __fdlink_keep_%zu = &%s;\n",
+                            "extern \"C\" __device__ decltype(&fdlink_c::%s) __fdlink_keep_%zu = "
+                            "&fdlink_c::%s;\n",
+                            d->name, keep, d->name);
+            fdl__buf_printf(&src,
+                            "extern \"C\" __device__ decltype(&::%s) __fdlink_keep_cxx_%zu = "
+                            "&::%s;\n",
                             d->name, keep++, d->name);
         }
     fdl__link_virtual_arch(link, arch, sizeof arch);
