@@ -122,6 +122,41 @@ cleanup:
     return rc;
 }
 
+/* Every declared function is defined in @p view (a post-LTO module). */
+static int view_defines_all(const fdl_link *link, const fdl_ptx *view)
+{
+    for (size_t s = 0; s < link->ndecls; s++)
+        for (size_t i = 0; i < fdl_decls_count(link->decls[s]); i++) {
+            const char *name = fdl_decls_get(link->decls[s], i)->name;
+            int found = 0;
+            for (size_t k = 0; view && !found && k < fdl_ptx_count(view); k++) {
+                const fdl_ptx_func *f = fdl_ptx_get(view, k);
+                found = f->is_definition && strcmp(f->name, name) == 0;
+            }
+            if (!found)
+                return 0;
+        }
+    return 1;
+}
+
+/*
+ * The post-LTO view of the @p n LTO-IR inputs @p lto. First without the keeper: when the inputs'
+ * kernels call every declared function, the view holds them all and the check needs no NVRTC
+ * compile (the cost of a check is then that of an -O0 LTO to PTX). Else again with the keeper,
+ * which keeps what nothing calls and definitions made under a C++ name.
+ */
+static int post_lto_view(fdl_link *link, fdl__link_input **lto, size_t n, fdl_error *err)
+{
+    int rc = fdl__link_post_lto_joint(link, lto, n, 0, err);
+    if (rc != FDL_OK || view_defines_all(link, lto[0]->post_lto))
+        return rc;
+    if ((rc = make_keeper(link, err)) != FDL_OK || !link->keeper)
+        return rc;
+    fdl_ptx_destroy(lto[0]->post_lto);
+    lto[0]->post_lto = NULL;
+    return fdl__link_post_lto_joint(link, lto, n, 1, err);
+}
+
 /* A defined function symbol of @p name in the chosen cubins, or NULL. */
 static const fdl_symbol *elf_find(const fdl_link *link, const char *name, int defined,
                                   fdl_symbol_kind kind, const fdl__image **where)
@@ -232,12 +267,10 @@ static int check_decls(fdl_link *link, fdl_error *err)
     int binary = 0, unknown = 0;
     diag_sink sink = {link, err, 0};
 
-    int need_post_lto = 0;
+    int need_post_lto = 0, view_complete = 0;
     for (size_t i = 0; i < link->ninputs; i++)
         need_post_lto |= !link->inputs[i].builtin &&
                          fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR);
-    if (need_post_lto && (rc = make_keeper(link, err)) != FDL_OK)
-        goto cleanup;
     /* every LTO-IR input in one post-LTO link: one extra link, however many there are */
     if (need_post_lto) {
         fdl__link_input **lto = malloc(link->ninputs * sizeof *lto);
@@ -250,7 +283,8 @@ static int check_decls(fdl_link *link, fdl_error *err)
             if (!link->inputs[i].builtin &&
                 fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR))
                 lto[nlto++] = &link->inputs[i];
-        rc = fdl__link_post_lto_joint(link, lto, nlto, link->keeper != NULL, err);
+        rc = post_lto_view(link, lto, nlto, err);
+        view_complete = rc == FDL_OK && (link->keeper || view_defines_all(link, lto[0]->post_lto));
         free(lto);
         if (rc != FDL_OK)
             goto cleanup;
@@ -280,7 +314,7 @@ static int check_decls(fdl_link *link, fdl_error *err)
         if (fdl__link_chosen_kind(in, FDL_KIND_LTOIR)) {
             if (in->post_lto) /* the joint module, kept with the first LTO-IR input */
                 mods[nmods++] = in->post_lto;
-            if (!link->keeper)
+            if (!view_complete)
                 unknown = 1; /* definitions LTO dropped cannot be told from missing ones */
         }
     }
