@@ -19,12 +19,14 @@
  * in a temporary directory that is removed afterwards.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -267,6 +269,107 @@ static int run_ttfr(bench_section *s, const char *program, const char *dir, doub
     return rc;
 }
 
+/*
+ * (a') nvJitLink's own cache (issue 25): benchmark 4's raw first-link child (`--child-link ptx
+ * raw`, no fdlink) twice in fresh processes with nvJitLink's cache on, in an empty folder of its
+ * own (CUDA_CACHE_PATH): the first fills it, the second is nvJitLink's warm cache, the baseline
+ * beside fdlink's disk hit. Every cubin must be @p ref_hash. 0, or -1 after bench_fail.
+ */
+/* Entries under @p path, one level down included (the compute cache's index and its folders). */
+static size_t count_entries(const char *path)
+{
+    size_t n = 0;
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        n++;
+        char sub[1600];
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= sizeof sub)
+            continue;
+        DIR *d2 = opendir(sub);
+        struct dirent *e2;
+        while (d2 && (e2 = readdir(d2)))
+            n += e2->d_name[0] != '.';
+        if (d2)
+            closedir(d2);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int jl_cache_pair(bench_section *s, const bench_ctx *ctx, const char *dir, size_t rep,
+                         uint64_t ref_hash, double *cold, double *warm, size_t *files)
+{
+    char path[1200], env_path[1300];
+    snprintf(path, sizeof path, "%s/nvjitlink-%zu", dir, rep);
+    if (mkdir(path, 0700) != 0) {
+        bench_fail(s, "(a'): cannot make %s", path);
+        return -1;
+    }
+    snprintf(env_path, sizeof env_path, "CUDA_CACHE_PATH=%s", path);
+    const char *const env[] = {"CUDA_CACHE_DISABLE=0", env_path, "FDLINK_CACHE=0", NULL};
+    char *argv[] = {(char *)ctx->self, "--child-link", "ptx", "raw", NULL};
+    for (int i = 0; i < 2; i++) {
+        char out[2048];
+        int status = 0;
+        double wall = 0, total = 0, load = 0;
+        size_t size = 0;
+        unsigned long long hash = 0;
+        const char *line;
+        if (bench_run_process(argv, env, out, sizeof out, &status, &wall) != 0 || status != 0 ||
+            !(line = strstr(out, "first-link ")) ||
+            sscanf(line, "first-link %lf %lf %zu %llx", &total, &load, &size, &hash) != 4) {
+            bench_fail(s, "(a'): the raw nvJitLink child failed (exit status %d): %s", status,
+                       out);
+            return -1;
+        }
+        if ((uint64_t)hash != ref_hash) {
+            bench_fail(s, "(a'): nvJitLink's cache gave a different cubin");
+            return -1;
+        }
+        *(i ? warm : cold) = total;
+    }
+    *files = count_entries(path);
+    return 0;
+}
+
+/* (a') for @p reps pairs, and its figures and ratio against fdlink's disk hits @p hits. */
+static int jl_cache_baseline(bench_section *s, const bench_ctx *ctx, const char *dir,
+                             size_t reps, uint64_t ref_hash, const double *hits)
+{
+    double *jl_cold = calloc(reps, sizeof *jl_cold), *jl_warm = calloc(reps, sizeof *jl_warm);
+    int rc = -1;
+    if (!jl_cold || !jl_warm) {
+        bench_fail(s, "out of memory");
+        goto cleanup;
+    }
+    size_t files = 0;
+    for (size_t i = 0; i < reps; i++)
+        if (jl_cache_pair(s, ctx, dir, i, ref_hash, &jl_cold[i], &jl_warm[i], &files) != 0)
+            goto cleanup;
+    if (!bench_figure_add(s, "(a') raw nvJitLink, fresh process, its own cache empty", "ms",
+                          jl_cold, reps) ||
+        !bench_figure_add(s, "(a') raw nvJitLink, fresh process, its own cache warm", "ms",
+                          jl_warm, reps))
+        goto cleanup;
+    bench_ratio_add(s, "(a') fdlink disk hit / nvJitLink's warm cache", hits, jl_warm, reps,
+                    BENCH_GOAL_NONE, 0.0);
+    bench_note(s, "(a') nvJitLink caches across processes unless -no-cache or CUDA_CACHE_DISABLE=1 "
+                  "(in the driver's compute cache, CUDA_CACHE_PATH): benchmark 4's raw child run "
+                  "twice with it on, in an empty folder of its own each time; the warm run still "
+                  "loads nvJitLink, which fdlink's disk hit does not; the cache folder held %zu "
+                  "entries after the pair (nvJitLink 13.0 writes none where no CUDA driver is "
+                  "installed)", files);
+    rc = 0;
+cleanup:
+    free(jl_cold);
+    free(jl_warm);
+    return rc;
+}
+
 void bench_cache(bench_ctx *ctx, bench_section *s)
 {
     const size_t reps = bench_reps(ctx, 3, 10);
@@ -338,6 +441,8 @@ void bench_cache(bench_ctx *ctx, bench_section *s)
                     BENCH_GOAL_GE, 50.0);
     bench_note(s, "(a) the hit loads no nvJitLink (checked in every sample): its version comes "
                   "from the memo in the cache directory");
+    if (jl_cache_baseline(s, ctx, dir, reps, ref_hash, warm) != 0)
+        goto cleanup;
 
     /* (b) memory hit vs raw relink, one process */
     if (raw_open(&r) != 0) {

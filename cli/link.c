@@ -43,6 +43,17 @@ void help_link(FILE *out)
           "  --kernels-used NAME         keep only these kernels under LTO (repeatable)\n"
           "  --variables-used NAME       keep only these variables under LTO (repeatable)\n"
           "  -Xnvjitlink OPT             a raw nvJitLink option (repeatable)\n"
+          "  -Xptxas OPT                 a ptxas option, e.g. -warn-spills (repeatable)\n"
+          "  --split-compile N           threads for LTO and ptxas: 0 every processor, 1 one\n"
+          "                              (default: every processor for large links)\n"
+          "  --split-compile-extended N  LTO split further (0 every processor); changes the\n"
+          "                              code, and can crash nvJitLink 13.0 on large programs\n"
+          "  --jump-table-density N      switch density 0-101 for jump tables (LTO)\n"
+          "  --optimize-unused-variables LTO may drop variables no device code uses\n"
+          "  --device-stack-protector    stack canaries in device code\n"
+          "  --time                      nvJitLink's timings in the info log (with -v; such a\n"
+          "                              link is not cached)\n"
+          "  --no-nvjitlink-cache        turn off nvJitLink's own cache (-no-cache)\n"
           "  -D NAME[=VALUE], -I DIR, --std=STD\n"
           "                              for CUDA C inputs (repeatable)\n"
           "  --no-cache                  neither look up nor store the result in the cache\n"
@@ -128,6 +139,7 @@ void cli_link_args_free(cli_link_args *a)
     free(a->extra.v);
     free(a->kernels.v);
     free(a->variables.v);
+    free(a->xptxas.v);
     free(a->defines.v);
     free(a->includes.v);
     cli_diag_opts_free(&a->diag);
@@ -225,6 +237,31 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
                missing) {
         if (!v || !cli_list_add(&a->variables, v))
             ok = 0;
+    } else if ((v = cli_option_value(arg, "-Xptxas", argc, argv, i, &missing)) || missing) {
+        if (!v || !cli_list_add(&a->xptxas, v))
+            ok = 0;
+    } else if ((v = cli_option_value(arg, "--split-compile", argc, argv, i, &missing)) ||
+               missing) {
+        if (!v || !parse_count(v, &a->opts.split_compile)) {
+            *rc = cli_usage_error(cmd, "option --split-compile needs a thread count (0 for "
+                                       "every processor)%s", "");
+            return 1;
+        }
+    } else if ((v = cli_option_value(arg, "--split-compile-extended", argc, argv, i, &missing)) ||
+               missing) {
+        if (!v || !parse_count(v, &a->opts.split_compile_extended)) {
+            *rc = cli_usage_error(cmd, "option --split-compile-extended needs a thread count (0 "
+                                       "for every processor)%s", "");
+            return 1;
+        }
+    } else if ((v = cli_option_value(arg, "--jump-table-density", argc, argv, i, &missing)) ||
+               missing) {
+        if (!v || !parse_count(v, &a->opts.jump_table_density) ||
+            a->opts.jump_table_density > 101) {
+            *rc = cli_usage_error(cmd, "option --jump-table-density needs a percentage 0-101%s",
+                                  "");
+            return 1;
+        }
     } else if ((v = cli_option_value(arg, "-Xnvjitlink", argc, argv, i, &missing)) || missing) {
         if (!v || !cli_list_add(&a->extra, v))
             ok = 0;
@@ -272,6 +309,14 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
         a->opts.cudadevrt = 1;
     } else if (strcmp(arg, "--no-cache") == 0) {
         a->opts.cache = FDL_CACHE_OFF;
+    } else if (strcmp(arg, "--no-nvjitlink-cache") == 0) {
+        a->opts.jl_cache = 0;
+    } else if (strcmp(arg, "--time") == 0) {
+        a->opts.time = 1;
+    } else if (strcmp(arg, "--optimize-unused-variables") == 0) {
+        a->opts.optimize_unused_variables = 1;
+    } else if (strcmp(arg, "--device-stack-protector") == 0) {
+        a->opts.device_stack_protector = 1;
     } else {
         return 0;
     }
@@ -286,6 +331,7 @@ int cli_link_check_options(cli_link_args *a)
     a->opts.extra = a->extra.v;
     a->opts.kernels_used = a->kernels.v;
     a->opts.variables_used = a->variables.v;
+    a->opts.xptxas = a->xptxas.v;
     a->cuda.defines = a->defines.v;
     a->cuda.include_dirs = a->includes.v;
     a->opts.cuda = &a->cuda;
@@ -332,6 +378,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     a->opts.extra = a->extra.v;
     a->opts.kernels_used = a->kernels.v;
     a->opts.variables_used = a->variables.v;
+    a->opts.xptxas = a->xptxas.v;
     a->cuda.defines = a->defines.v;
     a->cuda.include_dirs = a->includes.v;
     a->opts.cuda = &a->cuda;

@@ -64,11 +64,13 @@ static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *er
 {
     link->opts = *o;
     if (!fdl__strv_copy(&link->extra, o->extra) || !fdl__strv_copy(&link->kernels_used, o->kernels_used) ||
-        !fdl__strv_copy(&link->variables_used, o->variables_used))
+        !fdl__strv_copy(&link->variables_used, o->variables_used) ||
+        !fdl__strv_copy(&link->xptxas, o->xptxas))
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->opts.extra = (const char *const *)link->extra.v;
     link->opts.kernels_used = (const char *const *)link->kernels_used.v;
     link->opts.variables_used = (const char *const *)link->variables_used.v;
+    link->opts.xptxas = (const char *const *)link->xptxas.v;
     static const fdl_nvrtc_options cuda_defaults = FDL_NVRTC_OPTIONS_INIT;
     link->cuda = o->cuda ? *o->cuda : cuda_defaults;
     if (!fdl__strv_copy(&link->cuda_defines, link->cuda.defines) ||
@@ -248,6 +250,7 @@ void fdl_link_destroy(fdl_link *link)
     fdl__strv_free(&link->extra);
     fdl__strv_free(&link->kernels_used);
     fdl__strv_free(&link->variables_used);
+    fdl__strv_free(&link->xptxas);
     fdl__strv_free(&link->cuda_defines);
     fdl__strv_free(&link->cuda_includes);
     fdl__strv_free(&link->cuda_extra);

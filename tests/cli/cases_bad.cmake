@@ -124,6 +124,10 @@ fdlink_bad_input(header_two_declaration_files SPECS ${OK_DECL} two.decl=copy:dat
   ARGS header ok.decl two.decl -o out.cuh)
 fdlink_bad_input(link_maxrregcount_not_a_number SPECS ${CALLER}
   ARGS link -arch=sm_90 --maxrregcount=lots caller.ptx)
+fdlink_bad_input(link_jump_table_density_too_high SPECS ${CALLER}
+  ARGS link -arch=sm_90 --jump-table-density=102 caller.ptx)
+fdlink_bad_input(link_xptxas_not_an_option SPECS ${CALLER}
+  ARGS link -arch=sm_90 -Xptxas warn-spills caller.ptx)
 fdlink_bad_input(link_arch_empty SPECS ${CALLER} ARGS link -arch= -o app.cubin caller.ptx)
 fdlink_bad_input(link_arch_unknown SPECS ${CALLER} ${MUL} ARGS link -arch=sm_1 -o app.cubin caller.ptx mul.ptx)
 fdlink_bad_input(link_o_without_file SPECS ${CALLER} ARGS link -arch=sm_90 caller.ptx -o)

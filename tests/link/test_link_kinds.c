@@ -681,6 +681,19 @@ Test(link_decls, mangled_cubin_is_abi_7)
     expect_decl_error("mangled.cubin", fx("mangled.cubin"), message);
 }
 
+/* issue 24: LTO-IR gives the same C++ hint as every other kind (the -O0 view keeps the
+ * mangled definition that an optimising LTO dropped as unreferenced) */
+Test(link_decls, mangled_ltoir_is_abi_7)
+{
+    char source[600], message[600];
+    snprintf(source, sizeof source, "%s[post-LTO ptx]", fx("mangled.ltoir"));
+    snprintf(message, sizeof message,
+             "mul_f32_f32: defined only with a C++ mangled name _Z11mul_f32_f32Pfff; declare it "
+             "extern \"C\" (ABI-7; declared at %s:2:1)",
+             fx("mul.decl"));
+    expect_decl_error("mangled.ltoir", source, message);
+}
+
 Test(link_decls, kernel_in_a_cubin_is_abi_11)
 {
     char message[600];
@@ -1271,4 +1284,189 @@ Test(link_diag, linker_and_check_records)
     cr_assert_str_eq(d->code, "ABI-5", "%s: %s", d->code, d->message);
     fdl_link_destroy(link);
     fdl_decls_destroy(decls);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* nvJitLink's options of fdl_link_options version 4 (issue 25), each against the real linker  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* caller.ltoir + mul.ltoir linked with @p opts (arch sm_90, no cache): the link, completed. */
+static fdl_link *jl_options_link(fdl_link_options *opts)
+{
+    opts->arch = "sm_90";
+    opts->cache = FDL_CACHE_OFF;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, opts, &err), FDL_OK, "%s", err.message);
+    add(link, "caller.ltoir", 0);
+    add(link, "mul.ltoir", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    check_cubin(link, "multiply_vectors", MUL_ABSENT);
+    return link;
+}
+
+static void expect_bad_option(fdl_link_options *opts, const char *message)
+{
+    opts->arch = "sm_90";
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, opts, &err), FDL_EINVAL, "%s", message);
+    cr_assert_null(link);
+    cr_assert_str_eq(err.message, message);
+}
+
+Test(link_jl_options, time_puts_timings_in_the_info_log)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.time = 1;
+    fdl_link *link = jl_options_link(&opts);
+    cr_assert(strstr(fdl_link_info_log(link), "nvJitLink time"), "%s", fdl_link_info_log(link));
+    fdl_link_destroy(link);
+    opts = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    link = jl_options_link(&opts);
+    cr_assert_null(strstr(fdl_link_info_log(link), "nvJitLink time"));
+    fdl_link_destroy(link);
+}
+
+Test(link_jl_options, time_is_never_cached)
+{
+    char dir[] = "/tmp/fdl_jltime_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    for (int round = 0; round < 2; round++) {
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.arch = "sm_90";
+        opts.time = 1;
+        opts.cache = FDL_CACHE_ON;
+        opts.cache_dir = dir;
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+        add(link, "caller.ltoir", 0);
+        add(link, "mul.ltoir", 0);
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        /* the second identical link runs again: its times are its own */
+        fdl_cache_result res = fdl_link_cache_result(link, NULL);
+        cr_assert(res != FDL_CACHE_HIT_MEMORY && res != FDL_CACHE_HIT_DISK, "round %d", round);
+        cr_assert(strstr(fdl_link_info_log(link), "nvJitLink time"));
+        fdl_link_destroy(link);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(link_jl_options, xptxas_reaches_ptxas)
+{
+    static const char *const xptxas[] = {"-v", NULL};
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.xptxas = xptxas;
+    fdl_link *link = jl_options_link(&opts);
+    /* ptxas -v says what each kernel uses */
+    cr_assert(strstr(fdl_link_info_log(link), "registers"), "%s", fdl_link_info_log(link));
+    fdl_link_destroy(link);
+}
+
+Test(link_jl_options, parallel_and_code_options_link)
+{
+    for (int c = 0; c < 6; c++) {
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.split_compile = c == 0 ? 0 : c == 1 ? 3 : -1;
+        opts.split_compile_extended = c == 2 ? 2 : -1;
+        opts.jump_table_density = c == 3 ? 50 : -1;
+        opts.jl_cache = c == 4 ? 0 : -1;
+        opts.device_stack_protector = c == 5;
+        opts.optimize_unused_variables = c == 5;
+        fdl_link_destroy(jl_options_link(&opts));
+    }
+}
+
+/* A kernel beside a device variable no device code reads: LTO keeps the variable (host code may
+ * read it) unless told that no host code does. */
+Test(link_jl_options, optimize_unused_variables_drops_the_variable)
+{
+    static const char src[] = "__device__ int fdl_unused_counter = 7;\n"
+                              "extern \"C\" __global__ void only_kernel(int *p) { *p = 1; }\n";
+    static const fdl_nvrtc_options cuda = {FDL_NVRTC_OPTIONS_VERSION, NULL, NULL, NULL,
+                                           FDL_CUDA_OUTPUT_LTOIR, 0, NULL};
+    for (int drop = 0; drop < 2; drop++) {
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.arch = "sm_90";
+        opts.cache = FDL_CACHE_OFF;
+        opts.optimize_unused_variables = drop;
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+        int rc = fdl_link_add_cuda(link, src, sizeof src - 1, "unused.cu", &cuda, &err);
+        if (rc == FDL_ENOLIB) {
+            fdl_link_destroy(link);
+            cr_skip_test("NVRTC is not installed: %s", err.message);
+        }
+        cr_assert_eq(rc, FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        size_t size = 0;
+        const void *cubin = fdl_link_cubin(link, &size);
+        fdl_inspection *ins = NULL;
+        cr_assert_eq(fdl_inspect_data(&ins, cubin, size, "out.cubin", FDL_KIND_AUTO, &err), FDL_OK);
+        const fdl_symbol *v = find_symbol(fdl_inspection_image(ins, 0), "fdl_unused_counter");
+        if (drop)
+            cr_assert_null(v, "the unused variable is still there");
+        else
+            cr_assert(v && v->kind == FDL_SYMBOL_VARIABLE, "the variable was dropped");
+        fdl_inspection_destroy(ins);
+        fdl_link_destroy(link);
+    }
+}
+
+Test(link_jl_options, bad_values_are_one_line)
+{
+    static const char *const no_dash[] = {"warn-spills", NULL};
+    static const char *const spaced[] = {"-O3 -v", NULL};
+    static const char *const extra[] = {"-split-compile=4", NULL};
+    fdl_link_options o = FDL_LINK_OPTIONS_INIT;
+    o.split_compile = -2;
+    expect_bad_option(&o, "invalid split_compile -2 (expected a thread count 1..4096, 0 for "
+                          "every processor, or -1 for fdlink's choice)");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.split_compile_extended = 5000;
+    expect_bad_option(&o, "invalid split_compile_extended 5000 (expected a thread count "
+                          "1..4096, 0 for every processor, or -1 for off)");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.jump_table_density = 102;
+    expect_bad_option(&o, "invalid jump_table_density 102 (expected a percentage 0..101, or -1 "
+                          "for the default)");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.time = 2;
+    expect_bad_option(&o, "invalid time 2 (expected 0 or 1)");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.jl_cache = 3;
+    expect_bad_option(&o, "invalid jl_cache 3 (expected 0, 1, or -1 for the default)");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.xptxas = no_dash;
+    expect_bad_option(&o, "invalid xptxas option 'warn-spills' (expected one ptxas option, e.g. "
+                          "-warn-spills or --def-load-cache=cg)");
+    o.xptxas = spaced;
+    expect_bad_option(&o, "invalid xptxas option '-O3 -v' (expected one ptxas option, e.g. "
+                          "-warn-spills or --def-load-cache=cg)");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.extra = extra;
+    expect_bad_option(&o, "extra option '-split-compile=4': set the split_compile field instead");
+    o = (fdl_link_options)FDL_LINK_OPTIONS_INIT;
+    o.backend = FDL_BACKEND_CULINK;
+    o.split_compile = 4;
+    expect_bad_option(&o, "time, xptxas, optimize-unused-variables, split-compile, "
+                          "split-compile-extended, jump-table-density, no-cache and "
+                          "device-stack-protector are nvJitLink options; not with culink");
+}
+
+/* A version-3 struct (one that ends at cache_dir) still links, with the new fields' defaults. */
+Test(link_jl_options, version_3_is_accepted)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.version = 3;
+    opts.time = 99; /* past the end of a version-3 struct: not read */
+    opts.arch = "sm_90";
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    fdl_link_destroy(link);
 }

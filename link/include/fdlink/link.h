@@ -112,8 +112,9 @@ typedef struct fdl_nvrtc_options {
     {FDL_NVRTC_OPTIONS_VERSION, NULL, NULL, NULL, FDL_CUDA_OUTPUT_AUTO, 0, NULL}
 
 /**
- * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Versions 1 (the first seven fields) and 2
- * (up to `cuda`) are still accepted; the fields they lack then take their defaults.
+ * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Versions 1 (the first seven fields), 2
+ * (up to `cuda`) and 3 (up to `cache_dir`) are still accepted; the fields they lack then take
+ * their defaults.
  */
 typedef struct fdl_link_options {
     unsigned version;         /**< FDL_LINK_OPTIONS_VERSION */
@@ -147,8 +148,37 @@ typedef struct fdl_link_options {
      */
     fdl_cache_mode cache;
     const char *cache_dir; /**< the cache directory; NULL for the default (fdl_cache_dir) */
-    /* version 4 */
-    /* version 4, the cache's remote stores (issue 26): after the other version-4 fields */
+    /* version 4 (issue 22's `isolate` comes first in this block) */
+    /* -- nvJitLink's remaining options (issue 25); nvJitLink only: cuLink refuses them -- */
+    int time; /**< -time: nvJitLink's timings in the info log; such a link is not cached */
+    const char *const *xptxas; /**< NULL-terminated options for ptxas (-Xptxas=OPT each), or NULL */
+    int optimize_unused_variables; /**< -optimize-unused-variables: host code reads no variable */
+    /**
+     * Threads for the optimiser and ptxas (-split-compile=N and -Xptxas=--split-compile=N): 1
+     * one thread, 0 every processor, N at most N; -1 (the default) lets fdlink choose: every
+     * processor for a link whose inputs come to FDL_LINK_PARALLEL_BYTES or more, one thread below.
+     * The cubin may differ from a one-thread link's in layout, not in what it computes.
+     */
+    int split_compile;
+    /**
+     * -split-compile-extended=N: a more aggressive split of LTO (0 every processor, N threads);
+     * -1 or 1 off (the default). It changes the code and has crashed nvJitLink 13.0 on large
+     * programs: use it with the isolated link.
+     */
+    int split_compile_extended;
+    /** -jump-table-density=N: the case density 0..101 from which LTO makes a switch a jump
+     *  table; -1 for nvJitLink's default (101) */
+    int jump_table_density;
+    /**
+     * nvJitLink's own cache of intermediate steps (in the driver's compute cache, shared across
+     * processes): 1 keeps it (-no-cache not passed; CUDA_CACHE_DISABLE=1 still turns it off), 0
+     * passes -no-cache, -1 (the default) keeps it.
+     */
+    int jl_cache;
+    /** Stack canaries in device code (ptxas's --device-stack-protector=true: nvJitLink 13.0
+     *  refuses its own -device-stack-protector) */
+    int device_stack_protector;
+    /* -- the cache's remote stores (issue 26) -- */
     /**
      * The cache's remote stores, as FDLINK_CACHE_REMOTE takes them (fdlink/cache.h): space-
      * separated `redis://...` and `http(s)://...` URLs with `|attribute` suffixes. NULL: the
@@ -157,10 +187,14 @@ typedef struct fdl_link_options {
     const char *cache_remote;
 } fdl_link_options;
 
+/** A link of inputs of at least this many bytes runs nvJitLink on every processor. */
+#define FDL_LINK_PARALLEL_BYTES (64u * 1024u)
+
 #define FDL_LINK_OPTIONS_VERSION 4
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
-     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL, NULL}
+     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
+     /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

@@ -45,7 +45,13 @@ static void binary_diag(diag_sink *s, const char *source, const fdl_decl *d, int
     sink_diag(s, &e);
 }
 
-/* LTO-IR that takes the address of every declared function, so that LTO keeps them. */
+/*
+ * LTO-IR that takes the address of every declared function, so that LTO keeps them: under its
+ * C name, and under the C++ mangled name of the same prototype, so that a definition made
+ * without extern "C" stays in the view and gets the C++ hint (ABI-7) as from every other kind.
+ * The C-linkage prototypes go in a namespace (a C++ function may not share a scope with a C one
+ * of the same name and parameters); both refer to the symbols the inputs define.
+ */
 static int make_keeper(fdl_link *link, fdl_error *err)
 {
     if (link->keeper_tried)
@@ -58,7 +64,18 @@ static int make_keeper(fdl_link *link, fdl_error *err)
     char arch[32], include[1024];
     if ((rc = fdl__link_decls_header(link, &header, err)) != FDL_OK)
         goto cleanup;
+    if (strstr(header, "<cuda_fp16.h>")) /* before the namespace: the header skips it then */
+        fdl__buf_puts(&src, "#include <cuda_fp16.h>\n");
+    fdl__buf_puts(&src, "namespace fdlink_c {\n");
     fdl__buf_puts(&src, header);
+    fdl__buf_puts(&src, "}\n\n/* the same prototypes with C++ linkage */\n");
+    static const char c_proto[] = "\nextern \"C\" __device__ ";
+    for (const char *p = strstr(header, c_proto); p; p = strstr(p + 1, c_proto)) {
+        const char *start = p + strlen("\nextern \"C\" ");
+        const char *end = strchr(start, '\n');
+        if (end)
+            fdl__buf_printf(&src, "%.*s\n", (int)(end - start), start);
+    }
     fdl__buf_puts(&src, "\n/* a pointer to each function keeps it, and its prototype, alive */\n");
     size_t keep = 0;
     for (size_t s = 0; s < link->ndecls; s++)
@@ -67,7 +84,12 @@ static int make_keeper(fdl_link *link, fdl_error *err)
             if (fdl__link_find_decl(link, d->name) != d)
                 continue; /* declared in an earlier set too: one pointer is enough */
             fdl__buf_printf(&src,
-                            "extern \"C\" __device__ decltype(&%s) __fdlink_keep_%zu = &%s;\n",
+                            "extern \"C\" __device__ decltype(&fdlink_c::%s) __fdlink_keep_%zu = "
+                            "&fdlink_c::%s;\n",
+                            d->name, keep, d->name);
+            fdl__buf_printf(&src,
+                            "extern \"C\" __device__ decltype(&::%s) __fdlink_keep_cxx_%zu = "
+                            "&::%s;\n",
                             d->name, keep++, d->name);
         }
     fdl__link_virtual_arch(link, arch, sizeof arch);
@@ -100,6 +122,41 @@ cleanup:
     fdl__buf_free(&src);
     fdl__strv_free(&args);
     return rc;
+}
+
+/* Every declared function is defined in @p view (a post-LTO module). */
+static int view_defines_all(const fdl_link *link, const fdl_ptx *view)
+{
+    for (size_t s = 0; s < link->ndecls; s++)
+        for (size_t i = 0; i < fdl_decls_count(link->decls[s]); i++) {
+            const char *name = fdl_decls_get(link->decls[s], i)->name;
+            int found = 0;
+            for (size_t k = 0; view && !found && k < fdl_ptx_count(view); k++) {
+                const fdl_ptx_func *f = fdl_ptx_get(view, k);
+                found = f->is_definition && strcmp(f->name, name) == 0;
+            }
+            if (!found)
+                return 0;
+        }
+    return 1;
+}
+
+/*
+ * The post-LTO view of the @p n LTO-IR inputs @p lto. First without the keeper: when the inputs'
+ * kernels call every declared function, the view holds them all and the check needs no NVRTC
+ * compile (the cost of a check is then that of an -O0 LTO to PTX). Else again with the keeper,
+ * which keeps what nothing calls and definitions made under a C++ name.
+ */
+static int post_lto_view(fdl_link *link, fdl__link_input **lto, size_t n, fdl_error *err)
+{
+    int rc = fdl__link_post_lto_joint(link, lto, n, 0, err);
+    if (rc != FDL_OK || view_defines_all(link, lto[0]->post_lto))
+        return rc;
+    if ((rc = make_keeper(link, err)) != FDL_OK || !link->keeper)
+        return rc;
+    fdl_ptx_destroy(lto[0]->post_lto);
+    lto[0]->post_lto = NULL;
+    return fdl__link_post_lto_joint(link, lto, n, 1, err);
 }
 
 /* A defined function symbol of @p name in the chosen cubins, or NULL. */
@@ -212,12 +269,10 @@ static int check_decls(fdl_link *link, fdl_error *err)
     int binary = 0, unknown = 0;
     diag_sink sink = {link, err, 0};
 
-    int need_post_lto = 0;
+    int need_post_lto = 0, view_complete = 0;
     for (size_t i = 0; i < link->ninputs; i++)
         need_post_lto |= !link->inputs[i].builtin &&
                          fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR);
-    if (need_post_lto && (rc = make_keeper(link, err)) != FDL_OK)
-        goto cleanup;
     /* every LTO-IR input in one post-LTO link: one extra link, however many there are */
     if (need_post_lto) {
         fdl__link_input **lto = malloc(link->ninputs * sizeof *lto);
@@ -230,7 +285,8 @@ static int check_decls(fdl_link *link, fdl_error *err)
             if (!link->inputs[i].builtin &&
                 fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR))
                 lto[nlto++] = &link->inputs[i];
-        rc = fdl__link_post_lto_joint(link, lto, nlto, link->keeper != NULL, err);
+        rc = post_lto_view(link, lto, nlto, err);
+        view_complete = rc == FDL_OK && (link->keeper || view_defines_all(link, lto[0]->post_lto));
         free(lto);
         if (rc != FDL_OK)
             goto cleanup;
@@ -260,7 +316,7 @@ static int check_decls(fdl_link *link, fdl_error *err)
         if (fdl__link_chosen_kind(in, FDL_KIND_LTOIR)) {
             if (in->post_lto) /* the joint module, kept with the first LTO-IR input */
                 mods[nmods++] = in->post_lto;
-            if (!link->keeper)
+            if (!view_complete)
                 unknown = 1; /* definitions LTO dropped cannot be told from missing ones */
         }
     }

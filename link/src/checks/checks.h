@@ -12,7 +12,7 @@
 
 /*
  * The post-LTO PTX of @p n inputs' LTO-IR, linked together in one nvJitLink run (with the
- * keeper LTO-IR when @p with_keeper), kept with the first of them.
+ * keeper LTO-IR when @p with_keeper) at -O0, kept with the first of them.
  * @return FDL_OK, FDL_ELINK, FDL_EPARSE, FDL_ENOMEM
  */
 int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, int with_keeper,

@@ -198,8 +198,10 @@ static int link_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_LINK);
     if (!k)
         return 0;
-    if (!link->jl_known) {
-        fdl__keyb_free(k); /* a version that cannot be told apart cannot be cached */
+    if (!link->jl_known || link->opts.time) {
+        /* a version that cannot be told apart cannot be cached; nor can -time's log, which says
+         * how long this run took (a hit would give an old run's times as the new one's) */
+        fdl__keyb_free(k);
         return 0;
     }
     fdl__keyb_str(k, TAG('B', 'A', 'C', 'K'), fdl_link_backend_name(link->backend));
@@ -247,7 +249,7 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_CHECK);
     if (!k)
         return 0;
-    if (!key_linker(k, link, 1, 1)) {
+    if (!key_linker(k, link, 1, FDL__JL_VIEW)) {
         fdl__keyb_free(k);
         return 0;
     }

@@ -126,6 +126,7 @@ int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const 
         goto cleanup;
     }
     size_t size = 0;
+    ptx = ptx != FDL__JL_CUBIN;
     r = ptx ? nv->get_linked_ptx_size(h, &size) : nv->get_linked_cubin_size(h, &size);
     if (r == NVJITLINK_SUCCESS && size == 0)
         r = NVJITLINK_ERROR_INTERNAL;

@@ -34,7 +34,7 @@ enum link_state { LINK_OPEN, LINK_DONE, LINK_FAILED };
 
 struct fdl_link {
     fdl_link_options opts; /* pointers replaced by the owned copies below */
-    fdl__strv extra, kernels_used, variables_used;
+    fdl__strv extra, kernels_used, variables_used, xptxas;
     fdl_nvrtc_options cuda;
     fdl__strv cuda_defines, cuda_includes, cuda_extra;
     char *cuda_std;
@@ -117,6 +117,8 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
 /* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
 /* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+/* @p ptx: FDL__JL_CUBIN, FDL__JL_PTX (-ptx), or FDL__JL_VIEW (-ptx at -O0, the checks' view) */
+enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
 int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
@@ -194,7 +196,7 @@ int fdl__link_scan_known(const fdl__link_input *in);
 /* After a scan of @p in's bytes succeeded: remember it in this process. */
 void fdl__link_scan_remember(const fdl__link_input *in);
 
-/* ---- the interfaces of checks and backends --------------------------------------------------------------------- */
+/* ---- the interfaces of checks and backends ----------------------------------------------- */
 
 /*
  * A check, run by fdl_link_complete once the inputs are prepared (LTO decided, an image chosen

@@ -13,6 +13,8 @@
 
 /* Most strings one option list may hold (extra options, kernels-used, ...). */
 #define MAX_OPTIONS 4096
+/* Most threads a split compile may ask for. */
+#define MAX_THREADS 4096
 
 static size_t count_strings(const char *const *v)
 {
@@ -73,7 +75,7 @@ static int tristate_ok(int v)
     return v >= -1 && v <= 1;
 }
 
-/* The options of any version, as version 2 (defaults for what version 1 lacks). */
+/* The options of any version, as the current one (defaults for what older versions lack). */
 int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in, fdl_error *err)
 {
     static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
@@ -96,16 +98,52 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         return FDL_OK;
     }
     if (in->version == 3) {
-        /* a version-3 struct ends after `cache_dir` */
-        memcpy(o, in, offsetof(fdl_link_options, cache_remote));
+        /* a version-3 struct ends with `cache_dir` */
+        memcpy(o, in, offsetof(fdl_link_options, cache_dir) + sizeof in->cache_dir);
         o->version = FDL_LINK_OPTIONS_VERSION;
-        o->cache_remote = defaults.cache_remote;
         return FDL_OK;
     }
     if (in->version != FDL_LINK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
                          in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
     *o = *in;
+    return FDL_OK;
+}
+
+/*
+ * The version-4 nvJitLink options (issue 25): each value in nvJitLink 13.0's range, so that a bad
+ * one is said here, in one line, rather than as nvJitLink's NVJITLINK_ERROR_UNRECOGNIZED_OPTION.
+ */
+static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
+{
+    static const char *const flag_names[] = {"time", "optimize_unused_variables",
+                                             "device_stack_protector"};
+    const int flags[] = {o->time, o->optimize_unused_variables, o->device_stack_protector};
+    for (size_t i = 0; i < 3; i++)
+        if (flags[i] != 0 && flags[i] != 1)
+            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0 or 1)", flag_names[i],
+                             flags[i]);
+    if (!tristate_ok(o->jl_cache))
+        return fdl__fail(err, FDL_EINVAL, "invalid jl_cache %d (expected 0, 1, or -1 for the "
+                         "default)", o->jl_cache);
+    if (o->split_compile < -1 || o->split_compile > MAX_THREADS)
+        return fdl__fail(err, FDL_EINVAL, "invalid split_compile %d (expected a thread count "
+                         "1..%d, 0 for every processor, or -1 for fdlink's choice)",
+                         o->split_compile, MAX_THREADS);
+    if (o->split_compile_extended < -1 || o->split_compile_extended > MAX_THREADS)
+        return fdl__fail(err, FDL_EINVAL, "invalid split_compile_extended %d (expected a thread "
+                         "count 1..%d, 0 for every processor, or -1 for off)",
+                         o->split_compile_extended, MAX_THREADS);
+    if (o->jump_table_density < -1 || o->jump_table_density > 101)
+        return fdl__fail(err, FDL_EINVAL, "invalid jump_table_density %d (expected a percentage "
+                         "0..101, or -1 for the default)", o->jump_table_density);
+    for (size_t i = 0; o->xptxas && o->xptxas[i]; i++) {
+        const char *x = o->xptxas[i];
+        /* ptxas takes options; a word that is not one would be read by it as an input file */
+        if (x[0] != '-' || x[1] == '\0' || strpbrk(x, " \t\n"))
+            return fdl__fail(err, FDL_EINVAL, "invalid xptxas option '%.64s' (expected one ptxas "
+                             "option, e.g. -warn-spills or --def-load-cache=cg)", x);
+    }
     return FDL_OK;
 }
 
@@ -134,9 +172,12 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (!tristate_ok(tri[i]))
             return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
                              "default)", tri_names[i], tri[i]);
+    int rc = validate_jl_options(o, err);
+    if (rc != FDL_OK)
+        return rc;
     size_t nextra = count_strings(o->extra);
     if (nextra > MAX_OPTIONS || count_strings(o->kernels_used) > MAX_OPTIONS ||
-        count_strings(o->variables_used) > MAX_OPTIONS)
+        count_strings(o->variables_used) > MAX_OPTIONS || count_strings(o->xptxas) > MAX_OPTIONS)
         return fdl__fail(err, FDL_ELIMIT, "more than %d options in one list", MAX_OPTIONS);
     for (size_t i = 0; i < nextra; i++) {
         const char *x = o->extra[i];
@@ -149,6 +190,10 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (strcmp(x, "-ptx") == 0)
             return fdl__fail(err, FDL_EINVAL,
                              "extra option '-ptx': set the emit_ptx field instead");
+        /* fdlink chooses the threads itself unless told: the field, so that it is not said twice */
+        if (strncmp(x, "-split-compile=", 15) == 0)
+            return fdl__fail(err, FDL_EINVAL,
+                             "extra option '%.64s': set the split_compile field instead", x);
     }
     if (o->emit_ptx && o->lto == FDL_LTO_OFF)
         return fdl__fail(err, FDL_EINVAL,
@@ -162,14 +207,39 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     return FDL_OK;
 }
 
-/* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
+/*
+ * The threads of a split compile: the field, or fdlink's choice (-1): every processor ("0", the
+ * same word on every host, so that the cache key does not depend on the host) when the link's
+ * inputs come to FDL_LINK_PARALLEL_BYTES or more, else one thread (nvJitLink's default,
+ * and no option at all: small links, benchmark 4's, run exactly as before).
+ */
+static int split_threads(const fdl_link *link)
+{
+    if (link->opts.split_compile >= 0)
+        return link->opts.split_compile;
+    /* the inputs as given (the cache is looked up before they are unpacked), the toolkit's
+     * libcudadevrt left out */
+    size_t code = 0;
+    for (size_t i = 0; i < link->ninputs; i++)
+        if (!link->inputs[i].builtin)
+            code += link->inputs[i].size;
+    return code >= FDL_LINK_PARALLEL_BYTES ? 0 : 1;
+}
+
+/*
+ * nvJitLink's options for this link: with @p lto "-lto"; with @p ptx FDL__JL_PTX "-ptx" too, and
+ * with FDL__JL_VIEW "-ptx" at -O0 on one thread, -time left out (the checks' view, postlto.c).
+ */
 int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
 {
     const fdl_link_options *o = &link->opts;
+    const int view = ptx == FDL__JL_VIEW;
     char num[40];
     memset(out, 0, sizeof *out);
     int ok = fdl__strv_push(out, "-arch=%s", link->arch);
-    if (o->opt_level >= 0) {
+    if (view) {
+        ok = ok && fdl__strv_push(out, "-O0", NULL);
+    } else if (o->opt_level >= 0) {
         snprintf(num, sizeof num, "-O%d", o->opt_level);
         ok = ok && fdl__strv_push(out, num, NULL);
     }
@@ -193,11 +263,41 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         ok = ok && fdl__strv_push(out, "-kernels-used=%s", link->kernels_used.v[i]);
     for (size_t i = 0; i < link->variables_used.n; i++)
         ok = ok && fdl__strv_push(out, "-variables-used=%s", link->variables_used.v[i]);
+    if (o->optimize_unused_variables)
+        ok = ok && fdl__strv_push(out, "-optimize-unused-variables", NULL);
+    if (o->jump_table_density >= 0) {
+        snprintf(num, sizeof num, "-jump-table-density=%d", o->jump_table_density);
+        ok = ok && fdl__strv_push(out, num, NULL);
+    }
+    if (o->jl_cache == 0)
+        ok = ok && fdl__strv_push(out, "-no-cache", NULL);
+    /* nvJitLink 13.0.88 refuses its own documented -device-stack-protector ("unrecognized
+     * option"); ptxas, which makes the code of every input, LTO-IR included, takes it */
+    if (o->device_stack_protector)
+        ok = ok && fdl__strv_push(out, "-Xptxas=--device-stack-protector=true", NULL);
+    for (size_t i = 0; i < link->xptxas.n; i++)
+        ok = ok && fdl__strv_push(out, "-Xptxas=%s", link->xptxas.v[i]);
+    if (!view) {
+        if (o->time)
+            ok = ok && fdl__strv_push(out, "-time", NULL);
+        /* the optimiser's threads and ptxas's: on their own, each gives 1.3-1.6x on a large LTO
+         * link of 16 cores; together 3.4x (bench/README.md, benchmark 9) */
+        int threads = split_threads(link);
+        if (threads != 1) {
+            snprintf(num, sizeof num, "%d", threads);
+            ok = ok && fdl__strv_push(out, "-split-compile=%s", num) &&
+                 fdl__strv_push(out, "-Xptxas=--split-compile=%s", num);
+        }
+        if (o->split_compile_extended >= 0 && o->split_compile_extended != 1 && lto) {
+            snprintf(num, sizeof num, "-split-compile-extended=%d", o->split_compile_extended);
+            ok = ok && fdl__strv_push(out, num, NULL);
+        }
+    }
     for (size_t i = 0; i < link->extra.n; i++)
         ok = ok && fdl__strv_push(out, link->extra.v[i], NULL);
     if (lto)
         ok = ok && fdl__strv_push(out, "-lto", NULL);
-    if (ptx)
+    if (ptx != FDL__JL_CUBIN)
         ok = ok && fdl__strv_push(out, "-ptx", NULL);
     if (!ok)
         fdl__strv_free(out);

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Benchmark 9, large programs (bench/README.md): bash bench/large/run.sh FDLINK OUTDIR [N...]
+# FDLINK: the fdlink CLI to measure; OUTDIR: where the program, the cubins and the table go;
+# N: the sizes, in foreign functions (default 64 256; always 64 kernels). Needs nvcc, a C
+# compiler, python3 and a GPU (every cubin's kernels are run and their outputs compared).
+# Every link is a fresh process timed from spawn to exit, CUDA_CACHE_DISABLE=1 and --no-cache,
+# so no cache of nvJitLink's or fdlink's serves it. Exit status 1 when a link or a check fails.
+set -uo pipefail
+fdlink=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+out=$2
+shift 2
+sizes=${*:-64 256}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export CUDA_CACHE_DISABLE=1 FDLINK_CACHE=0
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+arch=sm_$cap
+cc -O2 -o "$out/rawlink" "$here/rawlink.c" -ldl || exit 1
+nvcc -O2 -o "$out/verify" "$here/verify.cu" || exit 1
+table=$out/bench9.md
+{
+  echo "# Benchmark 9: large programs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"
+  echo
+  echo "| N | inputs | variant | seconds | raw default / this | cubin | kernel outputs |"
+  echo "|---|---|---|---|---|---|---|"
+} > "$table"
+fail=0
+secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
+# run NAME CUBIN COMMAND...: time one link; the seconds in $last
+run() {
+  local name=$1 cubin=$2
+  shift 2
+  local t0=$EPOCHREALTIME
+  timeout 300 "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  last=$(secs "$t0" "$EPOCHREALTIME")
+  [ $rc -eq 0 ] && [ -s "$cubin" ] || { last=; echo "  $name: failed (exit $rc): $(tail -c 300 "$out/$name.log")"; }
+}
+# row N KIND NAME CUBIN BASE_SECONDS BASE_CUBIN BASE_OUT [ONLY]
+row() {
+  local n=$1 kind=$2 name=$3 cubin=$4 base=$5 base_cubin=$6 base_out=$7 only=${8:-}
+  if [ -z "$last" ]; then
+    echo "| $n | $kind | $name | failed | | | |" >> "$table"
+    case $name in *extended*) ;; *) fail=1 ;; esac
+    return
+  fi
+  local same="differs from raw default's"
+  cmp -s "$cubin" "$base_cubin" && same="identical"
+  local outputs
+  if "$out/verify" "$cubin" 64 "$cubin.out" $only > "$cubin.verify" 2>&1; then
+    if [ -n "$only" ]; then
+      cmp -s "$cubin.out" <(head -c 16384 "$base_out") && outputs="k0000 equal" || { outputs="k0000 DIFFER"; fail=1; }
+    else
+      cmp -s "$cubin.out" "$base_out" && outputs="all 64 equal" || { outputs="DIFFER"; fail=1; }
+    fi
+  else
+    outputs="run failed: $(tail -c 200 "$cubin.verify")"
+    fail=1
+  fi
+  local ratio
+  ratio=$(awk "BEGIN { printf \"%.2fx\", $base / $last }")
+  echo "| $n | $kind | $name | $last | $ratio | $same | $outputs |" >> "$table"
+  echo "  $name: $last s ($ratio), cubin $same, outputs: $outputs"
+}
+for n in $sizes; do
+  d=$out/n$n
+  rm -rf "$d"
+  python3 "$here/gen.py" "$n" 64 16 "$d" || exit 1
+  t0=$EPOCHREALTIME
+  (cd "$d" && ls ./*.cu | sed 's|^\./||; s/\.cu$//' | xargs -P "$(nproc)" -I{} sh -c \
+    "nvcc -ltoir -dlto -rdc=true -arch=lto_$cap -o {}.ltoir {}.cu && nvcc -ptx -rdc=true -arch=$arch -o {}.ptx {}.cu") || exit 1
+  echo "N=$n: 17 sources compiled in $(secs "$t0" "$EPOCHREALTIME") s ($(cat "$d"/*.ltoir | wc -c) bytes of LTO-IR)"
+  lto=("$d"/f*.ltoir "$d/kernels.ltoir")
+  ptx=("$d"/f*.ptx "$d/kernels.ptx")
+  # LTO-IR
+  run raw_lto_$n "$d/raw.cubin" "$out/rawlink" "$d/raw.cubin" -arch=$arch -lto "${lto[@]}"
+  base=$last
+  [ -n "$base" ] || { fail=1; continue; }
+  "$out/verify" "$d/raw.cubin" 64 "$d/raw.out" || { echo "  raw default: run failed"; fail=1; continue; }
+  echo "| $n | LTO-IR | raw nvJitLink, defaults | $base | 1.00x | | all 64 run |" >> "$table"
+  echo "  raw nvJitLink default: $base s"
+  run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  run split_$n "$d/split.cubin" "$out/rawlink" "$d/split.cubin" -arch=$arch -lto -split-compile=0 "${lto[@]}"
+  row $n LTO-IR "raw, -split-compile=0 (LTO only)" "$d/split.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  run both_$n "$d/both.cubin" "$out/rawlink" "$d/both.cubin" -arch=$arch -lto -split-compile=0 -Xptxas=--split-compile=0 "${lto[@]}"
+  row $n LTO-IR "raw, fdlink's options (-split-compile=0 -Xptxas=--split-compile=0)" "$d/both.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  run ext_$n "$d/ext.cubin" "$out/rawlink" "$d/ext.cubin" -arch=$arch -lto -split-compile-extended=0 "${lto[@]}"
+  row $n LTO-IR "raw, -split-compile-extended=0" "$d/ext.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  run one_$n "$d/one.cubin" "$fdlink" link -arch=$arch --no-cache --kernels-used k0000 -o "$d/one.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, --kernels-used k0000 (1 of 64)" "$d/one.cubin" $base "$d/raw.cubin" "$d/raw.out" k0000
+  # PTX
+  run raw_ptx_$n "$d/rawp.cubin" "$out/rawlink" "$d/rawp.cubin" -arch=$arch "${ptx[@]}"
+  pbase=$last
+  [ -n "$pbase" ] || { fail=1; continue; }
+  "$out/verify" "$d/rawp.cubin" 64 "$d/rawp.out" || { fail=1; continue; }
+  cmp -s "$d/rawp.out" "$d/raw.out" && pl="equal to LTO's" || pl="differ from LTO's (no LTO)"
+  echo "| $n | PTX | raw nvJitLink, defaults | $pbase | 1.00x | | all 64 run, $pl |" >> "$table"
+  echo "  raw nvJitLink PTX default: $pbase s"
+  run fdlink_ptx_$n "$d/fdlinkp.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlinkp.cubin" "${ptx[@]}"
+  row $n PTX "fdlink, defaults" "$d/fdlinkp.cubin" $pbase "$d/rawp.cubin" "$d/rawp.out"
+done
+echo
+cat "$table"
+exit $fail
