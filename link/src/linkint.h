@@ -48,6 +48,7 @@ typedef struct fdl__image {
     size_t unit;           /* images of one compilation unit (one fatbin container) share it */
     int loaded;            /* fdl__image_load ran */
     int opaque;            /* the content is not known (LTO-IR; no decompressor) */
+    int validated;         /* a cubin whose ELF passed fdl__elf_validate */
     const unsigned char *raw; /* the payload as stored (compressed or not): into the input */
     size_t raw_size;
     uint64_t full_size;    /* the decompressed size the header states */

@@ -31,6 +31,20 @@ int fdl__images_add(fdl__images *im, fdl_input_kind kind, size_t unit, const cha
 int fdl__images_add_whole(fdl__images *im, fdl_input_kind kind, const unsigned char *p,
                           size_t n, const char *base, const char *member, fdl_error *err);
 
+/*
+ * Validate the ELF file of @p n bytes at @p p whole (fdl__elf_validate), before any linker sees
+ * it. @p what is "cubin" or "host object"; @p at is its offset in the input named @p name.
+ * @return FDL_OK, FDL_EPARSE ("NAME: malformed cubin: WHAT IS WRONG (at byte N)"), FDL_ENOMEM
+ */
+int fdl__elf_check(const unsigned char *p, size_t n, const char *name, const char *what,
+                   uint64_t at, fdl_error *err);
+
+/*
+ * Validate a cubin image once its bytes are at hand (not compressed, or decompressed); other
+ * images pass. @return as fdl__elf_check
+ */
+int fdl__image_validate(fdl__image *img, fdl_error *err);
+
 /* Point the public fields at the image's own storage (after the array moved, or a buffer). */
 void fdl__image_fix(fdl__image *img);
 

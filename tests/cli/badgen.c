@@ -28,6 +28,7 @@
  *   unreadable:SRC         a copy of SRC with mode 0000
  *   symlink:TARGET         a symbolic link to TARGET (which need not exist)
  *   decl_text:TEXT         a declaration file of one line TEXT ("~" stands for a space)
+ *   elf:..., elfhost:..., ar_empty_first:..., ar_bsd:...   damaged binaries (badgen_elf.c)
  */
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -37,6 +38,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "badgen.h"
 
 static const char *g_data, *g_fixtures;
 
@@ -264,11 +267,16 @@ static void make(const char *dir, const char *spec)
             fputc(*s == '~' ? ' ' : *s, f);
         fputc('\n', f);
         finish(f, path);
-    } else {
+    } else if (!arg || !badgen_elf(path, kind, arg)) {
         fprintf(stderr, "fdlink_badgen: unknown kind %s\n", kind);
         exit(2);
     }
 }
+
+unsigned char *badgen_read_source(const char *src, size_t *n) { return read_source(src, n); }
+FILE *badgen_create(const char *path) { return create(path); }
+void badgen_finish(FILE *f, const char *path) { finish(f, path); }
+void badgen_write(const char *path, const void *p, size_t n) { write_bytes(path, p, n); }
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,38 @@
+# The catalogue's damaged binaries (issue 22, classes 1 and 9): each kind of ELF damage that the
+# validation of link/src/elfread.c refuses, made at test time from a real nvcc-built cubin by
+# fdlink_badgen (badgen_elf.c), alone and inside a fatbin, a host object and a static library;
+# damaged host objects; archives with an empty first member or a BSD long name. Before the
+# validation, nvJitLink died of SIGSEGV on 11 of these damages (tests/fuzz/jloracle.c --all shows
+# it); now each is one line, "FILE: malformed cubin: WHAT (at byte N)", exit 1, nothing written.
+set(_fdl_caller caller.ptx=copy:data/link/caller.ptx)
+
+# every damage, the cubin alone (inspect) and linked
+foreach(_d shoff_zero shoff_past shentsize shnum_big shstrndx shstrtab_type shstrtab_nul
+           strtab_nul section_name_past sym_names_past sym_shndx symtab_entsize symtab_size
+           symtab_link symtab_info symtab_outside text_outside overlap overlap_table overlap_header
+           align rela_sym rela_link rela_info rela_entsize ehsize version type truncated)
+  fdlink_bad_input(inspect_cubin_${_d} SPECS bad.cubin=elf:${_d}:cubin:fx/mul.cubin
+    ARGS inspect bad.cubin)
+endforeach()
+# the damages nvJitLink crashed on (and those the issue names), inside every container, linked
+foreach(_d shoff_zero sym_names_past overlap overlap_header symtab_outside symtab_size rela_sym
+           shentsize text_outside)
+  fdlink_bad_input(link_cubin_${_d} SPECS ${_fdl_caller} bad.cubin=elf:${_d}:cubin:fx/mul.cubin
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.cubin)
+  fdlink_bad_input(link_fatbin_${_d} SPECS ${_fdl_caller} bad.fatbin=elf:${_d}:fatbin:fx/mul.cubin
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.fatbin)
+  fdlink_bad_input(inspect_object_${_d} SPECS bad.o=elf:${_d}:object:fx/mul.cubin
+    ARGS inspect bad.o)
+  fdlink_bad_input(link_archive_${_d} SPECS ${_fdl_caller} libbad.a=elf:${_d}:archive:fx/mul.cubin
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx libbad.a)
+endforeach()
+# linked (executable) cubins: the program header table and its segments
+foreach(_d phoff_past phoff_misaligned phentsize segment_outside segment_filesz)
+  fdlink_bad_input(inspect_exec_cubin_${_d} SPECS bad.cubin=elf:${_d}:cubin:fx/mul_exec.cubin
+    ARGS inspect bad.cubin)
+endforeach()
+# the host object's own ELF damaged
+foreach(_d shoff_zero shstrndx section_name_past shstrtab_nul version ehsize)
+  fdlink_bad_input(link_host_object_${_d} SPECS ${_fdl_caller} bad.o=elfhost:${_d}:fx/mul.cubin
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.o)
+endforeach()
