@@ -88,9 +88,9 @@ void fdl__jl_run_free(fdl__jl_run *run)
  * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
  * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
  */
-int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
-                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
-                 fdl_error *err)
+static int jl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                        size_t nins, const unsigned char *extra, size_t extra_size,
+                        fdl__jl_run *run, fdl_error *err)
 {
     memset(run, 0, sizeof *run);
     const fdl__nvjl *nv = link->nv;
@@ -151,4 +151,15 @@ cleanup:
         nv->destroy(&h);
     fdl__strv_free(&o);
     return rc;
+}
+
+/* As jl_link_here, in a child process when the link is isolated (isolate.c). */
+int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
+                 fdl_error *err)
+{
+    if (fdl__isolate_wanted(&link->opts))
+        return fdl__isolate_jl_link(jl_link_here, link, lto, ptx, ins, nins, extra, extra_size,
+                                    run, err);
+    return jl_link_here(link, lto, ptx, ins, nins, extra, extra_size, run, err);
 }

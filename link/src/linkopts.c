@@ -96,6 +96,12 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         o->cache_dir = defaults.cache_dir;
         return FDL_OK;
     }
+    if (in->version == 3) {
+        /* a version-3 struct ends before `isolate` */
+        memcpy(o, in, offsetof(fdl_link_options, isolate));
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        return FDL_OK;
+    }
     if (in->version != FDL_LINK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
                          in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
@@ -128,6 +134,9 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (!tristate_ok(tri[i]))
             return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
                              "default)", tri_names[i], tri[i]);
+    if (!tristate_ok(o->isolate))
+        return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
+                         "FDLINK_LINK_ISOLATE)", o->isolate);
     size_t nextra = count_strings(o->extra);
     if (nextra > MAX_OPTIONS || count_strings(o->kernels_used) > MAX_OPTIONS ||
         count_strings(o->variables_used) > MAX_OPTIONS)

@@ -3,7 +3,8 @@
  * cubins at test time: one kind of ELF damage, then the cubin as it is or wrapped in a fatbin, a
  * host object or a static library, so that each damage is seen alone and inside each container.
  *
- *   NAME=elf:DAMAGE:WRAP:SRC    SRC a cubin ("fx/mul.cubin"); WRAP cubin, fatbin, object, archive
+ *   NAME=elf:DAMAGE:WRAP:SRC    SRC a cubin ("fx/mul.cubin"); WRAP cubin, fatbin, fatbin_lz4
+ *                               (the cubin LZ4-compressed), object, archive
  *   NAME=elfhost:DAMAGE:SRC     SRC wrapped in a host object whose own ELF gets DAMAGE
  *   NAME=ar_empty_first:SRC     an archive whose first member is empty, then SRC (as k.o)
  *   NAME=ar_bsd:SRC             an archive with SRC under a BSD long name ("#1/N")
@@ -193,6 +194,35 @@ static unsigned char *wrap_fatbin(const unsigned char *cubin, size_t n, unsigned
     return f;
 }
 
+/*
+ * A fatbin of one LZ4-compressed cubin entry, as nvcc -compress-mode=speed writes them: the LZ4
+ * block is one sequence of literals only (valid LZ4, no compression needed for the purpose).
+ */
+static unsigned char *wrap_fatbin_lz4(const unsigned char *cubin, size_t n, unsigned arch,
+                                      size_t *out)
+{
+    size_t cap = n + n / 255 + 16, c = 0;
+    unsigned char *block = malloc(cap);
+    if (!block)
+        exit(1);
+    block[c++] = (unsigned char)((n < 15 ? n : 15) << 4);
+    if (n >= 15) {
+        size_t rest = n - 15;
+        for (; rest >= 255; rest -= 255)
+            block[c++] = 255;
+        block[c++] = (unsigned char)rest;
+    }
+    memcpy(block + c, cubin, n);
+    c += n;
+    unsigned char *f = wrap_fatbin(block, c, arch, out);
+    unsigned char *h = f + 16;
+    wr32(h + 16, (uint32_t)c);  /* compressed size */
+    wr64(h + 40, 0x2011);       /* 64-bit, linux, LZ4 */
+    wr64(h + 56, n);            /* decompressed size */
+    free(block);
+    return f;
+}
+
 /* A minimal x86-64 relocatable object whose .nv_fatbin section holds @p fat. */
 static unsigned char *wrap_object(const unsigned char *fat, size_t n, size_t *out)
 {
@@ -268,6 +298,9 @@ int badgen_elf(const char *path, const char *kind, char *arg)
             badgen_write(path, p, n);
         } else if (strcmp(wrap, "fatbin") == 0) {
             w = wrap_fatbin(p, n, arch, &m);
+            badgen_write(path, w, m);
+        } else if (strcmp(wrap, "fatbin_lz4") == 0) {
+            w = wrap_fatbin_lz4(p, n, arch, &m);
             badgen_write(path, w, m);
         } else if (strcmp(wrap, "object") == 0 || strcmp(wrap, "archive") == 0) {
             unsigned char *fat = wrap_fatbin(p, n, arch, &m);

@@ -36,3 +36,32 @@ foreach(_d shoff_zero shstrndx section_name_past shstrtab_nul version ehsize)
   fdlink_bad_input(link_host_object_${_d} SPECS ${_fdl_caller} bad.o=elfhost:${_d}:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.o)
 endforeach()
+
+# A linker that dies: a damaged cubin, LZ4-compressed in a fatbin, on a machine where fdlink has
+# no liblz4 to open it and validate it (FDLINK_LIBLZ4 names a missing library): the real
+# nvJitLink gets it and dies of SIGSEGV. The CLI isolates the link by default: one line naming
+# the linker, the signal and the inputs, exit 1, no output. (Without isolation: exit 139.)
+foreach(_d shoff_zero symtab_outside rela_sym)
+  fdlink_bad_input(link_linker_dies_${_d} SPECS ${_fdl_caller}
+    bad.fatbin=elf:${_d}:fatbin_lz4:fx/mul.cubin
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.fatbin)
+  set_tests_properties(bad_link_linker_dies_${_d} PROPERTIES
+    ENVIRONMENT "FDLINK_LIBLZ4=/nonexistent/liblz4.so.1")
+endforeach()
+# the same gap, symbol names past .strtab: nvJitLink does not die but prints "@E@error ..." lines
+# itself; isolated, they are kept in the log (which the CLI shows after its line), not printed raw
+fdlink_bad_input(link_unvalidated_names_log_kept MULTILINE SPECS ${_fdl_caller}
+  bad.fatbin=elf:sym_names_past:fatbin_lz4:fx/mul.cubin
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.fatbin)
+set_tests_properties(bad_link_unvalidated_names_log_kept PROPERTIES
+  ENVIRONMENT "FDLINK_LIBLZ4=/nonexistent/liblz4.so.1")
+fdlink_bad_input(link_linker_dies_isolated_by_environment SPECS ${_fdl_caller}
+  bad.fatbin=elf:shoff_zero:fatbin_lz4:fx/mul.cubin
+  ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.fatbin)
+set_tests_properties(bad_link_linker_dies_isolated_by_environment PROPERTIES
+  ENVIRONMENT "FDLINK_LIBLZ4=/nonexistent/liblz4.so.1;FDLINK_LINK_ISOLATE=1")
+fdlink_bad_input(link_linker_dies_isolate_option SPECS ${_fdl_caller}
+  bad.fatbin=elf:shoff_zero:fatbin_lz4:fx/mul.cubin
+  ARGS link -arch=sm_90 --isolate -o out.cubin caller.ptx bad.fatbin)
+set_tests_properties(bad_link_linker_dies_isolate_option PROPERTIES
+  ENVIRONMENT "FDLINK_LIBLZ4=/nonexistent/liblz4.so.1;FDLINK_LINK_ISOLATE=0")

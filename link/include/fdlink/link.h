@@ -112,8 +112,9 @@ typedef struct fdl_nvrtc_options {
     {FDL_NVRTC_OPTIONS_VERSION, NULL, NULL, NULL, FDL_CUDA_OUTPUT_AUTO, 0, NULL}
 
 /**
- * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Versions 1 (the first seven fields) and 2
- * (up to `cuda`) are still accepted; the fields they lack then take their defaults.
+ * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Versions 1 (the first seven fields), 2
+ * (up to `cuda`) and 3 (up to `cache_dir`) are still accepted; the fields they lack then take
+ * their defaults.
  */
 typedef struct fdl_link_options {
     unsigned version;         /**< FDL_LINK_OPTIONS_VERSION */
@@ -147,12 +148,22 @@ typedef struct fdl_link_options {
      */
     fdl_cache_mode cache;
     const char *cache_dir; /**< the cache directory; NULL for the default (fdl_cache_dir) */
+    /* version 4 */
+    /* -- the isolated link (issue 22) -- */
+    /**
+     * Run nvJitLink's link in a child process (docs/isolation.md): a linker that crashes is an
+     * FDL_ELINK error naming the linker, the signal and the inputs, not the death of the program,
+     * and what the linker prints itself goes to the link's logs, not to stderr. 1 on, 0 off, -1
+     * for FDLINK_LINK_ISOLATE (1 or 0; off when unset). The driver's cuLink always runs in the
+     * process (it needs the calling thread's context).
+     */
+    int isolate;
 } fdl_link_options;
 
-#define FDL_LINK_OPTIONS_VERSION 3
+#define FDL_LINK_OPTIONS_VERSION 4
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
-     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL}
+     -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL, -1}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;
