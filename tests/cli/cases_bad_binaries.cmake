@@ -65,3 +65,16 @@ fdlink_bad_input(link_linker_dies_isolate_option SPECS ${_fdl_caller}
   ARGS link -arch=sm_90 --isolate -o out.cubin caller.ptx bad.fatbin)
 set_tests_properties(bad_link_linker_dies_isolate_option PROPERTIES
   ENVIRONMENT "FDLINK_LIBLZ4=/nonexistent/liblz4.so.1;FDLINK_LINK_ISOLATE=0")
+
+# Archives nvJitLink misreads (class 9): an empty first member (nvJitLink stopped there) and a
+# BSD long name ("#1/N": nvJitLink read the name as the member's first bytes) used to be found
+# by fdlink's reader and then "defined in no input" at the link. fdlink now gives nvJitLink the
+# archive rewritten in GNU form (fdl__archive_for_linker): both link, the same as libmul.a.
+foreach(_a ar_empty_first ar_bsd)
+  fdlink_bad_input(link_${_a} SPECS ${_fdl_caller} libk.a=${_a}:fx/mul.o
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx libk.a)
+  fdlink_bad_input(inspect_${_a} SPECS libk.a=${_a}:fx/mul.o ARGS inspect libk.a)
+  # a cubin as a member: nvJitLink skips it, so fdlink refuses it at once (check and link alike)
+  fdlink_bad_input(link_${_a}_cubin_member SPECS ${_fdl_caller} libk.a=${_a}:fx/mul.cubin
+    ARGS link -arch=sm_90 -o out.cubin caller.ptx libk.a)
+endforeach()
