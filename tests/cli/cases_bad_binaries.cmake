@@ -41,7 +41,7 @@ endforeach()
 # no liblz4 to open it and validate it (FDLINK_LIBLZ4 names a missing library): the real
 # nvJitLink gets it and dies of SIGSEGV. The CLI isolates the link by default: one line naming
 # the linker, the signal and the inputs, exit 1, no output. (Without isolation: exit 139.)
-foreach(_d shoff_zero symtab_outside rela_sym)
+foreach(_d shoff_zero symtab_outside)
   fdlink_bad_input(link_linker_dies_${_d} SPECS ${_fdl_caller}
     bad.fatbin=elf:${_d}:fatbin_lz4:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.fatbin)
