@@ -74,6 +74,15 @@ typedef struct fdl__images {
 } fdl__images;
 
 /*
+ * Validate the ELF file of @p n bytes at @p p whole (fdl__elf_validate, images.c), before any
+ * linker or the driver sees it. @p what is "cubin" or "host object"; @p at is its offset in the
+ * input named @p name.
+ * @return FDL_OK, FDL_EPARSE ("NAME: malformed cubin: WHAT IS WRONG (at byte N)"), FDL_ENOMEM
+ */
+int fdl__elf_check(const unsigned char *p, size_t n, const char *name, const char *what,
+                   uint64_t at, fdl_error *err);
+
+/*
  * Recognise an input's kind (fdl_input_detect). @p stated is the caller's kind or FDL_KIND_AUTO;
  * a stated binary kind must carry its magic, stated PTX must look like PTX. Errors name @p name.
  */

@@ -32,14 +32,6 @@ int fdl__images_add_whole(fdl__images *im, fdl_input_kind kind, const unsigned c
                           size_t n, const char *base, const char *member, fdl_error *err);
 
 /*
- * Validate the ELF file of @p n bytes at @p p whole (fdl__elf_validate), before any linker sees
- * it. @p what is "cubin" or "host object"; @p at is its offset in the input named @p name.
- * @return FDL_OK, FDL_EPARSE ("NAME: malformed cubin: WHAT IS WRONG (at byte N)"), FDL_ENOMEM
- */
-int fdl__elf_check(const unsigned char *p, size_t n, const char *name, const char *what,
-                   uint64_t at, fdl_error *err);
-
-/*
  * Validate a cubin image once its bytes are at hand (not compressed, or decompressed); other
  * images pass. @return as fdl__elf_check
  */
