@@ -73,6 +73,15 @@ static void child(int out_fd, int log_fd, fdl__jl_link_fn here, const fdl_link *
                   fdl__link_input *const *ins, size_t nins, const unsigned char *extra,
                   size_t extra_size)
 {
+    /* a crash kills the child by its signal: no handler of the program's (or a sanitizer's,
+     * which would turn it into an exit status) runs in it */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
+        sigaction(fatal[i], &dfl, NULL);
     /* what nvJitLink prints itself ("error   : ...", "ERROR 9: finish") goes to the log pipe */
     if (dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0)
         _exit(125);
