@@ -41,7 +41,9 @@ endforeach()
 # no liblz4 to open it and validate it (FDLINK_LIBLZ4 names a missing library): the real
 # nvJitLink gets it and dies of SIGSEGV. The CLI isolates the link by default: one line naming
 # the linker, the signal and the inputs, exit 1, no output. (Without isolation: exit 139.)
-foreach(_d shoff_zero symtab_outside)
+# (a section table at byte 0 kills it with SIGSEGV every time; other damages do it only some of
+# the times, or by another signal, and are left to the oracle)
+foreach(_d shoff_zero)
   fdlink_bad_input(link_linker_dies_${_d} SPECS ${_fdl_caller}
     bad.fatbin=elf:${_d}:fatbin_lz4:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx bad.fatbin)
