@@ -13,7 +13,10 @@
  *     (kind detected from the bytes), fdl_link_complete, fdl_link_cubin;
  *   - fdlink + declaration check: the same with fdl_link_add_decls (link16.decl) first; for
  *     LTO-IR that check runs an extra link to see the post-LTO PTX (informative: no raw
- *     counterpart).
+ *     counterpart);
+ *   - fdlink, isolated link: fdlink with fdl_link_options.isolate = 1 (nvJitLink's link in a
+ *     forked child, the cubin back through a pipe), against the in-process fdlink link in the
+ *     same run: the isolation's cost on a miss of the cache (a hit never links).
  * Timed: from the first linker call to the cubin in hand, with the linker's handle destroyed
  * (fdlink destroys its nvJitLink handle within fdl_link_complete); reading the inputs is not.
  *
@@ -158,12 +161,13 @@ static int raw_link(const raw_jl *jl, const inputs *ins, unsigned char **cubin, 
     return 0;
 }
 
-/* One fdlink link (with @p decls checked when not NULL). */
-static int fdlink_link(const inputs *ins, const fdl_decls *decls, fdl_link **out,
+/* One fdlink link (with @p decls checked when not NULL; in a child process with @p isolate). */
+static int fdlink_link(const inputs *ins, const fdl_decls *decls, int isolate, fdl_link **out,
                        fdl_error *err)
 {
     fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
     opts.arch = FDL_BENCH_LINK_ARCH;
+    opts.isolate = isolate;
     opts.cache = FDL_CACHE_OFF; /* the link's own cost; benchmark 7 measures the cache */
     int rc = fdl_link_create(out, &opts, err);
     if (rc == FDL_OK && decls)
@@ -243,7 +247,7 @@ int bench_link_child(int argc, char **argv)
             goto cleanup;
         }
         t1 = bench_now_ms();
-        if (fdlink_link(&ins, NULL, &link, &err) != FDL_OK) {
+        if (fdlink_link(&ins, NULL, 0, &link, &err) != FDL_OK) {
             fprintf(stderr, "fdlink-bench: error: %s\n", err.message);
             goto cleanup;
         }
@@ -266,10 +270,11 @@ cleanup:
 
 /* ---- the section ------------------------------------------------------------------------------ */
 
-enum { M_RAW = 0, M_FDLINK, M_CHECKED, NMETHODS };
+enum { M_RAW = 0, M_FDLINK, M_CHECKED, M_ISOLATED, NMETHODS };
 
 static const char *const method_names[NMETHODS] = {"raw nvJitLink", "fdlink",
-                                                   "fdlink + declaration check"};
+                                                   "fdlink + declaration check",
+                                                   "fdlink, isolated link"};
 
 /* Check that @p cubin defines the kernel and (from PTX) every function. */
 static int check_cubin(bench_section *s, const char *kind, const void *cubin, size_t size,
@@ -409,7 +414,8 @@ static int bench_kind(bench_ctx *ctx, bench_section *s, int lto, const raw_jl *j
     for (int m = 0; m < NMETHODS; m++) {
         if (m == M_RAW)
             continue;
-        if (fdlink_link(&ins, m == M_CHECKED ? decls : NULL, &link, &err) != FDL_OK) {
+        if (fdlink_link(&ins, m == M_CHECKED ? decls : NULL, m == M_ISOLATED, &link, &err) !=
+            FDL_OK) {
             bench_fail_err(s, method_names[m], &err);
             goto cleanup;
         }
@@ -443,7 +449,8 @@ static int bench_kind(bench_ctx *ctx, bench_section *s, int lto, const raw_jl *j
                     goto cleanup;
                 }
             } else {
-                if (fdlink_link(&ins, m == M_CHECKED ? decls : NULL, &link, &err) != FDL_OK) {
+                if (fdlink_link(&ins, m == M_CHECKED ? decls : NULL, m == M_ISOLATED, &link,
+                                &err) != FDL_OK) {
                     bench_fail_err(s, method_names[m], &err);
                     goto cleanup;
                 }
@@ -473,6 +480,11 @@ static int bench_kind(bench_ctx *ctx, bench_section *s, int lto, const raw_jl *j
                     BENCH_GOAL_LE, 1.05);
     snprintf(name, sizeof name, "%s: fdlink + declaration check / raw, later links", kind);
     bench_ratio_add(s, name, &later[M_CHECKED * reps], &later[M_RAW * reps], reps,
+                    BENCH_GOAL_NONE, 0);
+    /* the isolated link (a fork, the link in the child, the cubin back through a pipe) against
+     * the in-process link, both misses of the cache (a hit never links) */
+    snprintf(name, sizeof name, "%s: isolated / in-process fdlink, later links", kind);
+    bench_ratio_add(s, name, &later[M_ISOLATED * reps], &later[M_FDLINK * reps], reps,
                     BENCH_GOAL_NONE, 0);
     bench_stats lr = bench_summarise(&load[M_RAW * firsts], firsts);
     bench_stats lf = bench_summarise(&load[M_FDLINK * firsts], firsts);

@@ -56,6 +56,9 @@ void help_link(FILE *out)
           "  --no-nvjitlink-cache        turn off nvJitLink's own cache (-no-cache)\n"
           "  -D NAME[=VALUE], -I DIR, --std=STD\n"
           "                              for CUDA C inputs (repeatable)\n"
+          "  --isolate, --no-isolate     run nvJitLink in a child process, so that a crash is\n"
+          "                              an error and its own output goes to the log (default:\n"
+          "                              on; FDLINK_LINK_ISOLATE=0 or 1 when set)\n"
           "  --no-cache                  neither look up nor store the result in the cache\n"
           "                              (see 'fdlink cache --help')\n"
           "  -v, --verbose               print the linker's info log, the inputs, wall time,\n"
@@ -118,6 +121,10 @@ int cli_link_args_init(cli_link_args *a, int argc)
     memset(a, 0, sizeof *a);
     a->opts = opts;
     a->cuda = cuda;
+    /* the CLI isolates nvJitLink unless told otherwise (docs/isolation.md): a crash is one line,
+     * and what the linker prints itself stays out of stderr; FDLINK_LINK_ISOLATE decides when set */
+    const char *isolate = getenv("FDLINK_LINK_ISOLATE");
+    a->opts.isolate = isolate && *isolate ? -1 : 1;
     a->device = -1;
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     a->kinds = calloc((size_t)argc + 1, sizeof *a->kinds);
@@ -317,6 +324,8 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
         a->opts.optimize_unused_variables = 1;
     } else if (strcmp(arg, "--device-stack-protector") == 0) {
         a->opts.device_stack_protector = 1;
+    } else if (strcmp(arg, "--isolate") == 0 || strcmp(arg, "--no-isolate") == 0) {
+        a->opts.isolate = arg[2] == 'i';
     } else {
         return 0;
     }

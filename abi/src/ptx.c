@@ -759,7 +759,8 @@ static inline int add_name(scanner *sc, const token *t, const char **out)
 {
     if (t->len > FDL_PTX_MAX_IDENT)
         return sc_fail(sc, FDL_ELIMIT, t->line, t->col, NULL,
-                       "identifier longer than %d bytes", FDL_PTX_MAX_IDENT);
+                       "identifier longer than %d bytes (a limit of fdlink's, "
+                       "FDL_PTX_MAX_IDENT)", FDL_PTX_MAX_IDENT);
     name_block *b = sc->ptx->names;
     if (!b || b->cap - b->used < t->len + 1) {
         /* the first block from the text's size, the others NAME_BLOCK; a name always fits */
@@ -1545,7 +1546,9 @@ static int parse_target(scanner *sc, const token *dir)
         if (t.kind != T_IDENT)
             return directive_fail(sc, &t, ".target", "a target name (sm_90, debug, ...)");
         if (t.len > FDL_PTX_MAX_IDENT)
-            return sc_fail(sc, FDL_ELIMIT, t.line, t.col, NULL, "identifier longer than %d bytes",
+            return sc_fail(sc, FDL_ELIMIT, t.line, t.col, NULL,
+                           "identifier longer than %d bytes (a limit of fdlink's, "
+                           "FDL_PTX_MAX_IDENT)",
                            FDL_PTX_MAX_IDENT);
         if ((sc->target.len && !fdl__buf_append(&sc->target, ", ", 2)) ||
             !fdl__buf_append(&sc->target, sc->s + t.off, t.len))

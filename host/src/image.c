@@ -10,17 +10,16 @@
 #include <string.h>
 
 #include "driver.h"
+#include "elfread.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
 #include "formats.h"
 
-#define SHT_SYMTAB 2
 #define STT_FUNC 2
 /* st_other flag that marks a kernel (an entry function) in a CUDA ELF image */
 #define STO_CUDA_ENTRY 0x10
 /* .nv.info sections (SHT_LOPROC), and their attribute of one kernel parameter: an SVAL of
  * {u32 index, u16 ordinal, u16 offset, u32 flags (size in bits 18..31)} */
-#define SHT_NV_INFO 0x70000000u
 #define EIFMT_SVAL 4
 #define EIATTR_KPARAM_INFO 0x17
 /*
@@ -40,17 +39,6 @@ static uint16_t rd16(const unsigned char *p)
 static uint32_t rd32(const unsigned char *p)
 {
     return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16;
-}
-
-static uint64_t rd64(const unsigned char *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
-/* Non-zero when [off, off + len) lies within @p size bytes. */
-static int within(uint64_t off, uint64_t len, uint64_t size)
-{
-    return off <= size && len <= size - off;
 }
 
 typedef struct name_list {
@@ -80,40 +68,40 @@ static int add_name(name_list *l, const char *name, size_t len)
     return FDL_OK;
 }
 
-/* Kernels of a 64-bit little-endian ELF image; anything malformed ends the walk quietly. */
+/*
+ * Open an ELF image through link/'s reader, and only when it passes the validation that every
+ * binary passes before a linker sees it (elfread.h): then every table and name read below lies
+ * inside the image. A malformed image gives no kernels (the driver then refuses it itself).
+ */
+static int elf_valid(fdl__elf *e, const unsigned char *p, size_t size)
+{
+    const char *why;
+    char buf[8];
+    uint64_t at;
+    return fdl__elf_open(e, p, size, &why) && fdl__elf_validate(e, buf, sizeof buf, &at) == 1;
+}
+
+/* Kernels of a 64-bit little-endian ELF image; a malformed one gives none. */
 static int elf_kernels(name_list *l, const unsigned char *p, size_t size)
 {
-    if (size < 64 || p[4] != 2 || p[5] != 1)
+    fdl__elf e;
+    if (!elf_valid(&e, p, size))
         return FDL_OK;
-    uint64_t shoff = rd64(p + 40);
-    uint16_t shentsize = rd16(p + 58), shnum = rd16(p + 60);
-    if (shentsize < 64 || !within(shoff, (uint64_t)shnum * shentsize, size))
-        return FDL_OK;
-    for (uint16_t i = 0; i < shnum; i++) {
-        const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
-        if (rd32(sh + 4) != SHT_SYMTAB)
+    for (size_t i = 1; i < e.shnum; i++) {
+        fdl__shdr sh;
+        fdl__elf_shdr(&e, i, &sh);
+        const unsigned char *d;
+        if (sh.type != FDL__SHT_SYMTAB || !fdl__elf_section_bytes(&e, &sh, &d) || !d)
             continue;
-        uint64_t off = rd64(sh + 24), len = rd64(sh + 32), entsize = rd64(sh + 56);
-        uint32_t link = rd32(sh + 40);
-        if (entsize < 24 || !within(off, len, size) || link >= shnum)
-            continue;
-        const unsigned char *str = p + shoff + (uint64_t)link * shentsize;
-        uint64_t stroff = rd64(str + 24), strlen_ = rd64(str + 32);
-        if (!within(stroff, strlen_, size))
-            continue;
-        for (uint64_t s = 0; s + entsize <= len; s += entsize) {
-            const unsigned char *sym = p + off + s;
-            uint32_t name = rd32(sym);
+        for (uint64_t k = 0; k < sh.size / 24; k++) {
+            const unsigned char *sym = d + k * 24;
             unsigned char info = sym[4], other = sym[5];
-            uint16_t shndx = rd16(sym + 6);
-            if ((info & 0xf) != STT_FUNC || !(other & STO_CUDA_ENTRY) || shndx == 0 ||
-                name >= strlen_)
+            if ((info & 0xf) != STT_FUNC || !(other & STO_CUDA_ENTRY) || rd16(sym + 6) == 0)
                 continue;
-            const char *text = (const char *)p + stroff + name;
-            const char *nul = memchr(text, '\0', (size_t)(strlen_ - name));
-            if (!nul || nul == text)
+            const char *text = fdl__elf_string(&e, sh.link, rd32(sym));
+            if (!text || !text[0])
                 continue;
-            int rc = add_name(l, text, (size_t)(nul - text));
+            int rc = add_name(l, text, strlen(text));
             if (rc != FDL_OK)
                 return rc;
         }
@@ -239,32 +227,23 @@ static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, in
 /* Parameter counts of the kernels of an ELF cubin, from its .nv.info.<kernel> sections. */
 static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
 {
-    if (size < 64 || p[4] != 2 || p[5] != 1)
-        return FDL_OK;
-    uint64_t shoff = rd64(p + 40);
-    uint16_t shentsize = rd16(p + 58), shnum = rd16(p + 60), shstrndx = rd16(p + 62);
-    if (shentsize < 64 || shstrndx >= shnum ||
-        !within(shoff, (uint64_t)shnum * shentsize, size))
-        return FDL_OK;
-    const unsigned char *strh = p + shoff + (uint64_t)shstrndx * shentsize;
-    uint64_t stroff = rd64(strh + 24), strsize = rd64(strh + 32);
-    if (!within(stroff, strsize, size))
+    fdl__elf e;
+    if (!elf_valid(&e, p, size))
         return FDL_OK;
     static const char prefix[] = ".nv.info.";
-    for (uint16_t i = 0; i < shnum; i++) {
-        const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
-        uint32_t name = rd32(sh);
-        uint64_t off = rd64(sh + 24), len = rd64(sh + 32);
-        if (rd32(sh + 4) != SHT_NV_INFO || name >= strsize || !within(off, len, size))
+    for (size_t i = 1; i < e.shnum; i++) {
+        fdl__shdr sh;
+        fdl__elf_shdr(&e, i, &sh);
+        const unsigned char *d;
+        if (sh.type != FDL__SHT_NV_INFO || !fdl__elf_section_bytes(&e, &sh, &d) || !d)
             continue;
-        const char *text = (const char *)p + stroff + name;
-        const char *nul = memchr(text, '\0', (size_t)(strsize - name));
-        size_t tlen = nul ? (size_t)(nul - text) : 0;
+        const char *text = fdl__elf_section_name(&e, &sh);
+        size_t tlen = text ? strlen(text) : 0;
         if (tlen <= sizeof prefix - 1 || memcmp(text, prefix, sizeof prefix - 1) != 0)
             continue;
         size_t count;
         int coop;
-        if (!kparam_count(p + off, len, &count, &coop))
+        if (!kparam_count(d, sh.size, &count, &coop))
             continue;
         int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count, coop);
         if (rc != FDL_OK)

@@ -7,6 +7,7 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "formats.h"
 
 /* Size of each JIT log buffer handed to the driver. */
 #define JIT_LOG_SIZE ((size_t)16 * 1024)
@@ -65,7 +66,9 @@ static int check_image_bounds(const unsigned char *p, size_t size, const char *n
                                   "truncated ELF image: section %u reaches past its %zu bytes",
                                   (unsigned)i, size);
         }
-        return FDL_OK;
+        /* the rest of the validation every cubin passes before a linker sees it: the driver's
+         * loader reads the same tables as nvJitLink, and trusts them as much */
+        return fdl__elf_check(p, size, name, "cubin", 0, err);
     }
     if (size >= 4 && rd32(p) == 0xBA55ED50u) {
         if (size < 16 || !in_bounds(rd16(p + 6), rd64(p + 8), 1, size))

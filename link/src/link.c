@@ -699,8 +699,31 @@ static int add_devrt(fdl_link *link, fdl_error *err)
 }
 
 /* Decide LTO and the image of every unit; refuse what cannot be linked. */
+/*
+ * Every compressed cubin of every input decompressed and validated (fdl__image_load): the
+ * backend is given whole containers, not only the images chosen, and those were validated when
+ * unpacked only if they were stored uncompressed. Runs on a miss only (a hit never links).
+ */
+static int validate_compressed(fdl_link *link, fdl_error *err)
+{
+    for (size_t i = 0; i < link->ninputs; i++) {
+        fdl__link_input *in = &link->inputs[i];
+        for (size_t k = 0; k < in->images.n; k++) {
+            fdl__image *img = &in->images.v[k];
+            int rc;
+            if (img->pub.kind == FDL_KIND_CUBIN && img->flags &&
+                (rc = fdl__image_load(img, err)) != FDL_OK)
+                return rc;
+        }
+    }
+    return FDL_OK;
+}
+
 static int prepare(fdl_link *link, fdl_error *err)
 {
+    int vrc = validate_compressed(link, err);
+    if (vrc != FDL_OK)
+        return vrc;
     /* the scans that check_input put off: the choice of images needs them from here on */
     for (size_t i = 0; i < link->ninputs; i++) {
         fdl__link_input *in = &link->inputs[i];

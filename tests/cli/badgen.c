@@ -32,6 +32,7 @@
  *   socket                 a Unix socket that nothing listens on
  *   chrdev:MAJ:MIN         a character device node (mknod; needs root: else the case is skipped)
  *   blkdev:MAJ:MIN         a block device node (likewise)
+ *   elf:..., elfhost:..., ar_empty_first:..., ar_bsd:...   damaged binaries (badgen_elf.c)
  * "%XX" (two hex digits) in NAME is that byte: %0a a newline, %1b an escape, %ff not UTF-8.
  * Exit 77 with "SKIP: why" on stderr when this machine cannot make what a case needs.
  */
@@ -48,6 +49,8 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "badgen.h"
 
 static const char *g_data, *g_fixtures;
 
@@ -308,11 +311,16 @@ static void make(const char *dir, const char *spec)
             }
             die("cannot make device node", path);
         }
-    } else {
+    } else if (!arg || !badgen_elf(path, kind, arg)) {
         fprintf(stderr, "fdlink_badgen: unknown kind %s\n", kind);
         exit(2);
     }
 }
+
+unsigned char *badgen_read_source(const char *src, size_t *n) { return read_source(src, n); }
+FILE *badgen_create(const char *path) { return create(path); }
+void badgen_finish(FILE *f, const char *path) { finish(f, path); }
+void badgen_write(const char *path, const void *p, size_t n) { write_bytes(path, p, n); }
 
 int main(int argc, char **argv)
 {

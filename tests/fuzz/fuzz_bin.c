@@ -7,7 +7,9 @@
  * of a fatbin's members for the device status record. The input is
  * exactly `size` bytes. Properties: a failure fills the error record well (fuzz.h); a success
  * gives images whose strings are terminated and whose symbols have names; the kernel and
- * parameter lists are consistent (names non-empty, no duplicate names).
+ * parameter lists are consistent (names non-empty, no duplicate names). The ELF validation's
+ * oracle (issue 22): a cubin that inspection accepts has, checked here independently of
+ * link/src/elfread.c, every table and name inside the file: what a linker reads of it is there.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -30,6 +32,66 @@ static void check_image(const fdl_image *img)
         (void)fdl_ptx_count(img->ptx);
 }
 
+static uint64_t rd(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int inside(uint64_t off, uint64_t len, size_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+/* An accepted cubin: its tables and names lie inside it (the validation's invariants). */
+static void check_accepted_cubin(const uint8_t *p, size_t size)
+{
+    if (size < 64 || memcmp(p, "\x7f" "ELF", 4) != 0 || rd(p + 18, 2) != 190)
+        return;
+    uint64_t shoff = rd(p + 40, 8), shnum = rd(p + 60, 2), shstrndx = rd(p + 62, 2);
+    uint64_t phoff = rd(p + 32, 8), phnum = rd(p + 56, 2);
+    FUZZ_REQUIRE(shoff >= 64 && rd(p + 58, 2) == 64 && inside(shoff, shnum * 64, size),
+                 "accepted cubin: section table (%llu entries at %llu) not inside its %zu bytes",
+                 (unsigned long long)shnum, (unsigned long long)shoff, size);
+    FUZZ_REQUIRE(phnum == 0 || inside(phoff, phnum * 56, size),
+                 "accepted cubin: program header table outside the file");
+    FUZZ_REQUIRE(shnum > 1 && shstrndx < shnum, "accepted cubin: section name table %llu of %llu",
+                 (unsigned long long)shstrndx, (unsigned long long)shnum);
+    const uint8_t *names = p + shoff + shstrndx * 64;
+    uint64_t names_off = rd(names + 24, 8), names_size = rd(names + 32, 8);
+    FUZZ_REQUIRE(names_size && inside(names_off, names_size, size) &&
+                     p[names_off + names_size - 1] == 0,
+                 "accepted cubin: the section name table is not inside the file, NUL-ended");
+    for (uint64_t i = 1; i < shnum; i++) {
+        const uint8_t *sh = p + shoff + i * 64;
+        uint32_t type = (uint32_t)rd(sh + 4, 4);
+        uint64_t off = rd(sh + 24, 8), len = rd(sh + 32, 8);
+        FUZZ_REQUIRE(rd(sh, 4) < names_size, "accepted cubin: section %llu's name outside",
+                     (unsigned long long)i);
+        if (type == 8 || type == 0x7000000au || type == 0x70000015u)
+            continue; /* no bytes in the file */
+        FUZZ_REQUIRE(inside(off, len, size), "accepted cubin: section %llu outside the file",
+                     (unsigned long long)i);
+        if (type != 2)
+            continue;
+        /* the symbol table: whole entries, names inside its NUL-ended string table */
+        uint64_t link = rd(sh + 40, 4);
+        FUZZ_REQUIRE(rd(sh + 56, 8) == 24 && len % 24 == 0 && link && link < shnum,
+                     "accepted cubin: symbol table %llu malformed", (unsigned long long)i);
+        const uint8_t *st = p + shoff + link * 64;
+        uint64_t st_off = rd(st + 24, 8), st_size = rd(st + 32, 8);
+        FUZZ_REQUIRE(st_size && inside(st_off, st_size, size) && p[st_off + st_size - 1] == 0,
+                     "accepted cubin: string table %llu not inside, NUL-ended",
+                     (unsigned long long)link);
+        for (uint64_t k = 0; k < len / 24; k++)
+            FUZZ_REQUIRE(rd(p + off + k * 24, 4) < st_size,
+                         "accepted cubin: symbol %llu's name past its string table",
+                         (unsigned long long)k);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fdl_error err = FDL_ERROR_INIT;
@@ -47,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         for (size_t i = 0; i < fdl_inspection_count(ins); i++)
             check_image(fdl_inspection_image(ins, i));
+        check_accepted_cubin(data, size);
     }
     fdl_inspection_destroy(ins);
 

@@ -69,6 +69,20 @@ Test(gpu_module, bad_images_are_errors)
     cr_assert_str_eq(err.source, "half.cubin");
     rc = fdl_module_load_data(&mod, dev, cubin, 0, "empty.cubin", &err);
     cr_assert_eq(rc, FDL_EINVAL);
+    /* a malformed cubin (section 1's alignment 3) is refused before the driver reads it, by the
+     * validation every cubin passes before a linker sees it (issue 22) */
+    unsigned char *bad = malloc(size);
+    cr_assert_not_null(bad);
+    memcpy(bad, cubin, size);
+    uint64_t shoff = 0;
+    for (int b = 7; b >= 0; b--)
+        shoff = shoff << 8 | bad[40 + b];
+    bad[shoff + 64 + 48] = 3;
+    rc = fdl_module_load_data(&mod, dev, bad, size, "bad.cubin", &err);
+    cr_assert_eq(rc, FDL_EPARSE, "got %s: %s", fdl_status_name(rc), err.message);
+    cr_assert(strstr(err.message, "malformed cubin: section 1's alignment 3 is not a power of "
+                                  "two (at byte "), "%s", err.message);
+    free(bad);
     fdl_link_destroy(link);
     /* the context is still usable */
     cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "%s", err.message);

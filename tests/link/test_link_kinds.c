@@ -9,6 +9,8 @@
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1469,4 +1471,156 @@ Test(link_jl_options, version_3_is_accepted)
     fdl_error err = FDL_ERROR_INIT;
     cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
     fdl_link_destroy(link);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The isolated link (fdl_link_options.isolate, link/src/isolate.c)                            */
+/* ------------------------------------------------------------------------------------------ */
+
+static fdl_link *make_isolated(int isolate)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF; /* every link here must really run the linker */
+    opts.isolate = isolate;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    return link;
+}
+
+/* The same link in the process and in a child: the same cubin, byte for byte. */
+Test(link_isolated, same_cubin_as_in_process)
+{
+    size_t n[2];
+    unsigned char *cubin[2];
+    for (int isolate = 0; isolate < 2; isolate++) {
+        fdl_link *link = make_isolated(isolate);
+        add(link, "caller.ptx", 0);
+        add(link, "mul.cubin", 0);
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        const void *p = fdl_link_cubin(link, &n[isolate]);
+        cubin[isolate] = malloc(n[isolate]);
+        memcpy(cubin[isolate], p, n[isolate]);
+        if (isolate)
+            check_cubin(link, "multiply_vectors", MUL_DEFINED);
+        fdl_link_destroy(link);
+    }
+    cr_assert_eq(n[0], n[1]);
+    cr_assert(memcmp(cubin[0], cubin[1], n[0]) == 0, "the isolated link's cubin differs");
+    free(cubin[0]);
+    free(cubin[1]);
+}
+
+/*
+ * A cubin nvJitLink dies on (its section table at byte 0), LZ4-compressed in a fatbin where
+ * fdlink has no liblz4 to decompress it and validate it first: the real nvJitLink gets it and
+ * dies of SIGSEGV (tests/fuzz/jloracle.c shows it). Isolated, that is an FDL_ELINK error.
+ */
+static unsigned char *crashing_fatbin(size_t *size)
+{
+    size_t n;
+    unsigned char *cubin = (unsigned char *)slurp(fx("mul.cubin"), &n);
+    memset(cubin + 40, 0, 8); /* e_shoff = 0 */
+    size_t c = 0, cap = n + n / 255 + 16, pad;
+    unsigned char *block = malloc(cap);
+    block[c++] = 0xf0; /* one LZ4 sequence: literals only, their length 15 + the bytes below */
+    size_t rest = n - 15;
+    for (; rest >= 255; rest -= 255)
+        block[c++] = 255;
+    block[c++] = (unsigned char)rest;
+    memcpy(block + c, cubin, n);
+    c += n;
+    pad = (c + 7) / 8 * 8;
+    unsigned char *f = calloc(1, 16 + 64 + pad);
+    static const unsigned char head[16] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0};
+    memcpy(f, head, 16);
+    uint64_t body = 64 + pad;
+    memcpy(f + 8, &body, 8); /* little-endian hosts only, as every CUDA host is */
+    unsigned char *h = f + 16;
+    uint32_t u32;
+    uint64_t u64;
+    h[0] = 2; /* a cubin */
+    h[2] = 1;
+    h[3] = 1;
+    h[4] = 64;
+    u64 = pad;
+    memcpy(h + 8, &u64, 8);
+    u32 = (uint32_t)c;
+    memcpy(h + 16, &u32, 4);
+    h[24] = 8;
+    h[26] = 1;
+    h[28] = 90;
+    u64 = 0x2011; /* 64-bit, linux, LZ4 */
+    memcpy(h + 40, &u64, 8);
+    u64 = n;
+    memcpy(h + 56, &u64, 8);
+    memcpy(h + 64, block, c);
+    free(block);
+    free(cubin);
+    *size = 16 + 64 + pad;
+    return f;
+}
+
+Test(link_isolated, a_linker_that_dies_is_an_error)
+{
+    setenv("FDLINK_LIBLZ4", "/nonexistent/liblz4.so.1", 1);
+    size_t size;
+    unsigned char *fat = crashing_fatbin(&size);
+    fdl_link *link = make_isolated(1);
+    add(link, "caller.ptx", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_data(link, fat, size, "crash.fatbin", FDL_KIND_AUTO, &err), FDL_OK,
+                 "%s", err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert(strncmp(err.message, "nvJitLink died of signal ", 25) == 0, "%s", err.message);
+    cr_assert(strstr(err.message, "linking ") && strstr(err.message, "caller.ptx, crash.fatbin"),
+              "%s", err.message);
+    cr_assert_null(strchr(err.message, '\n'));
+    const char *log = fdl_link_error_log(link);
+    cr_assert(log && strstr(log, "in the isolated link"), "%s", log ? log : "(no log)");
+    cr_assert_null(fdl_link_cubin(link, &size));
+    fdl_link_destroy(link);
+    free(fat);
+}
+
+/* A link that fails in the child: its log comes back whole, and nothing reaches stderr. */
+Test(link_isolated, the_linkers_own_output_goes_to_the_log, .init = cr_redirect_stderr)
+{
+    fdl_link *link = make_isolated(1);
+    add(link, "caller.ptx", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert(strstr(err.message, "mul_f32_f32"), "%s", err.message);
+    const char *log = fdl_link_error_log(link);
+    cr_assert(log && strstr(log, "Undefined reference"),
+              "%s", log ? log : "(no log)");
+    fflush(stderr);
+    cr_assert_stderr_eq_str("");
+    fdl_link_destroy(link);
+}
+
+/* FDLINK_LINK_ISOLATE decides when the option is -1; an option out of range is refused. */
+Test(link_isolated, environment_and_validation)
+{
+    setenv("FDLINK_LINK_ISOLATE", "1", 1);
+    setenv("FDLINK_LIBLZ4", "/nonexistent/liblz4.so.1", 1);
+    size_t size;
+    unsigned char *fat = crashing_fatbin(&size);
+    fdl_link *link = make_isolated(-1);
+    add(link, "caller.ptx", 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_data(link, fat, size, "crash.fatbin", FDL_KIND_AUTO, &err), FDL_OK);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert(strstr(err.message, "died of signal"), "%s", err.message);
+    fdl_link_destroy(link);
+    free(fat);
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.isolate = 2;
+    link = NULL;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "invalid isolate 2 (expected 0, 1, or -1 for "
+                                  "FDLINK_LINK_ISOLATE)");
 }

@@ -405,9 +405,8 @@ Test(link_input, a_short_elf_file_says_so)
     cubin[19] = 0;
     memset(cubin + 20, 0, 4);
     cr_assert_eq(fdl_link_add_data(link, cubin, sizeof cubin, "k.cubin", FDL_KIND_AUTO, &err),
-                 FDL_EKIND);
-    cr_assert_str_eq(err.message, "not a link input (found 7f 45 4c 46 ...: a malformed cubin: a "
-                                  "truncated ELF file)");
+                 FDL_EPARSE);
+    cr_assert_str_eq(err.message, "malformed cubin: a truncated ELF file (at byte 24)");
     guard_free(&g);
     fdl_link_destroy(link);
 }

@@ -616,10 +616,12 @@ Test(ptx_limits, identifier_length)
     name[FDL_PTX_MAX_IDENT + 1] = '\0';
     b.len = 0;
     fdl__buf_printf(&b, ".version 9.0\n.visible .func %s();\n", name);
-    scan_fails(b.data, FDL_ELIMIT, 2, 16, "identifier longer than 1024 bytes");
+    scan_fails(b.data, FDL_ELIMIT, 2, 16, "identifier longer than 65536 bytes (a limit of fdlink's, "
+               "FDL_PTX_MAX_IDENT)");
     b.len = 0;
     fdl__buf_printf(&b, ".version 9.0\n.visible .func f(.param .b32 %s);\n", name);
-    scan_fails(b.data, FDL_ELIMIT, 2, 30, "identifier longer than 1024 bytes");
+    scan_fails(b.data, FDL_ELIMIT, 2, 30, "identifier longer than 65536 bytes (a limit of fdlink's, "
+               "FDL_PTX_MAX_IDENT)");
     fdl__buf_free(&b);
 }
 

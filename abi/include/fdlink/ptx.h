@@ -17,8 +17,12 @@
 extern "C" {
 #endif
 
-/** Longest identifier accepted in a prototype. */
-#define FDL_PTX_MAX_IDENT 1024
+/**
+ * Longest identifier accepted in a prototype: a limit of fdlink's (a bound on what one name may
+ * cost), far above what the toolkit writes (nvcc's mangled names of template instantiations run
+ * past 1500 bytes, and ptxas takes them; it was 1024 before issue 22).
+ */
+#define FDL_PTX_MAX_IDENT 65536
 /** Most parameters one prototype may have. */
 #define FDL_PTX_MAX_PARAMS 4096
 

@@ -148,7 +148,17 @@ typedef struct fdl_link_options {
      */
     fdl_cache_mode cache;
     const char *cache_dir; /**< the cache directory; NULL for the default (fdl_cache_dir) */
-    /* version 4 (issue 22's `isolate` comes first in this block) */
+    /* version 4 */
+    /* -- the isolated link (issue 22) -- */
+    /**
+     * Run nvJitLink's link in a child process (docs/isolation.md): a linker that crashes is an
+     * FDL_ELINK error naming the linker, the signal and the inputs, not the death of the program,
+     * and what the linker prints itself goes to the link's logs, not to stderr. 1 on, 0 off, -1
+     * for FDLINK_LINK_ISOLATE (1 or 0; off when unset), and on whenever split_compile_extended is
+     * asked for (an option known to crash nvJitLink 13.0). The driver's cuLink always runs in
+     * the process (it needs the calling thread's context).
+     */
+    int isolate;
     /* -- nvJitLink's remaining options (issue 25); nvJitLink only: cuLink refuses them -- */
     int time; /**< -time: nvJitLink's timings in the info log; such a link is not cached */
     const char *const *xptxas; /**< NULL-terminated options for ptxas (-Xptxas=OPT each), or NULL */
@@ -194,7 +204,7 @@ typedef struct fdl_link_options {
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
      -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
-     /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL}
+     /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

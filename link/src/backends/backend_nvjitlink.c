@@ -12,6 +12,17 @@
 #include "linkobj.h"
 #include "nvjitlink.h"
 
+/* The isolated link's child died (isolate.c): its log kept, one line naming the inputs. */
+static int linker_died(fdl_link *link, fdl__jl_run *run, fdl__link_input *const *ins,
+                       fdl_error *err)
+{
+    char *log = run->error;
+    run->error = NULL;
+    if (!fdl__link_set_log(link, 0, log))
+        return fdl__fail(err, FDL_ENOMEM, "out of memory keeping the linker log");
+    return fdl__isolate_died_error(run->signal, "nvJitLink", ins, link->ninputs, err);
+}
+
 /* Run nvJitLink: the cubin, and with emit_ptx the post-LTO PTX. */
 static int run_nvjitlink(fdl_link *link, fdl_error *err)
 {
@@ -34,6 +45,10 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
             goto cleanup;
         }
         run.info = NULL;
+        if (rc == FDL_ELINK && run.signal) {
+            rc = linker_died(link, &run, ins, err);
+            goto cleanup;
+        }
         if (rc == FDL_ELINK) {
             char symbol[FDL_ERROR_SYMBOL_MAX];
             char *log = run.error;

@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "linkobj.h"
 #include "nvjitlink.h"
+#include "unpack.h"
 
 /* Fetch one of nvJitLink's logs into a fresh NUL-terminated buffer ("" when empty). */
 static char *fetch_log(const fdl__nvjl *nv, nvJitLinkHandle h, int info)
@@ -75,6 +76,22 @@ static nvJitLinkInputType jl_type(fdl_input_kind kind)
     }
 }
 
+/*
+ * A static library, rewritten first when nvJitLink would misread it (fdl__archive_for_linker);
+ * the rewritten bytes go to *fixed, to be freed once the link is over.
+ */
+static int add_library(const fdl__nvjl *nv, nvJitLinkHandle h, const fdl__link_input *in,
+                       unsigned char **fixed, nvJitLinkResult *r, fdl_error *err)
+{
+    size_t n = 0;
+    int got = fdl__archive_for_linker(in->data, in->size, fixed, &n);
+    if (got < 0)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory rewriting %s for nvJitLink", in->name);
+    *r = got ? nv->add_data(h, NVJITLINK_INPUT_LIBRARY, *fixed, n, in->name)
+             : nv->add_data(h, NVJITLINK_INPUT_LIBRARY, in->data, in->size, in->name);
+    return FDL_OK;
+}
+
 void fdl__jl_run_free(fdl__jl_run *run)
 {
     free(run->out);
@@ -87,9 +104,9 @@ void fdl__jl_run_free(fdl__jl_run *run)
  * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
  * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
  */
-int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
-                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
-                 fdl_error *err)
+static int jl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                        size_t nins, const unsigned char *extra, size_t extra_size,
+                        fdl__jl_run *run, fdl_error *err)
 {
     memset(run, 0, sizeof *run);
     const fdl__nvjl *nv = link->nv;
@@ -98,10 +115,21 @@ int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const 
         return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
     int rc = FDL_OK;
     nvJitLinkHandle h = NULL;
+    /* libraries rewritten for nvJitLink, kept until the link is over */
+    unsigned char **fixed = calloc(nins ? nins : 1, sizeof *fixed);
+    if (!fixed) {
+        fdl__strv_free(&o);
+        return fdl__fail(err, FDL_ENOMEM, "out of memory");
+    }
     nvJitLinkResult r = nv->create(&h, (uint32_t)o.n, (const char **)o.v);
     for (size_t i = 0; r == NVJITLINK_SUCCESS && i < nins; i++) {
         const fdl__link_input *in = ins[i];
-        r = nv->add_data(h, jl_type(in->kind), in->data, in->size, in->name);
+        if (in->kind == FDL_KIND_LIBRARY) {
+            if ((rc = add_library(nv, h, in, &fixed[i], &r, err)) != FDL_OK)
+                goto cleanup;
+        } else {
+            r = nv->add_data(h, jl_type(in->kind), in->data, in->size, in->name);
+        }
         if (r != NVJITLINK_SUCCESS)
             run->refused = in->name;
     }
@@ -149,6 +177,20 @@ int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const 
 cleanup:
     if (h)
         nv->destroy(&h);
+    for (size_t i = 0; i < nins; i++)
+        free(fixed[i]);
+    free(fixed);
     fdl__strv_free(&o);
     return rc;
+}
+
+/* As jl_link_here, in a child process when the link is isolated (isolate.c). */
+int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
+                 fdl_error *err)
+{
+    if (fdl__isolate_wanted(&link->opts))
+        return fdl__isolate_jl_link(jl_link_here, link, lto, ptx, ins, nins, extra, extra_size,
+                                    run, err);
+    return jl_link_here(link, lto, ptx, ins, nins, extra, extra_size, run, err);
 }

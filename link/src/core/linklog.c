@@ -157,6 +157,37 @@ void fdl__link_log_headline(const char *log, char *out, size_t size, char *symbo
 }
 
 /*
+ * A line of @p log that starts with the name of one of the link's inputs and ": " (NVVM says
+ * "t.ltoir: parse Malformed block" under a first line that names no file): that input's name in
+ * *input and the rest of the line in @p out; 0 when there is none.
+ */
+static int input_line(const fdl_link *link, const char *log, const char **input, char *out,
+                      size_t size)
+{
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        for (size_t i = 0; i < link->ninputs; i++) {
+            const char *name = link->inputs[i].name;
+            size_t n = strlen(name);
+            if (n && (size_t)(end - line) > n + 2 && strncmp(line, name, n) == 0 &&
+                line[n] == ':' && line[n + 1] == ' ') {
+                size_t k = (size_t)(end - line) - n - 2;
+                if (k >= size)
+                    k = size - 1;
+                memcpy(out, line + n + 2, k);
+                out[k] = '\0';
+                *input = name;
+                return 1;
+            }
+        }
+        line = *end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/*
  * Fill @p err for a failed backend run: the headline of @p log after @p what, the whole log made
  * the link's error log (err->log borrows it), @p code in err->backend_code.
  */
@@ -168,7 +199,12 @@ int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *cod
         return fdl__fail(err, FDL_ENOMEM, "out of memory keeping the linker log");
     char headline[FDL_ERROR_MESSAGE_MAX];
     fdl__link_log_headline(link->error_log, headline, sizeof headline, symbol, symsize);
-    if (headline[0])
+    char said[FDL_ERROR_MESSAGE_MAX / 2];
+    const char *input = NULL;
+    /* a log whose headline names no input, with a line that does: that line, and that input */
+    if (!source && !symbol[0] && input_line(link, link->error_log, &input, said, sizeof said))
+        fdl__error(err, FDL_ELINK, input, 0, 0, NULL, "%s: %s (%s)", what, said, headline);
+    else if (headline[0])
         fdl__error(err, FDL_ELINK, source, 0, 0, symbol[0] ? symbol : NULL, "%s: %s", what,
                    headline);
     else

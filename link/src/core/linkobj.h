@@ -93,6 +93,7 @@ typedef struct fdl__jl_run {
     size_t out_size;
     char *info;
     char *error;
+    int signal;          /* the isolated link's child died of this signal (isolate.c) */
 } fdl__jl_run;
 
 /* ---- linkobj.c: the link object's helpers ---------------------------------------------------- */
@@ -136,6 +137,35 @@ void fdl__link_log_headline(const char *log, char *out, size_t size, char *symbo
 /* Fill @p err from a failed run's log (made the link's error log, which err->log borrows). */
 int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *code_name,
                             const char *source, const char *what, char *symbol, size_t symsize,
+                            fdl_error *err);
+
+/* ---- isolate.c: the isolated link (fdl_link_options.isolate) ------------------------------- */
+
+/* One nvJitLink run in this process, as fdl__jl_link without isolation. */
+typedef int (*fdl__jl_link_fn)(const fdl_link *link, int lto, int ptx,
+                               fdl__link_input *const *ins, size_t nins,
+                               const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
+                               fdl_error *err);
+
+/* Whether links with these options run isolated: o->isolate, or FDLINK_LINK_ISOLATE for -1. */
+int fdl__isolate_wanted(const fdl_link_options *o);
+
+/*
+ * Run @p here in a child process (fork, no exec; see isolate.c for why) and bring its run back:
+ * as @p here, and FDL_ELINK with run->signal when the child died by a signal (run->error then
+ * holds what nvJitLink printed and a line saying so). What nvJitLink prints on stdout or stderr
+ * is appended to run->error, never to the process's own. @return FDL_OK, FDL_ELINK, FDL_EIO
+ * (no pipe, no fork), FDL_ENOMEM
+ */
+int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, int ptx,
+                         fdl__link_input *const *ins, size_t nins, const unsigned char *extra,
+                         size_t extra_size, fdl__jl_run *run, fdl_error *err);
+
+/*
+ * The one-line error of a linker that died: "nvJitLink died of signal 11 (Segmentation fault)
+ * linking a.ptx, b.cubin", FDL_ELINK; err->log stays NULL (the log stays with the link).
+ */
+int fdl__isolate_died_error(int sig, const char *linker, fdl__link_input *const *ins, size_t nins,
                             fdl_error *err);
 
 /* ---- linkjl.c: nvJitLink runs ---------------------------------------------------------------- */

@@ -172,6 +172,9 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (!tristate_ok(tri[i]))
             return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
                              "default)", tri_names[i], tri[i]);
+    if (!tristate_ok(o->isolate))
+        return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
+                         "FDLINK_LINK_ISOLATE)", o->isolate);
     int rc = validate_jl_options(o, err);
     if (rc != FDL_OK)
         return rc;

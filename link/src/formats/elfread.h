@@ -14,9 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define FDL__SHT_PROGBITS 1
 #define FDL__SHT_SYMTAB 2
+#define FDL__SHT_STRTAB 3
+#define FDL__SHT_RELA 4
+#define FDL__SHT_DYNSYM 11
 #define FDL__SHT_NOBITS 8
+#define FDL__SHT_REL 9
 #define FDL__SHT_NV_INFO 0x70000000u /* SHT_LOPROC: .nv.info sections */
+#define FDL__SHT_CUDA_SHARED 0x7000000au /* .nv.shared.<f>: shared memory, no bytes */
+#define FDL__SHT_CUDA_SHARED_RESERVED 0x70000015u /* .nv.shared.reserved.<n>: the same */
 #define FDL__STO_CUDA_ENTRY 0x10     /* st_other of a kernel */
 
 /* An open ELF file: its bytes and the header fields fdlink reads. */
@@ -25,14 +32,16 @@ typedef struct fdl__elf {
     size_t n;
     unsigned type, machine, abiversion;
     uint32_t flags;
-    uint64_t shoff;
-    size_t shnum, shentsize, shstrndx;
+    uint64_t shoff, phoff;
+    size_t shnum, shentsize, shstrndx, phnum, phentsize, ehsize;
+    int xshnum, xshstrndx; /* the count and the index came from section 0 (extended numbering) */
+    uint64_t bad_at;       /* where fdl__elf_open found what it refused */
 } fdl__elf;
 
 /* A section header, the fields fdlink reads. */
 typedef struct fdl__shdr {
     uint32_t name, type, link, info;
-    uint64_t offset, size, entsize;
+    uint64_t flags, offset, size, align, entsize;
 } fdl__shdr;
 
 /* Whether [off, off + len) lies within n bytes (no overflow). */
@@ -59,6 +68,21 @@ const char *fdl__elf_string(const fdl__elf *e, size_t table, uint32_t off);
 
 /* The name of section @p s, or NULL. */
 const char *fdl__elf_section_name(const fdl__elf *e, const fdl__shdr *s);
+
+/*
+ * Validate a whole ELF file opened by fdl__elf_open, as a linker reads it, before any linker sees
+ * it (nvJitLink and the driver crash on some malformed cubins): the header's fields; the section
+ * and program header tables inside the file, of the ELF64 entry sizes, clear of the header and of
+ * each other; every section's bytes inside the file, no two overlapping (NOBITS, .nv.shared and
+ * empty ones aside, and sections of one type that alias the same bytes, as ptxas writes them), alignments powers of two; string tables NUL-terminated; section names inside the
+ * section name table; symbol and relocation tables of whole entries, linked to a table of the
+ * right type, every symbol's name inside its string table and its section an existing one,
+ * every relocation's symbol inside its table. One pass over the tables, linear in their size.
+ * @param whybuf  receives what is wrong ("section 3's bytes (...) lie outside the file")
+ * @param at      receives the byte offset of what is wrong (a header field, a table entry)
+ * @return 1 when it is valid, 0 (with whybuf and *at) when not, -1 when out of memory
+ */
+int fdl__elf_validate(const fdl__elf *e, char *whybuf, size_t cap, uint64_t *at);
 
 /* The architecture number of a cubin, from e_flags (90 for sm_90). */
 unsigned fdl__elf_cubin_arch(const fdl__elf *e);

@@ -100,6 +100,8 @@ int fdl__fatbin_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
                 img->pub.size = dsize > SIZE_MAX ? SIZE_MAX : (size_t)dsize;
                 img->pub.compression = (compressed & FDL__FATBIN_FLAG_ZSTD) ? "zstd" : "lz4";
             }
+            if ((rc = fdl__image_validate(img, err)) != FDL_OK)
+                return rc;
             if (k == FDL_KIND_PTX)
                 snprintf(img->version_buf, sizeof img->version_buf, "%u.%u", major, minor);
             if (k == FDL_KIND_AUTO) {
@@ -126,6 +128,9 @@ int fdl__object_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
     const char *why = NULL;
     if (!fdl__elf_open(&e, p, n, &why))
         return fdl__error(err, FDL_EPARSE, input, 0, 0, NULL, "%s at byte offset %zu", why, at);
+    int rc = fdl__elf_check(p, n, base, "host object", 0, err);
+    if (rc != FDL_OK)
+        return rc;
     int found = 0;
     for (size_t i = 1; i < e.shnum; i++) {
         fdl__shdr s;
@@ -136,8 +141,8 @@ int fdl__object_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
         if (!fdl__elf_section_bytes(&e, &s, &d))
             return fdl__error(err, FDL_EPARSE, input, 0, 0, NULL,
                               "fatbin section %zu lies outside the object", i);
-        int rc = fdl__fatbin_parse(im, d, (size_t)s.size, at + (size_t)s.offset, input, base, member,
-                              err);
+        rc = fdl__fatbin_parse(im, d, (size_t)s.size, at + (size_t)s.offset, input, base, member,
+                               err);
         if (rc != FDL_OK)
             return rc;
         found = 1;

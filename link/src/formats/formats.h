@@ -42,6 +42,7 @@ typedef struct fdl__image {
     size_t unit;           /* images of one compilation unit (one fatbin container) share it */
     int loaded;            /* fdl__image_load ran */
     int opaque;            /* the content is not known (LTO-IR; no decompressor) */
+    int validated;         /* a cubin whose ELF passed fdl__elf_validate */
     const unsigned char *raw; /* the payload as stored (compressed or not): into the input */
     size_t raw_size;
     uint64_t full_size;    /* the decompressed size the header states */
@@ -65,6 +66,15 @@ typedef struct fdl__images {
     size_t cap;
     size_t nunits;
 } fdl__images;
+
+/*
+ * Validate the ELF file of @p n bytes at @p p whole (fdl__elf_validate, images.c), before any
+ * linker or the driver sees it. @p what is "cubin" or "host object"; @p at is its offset in the
+ * input named @p name.
+ * @return FDL_OK, FDL_EPARSE ("NAME: malformed cubin: WHAT IS WRONG (at byte N)"), FDL_ENOMEM
+ */
+int fdl__elf_check(const unsigned char *p, size_t n, const char *name, const char *what,
+                   uint64_t at, fdl_error *err);
 
 /*
  * Recognise an input's kind (fdl_input_detect). @p stated is the caller's kind or FDL_KIND_AUTO;

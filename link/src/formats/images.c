@@ -118,6 +118,42 @@ int fdl__images_add(fdl__images *im, fdl_input_kind kind, size_t unit, const cha
     return FDL_OK;
 }
 
+int fdl__elf_check(const unsigned char *p, size_t n, const char *name, const char *what,
+                   uint64_t at, fdl_error *err)
+{
+    fdl__elf e;
+    const char *why = NULL;
+    char buf[256];
+    uint64_t pos = 0;
+    int ok;
+    if (!fdl__elf_open(&e, p, n, &why))
+        return fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "malformed %s: %s (at byte %llu)",
+                          what, why, (unsigned long long)(at + e.bad_at));
+    ok = fdl__elf_validate(&e, buf, sizeof buf, &pos);
+    if (ok < 0)
+        return fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory validating %s",
+                          what);
+    if (!ok)
+        return fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "malformed %s: %s (at byte %llu)",
+                          what, buf, (unsigned long long)(at + pos));
+    if (e.shnum == 0 && strcmp(what, "cubin") == 0)
+        return fdl__error(err, FDL_EPARSE, name, 0, 0, NULL,
+                          "malformed cubin: no section table (at byte %llu)",
+                          (unsigned long long)(at + 40));
+    return FDL_OK;
+}
+
+int fdl__image_validate(fdl__image *img, fdl_error *err)
+{
+    /* a compressed image is validated once decompressed (fdl__image_load) */
+    if (img->validated || img->pub.kind != FDL_KIND_CUBIN || (img->flags && !img->owned))
+        return FDL_OK;
+    int rc = fdl__elf_check(img->bytes, img->nbytes, img->pub.name, "cubin", 0, err);
+    if (rc == FDL_OK)
+        img->validated = 1;
+    return rc;
+}
+
 int fdl__images_add_whole(fdl__images *im, fdl_input_kind kind, const unsigned char *p,
                           size_t n, const char *base, const char *member, fdl_error *err)
 {
@@ -140,6 +176,8 @@ int fdl__images_add_whole(fdl__images *im, fdl_input_kind kind, const unsigned c
     int rc = fdl__images_add(im, kind, im->nunits++, base, member, 0, arch, p, n, &img, err);
     if (rc == FDL_OK && kind == FDL_KIND_LTOIR)
         img->opaque = 1;
+    if (rc == FDL_OK)
+        rc = fdl__image_validate(img, err);
     return rc;
 }
 

@@ -143,10 +143,7 @@ void fdl__sniff(fdl__sniffed *s, const unsigned char *p, size_t n, const char *n
         fdl__elf e;
         const char *why = NULL;
         if (n >= 20 && fdl__le16(p + 18) == FDL__EM_CUDA) {
-            if (!fdl__elf_open(&e, p, n, &why)) {
-                snprintf(s->what, sizeof s->what, "a malformed cubin: %s", why);
-                return;
-            }
+            /* a cubin, malformed or not: fdl__unpack validates it and says what is wrong */
             s->kind = FDL_KIND_CUBIN;
             snprintf(s->what, sizeof s->what, "a cubin");
             return;
@@ -161,6 +158,13 @@ void fdl__sniff(fdl__sniffed *s, const unsigned char *p, size_t n, const char *n
             snprintf(host, sizeof host, "%s %s", machine, fdl__elf_type_name(e.type));
         else
             snprintf(host, sizeof host, "ELF %s (machine %u)", fdl__elf_type_name(e.type), e.machine);
+        char bad[100];
+        uint64_t at = 0;
+        if (fdl__elf_validate(&e, bad, sizeof bad, &at) == 0) {
+            snprintf(s->what, sizeof s->what, "a malformed host %s: %s (at byte %llu)",
+                     fdl__elf_type_name(e.type), bad, (unsigned long long)at);
+            return;
+        }
         if (fdl__elf_has_device_code(&e)) {
             s->kind = FDL_KIND_OBJECT;
             snprintf(s->what, sizeof s->what, "a host object (%s) with device code", host);

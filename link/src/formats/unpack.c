@@ -98,6 +98,8 @@ int fdl__image_load(fdl__image *img, fdl_error *err)
             return fdl__error(err, rc, name, 0, 0, NULL, "%s", e.message);
         img->bytes = img->owned;
         img->nbytes = (size_t)img->full_size;
+        if ((rc = fdl__image_validate(img, err)) != FDL_OK)
+            return rc;
     }
     if (img->pub.kind == FDL_KIND_PTX) {
         size_t len = img->nbytes;

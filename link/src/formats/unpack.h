@@ -31,6 +31,12 @@ int fdl__images_add(fdl__images *im, fdl_input_kind kind, size_t unit, const cha
 int fdl__images_add_whole(fdl__images *im, fdl_input_kind kind, const unsigned char *p,
                           size_t n, const char *base, const char *member, fdl_error *err);
 
+/*
+ * Validate a cubin image once its bytes are at hand (not compressed, or decompressed); other
+ * images pass. @return as fdl__elf_check
+ */
+int fdl__image_validate(fdl__image *img, fdl_error *err);
+
 /* Point the public fields at the image's own storage (after the array moved, or a buffer). */
 void fdl__image_fix(fdl__image *img);
 
@@ -74,6 +80,16 @@ int fdl__object_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
  */
 int fdl__archive_parse(fdl__images *im, const unsigned char *p, size_t n, const char *input,
                        fdl_error *err);
+
+/*
+ * The archive as nvJitLink should be given it: nvJitLink stops at an empty member and reads a BSD
+ * long name ("#1/N") as the member's first bytes, so that what fdl__archive_parse found would be
+ * "defined in no input" at the link. When the archive has either, *out is a GNU archive of the
+ * same members with bytes, in order, their names in a long-name table (no symbol table, which
+ * nvJitLink does not need). @return 1 (*out malloc'd, *nout bytes), 0 (give it as it is), -1 out
+ * of memory
+ */
+int fdl__archive_for_linker(const unsigned char *p, size_t n, unsigned char **out, size_t *nout);
 
 /* ---- cubin.c: a cubin's symbols and resources ------------------------------------------------ */
 
