@@ -90,9 +90,11 @@ fetchcontent)
   configure_and_build "$here/consumer" "$work/b" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON
   [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
   guest_checks "$work/b/_deps/fdlink-build"
-  # without xxhash.h (hidden: CMake's system paths off), the parent's configure says what to install
+  # without xxhash.h (hidden: CMake's system paths off, and the folder fdlink's own build found it
+  # in ignored, wherever that is), the parent's configure says what to install
+  xxdir=$(sed -n 's/^FDLINK_XXHASH_INCLUDE_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
   if cmake -S "$here/consumer" -B "$work/noxx" -G "$gen" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON \
-       -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF >"$log" 2>&1; then
+       -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF ${xxdir:+"-DCMAKE_IGNORE_PATH=$xxdir"} >"$log" 2>&1; then
     echo "configure without xxhash.h should fail"; exit 1
   fi
   msg=$(tr -s ' \n' '  ' <"$log" | grep -o "fdlink: xxhash.h not found.*libxxhash-dev") ||
