@@ -1356,6 +1356,19 @@ int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fdl_error 
     return FDL_OK;
 }
 
+/* Remove @p name from the directory @p d by name (never through a symlink); none is fine. */
+static int remove_counter(const char *d, const char *name, fdl_error *err)
+{
+    if (dir_unlink(d, name) == 0 || errno == ENOENT || errno == EISDIR)
+        return FDL_OK;
+    int e = errno;
+    char *path = join(d, name);
+    int rc = path ? fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot remove: %s", strerror(e))
+                  : fdl__fail(err, FDL_ENOMEM, "out of memory");
+    free(path);
+    return rc;
+}
+
 int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
 {
     if (removed)
@@ -1384,22 +1397,12 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
     scan_free(&s);
     if (rc == FDL_OK)
         rc = remove_memos(d, err);
-    /* the stats file, or whatever was planted under its name (a directory stays) */
-    if (rc == FDL_OK && dir_unlink(d, STATS_FILE) != 0 && errno != ENOENT && errno != EISDIR) {
-        int e = errno;
-        char *stats = join(d, STATS_FILE);
-        rc = stats ? fdl__error(err, FDL_EIO, stats, 0, 0, NULL, "cannot remove: %s", strerror(e))
-                   : fdl__fail(err, FDL_ENOMEM, "out of memory");
-        free(stats);
-    }
-    /* cacheremote.c's counters, likewise */
-    if (rc == FDL_OK && dir_unlink(d, FDL__REMOTE_STATS) != 0 && errno != ENOENT && errno != EISDIR) {
-        int e = errno;
-        char *rs = join(d, FDL__REMOTE_STATS);
-        rc = rs ? fdl__error(err, FDL_EIO, rs, 0, 0, NULL, "cannot remove: %s", strerror(e))
-                : fdl__fail(err, FDL_ENOMEM, "out of memory");
-        free(rs);
-    }
+    /* the counters (stats, cacheremote.c's remote-stats), or whatever was planted under their
+     * names (a directory stays) */
+    if (rc == FDL_OK)
+        rc = remove_counter(d, STATS_FILE, err);
+    if (rc == FDL_OK)
+        rc = remove_counter(d, FDL__REMOTE_STATS, err);
     return rc;
 }
 

@@ -138,6 +138,7 @@ int fdl__sign_key_load(const char *path, unsigned char **key, size_t *len, char 
     struct stat st;
     int ok = 0;
     unsigned char *b = NULL;
+    size_t got = 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(why, wsize, "signing key %.300s is not a regular file", path);
         goto cleanup;
@@ -147,26 +148,17 @@ int fdl__sign_key_load(const char *path, unsigned char **key, size_t *len, char 
                  "no one else (chmod 600)", path);
         goto cleanup;
     }
-    if (st.st_size < MIN_KEY || st.st_size > MAX_KEY) {
+    /* read to its end through the one reader, bounded just past the largest key */
+    static const fdl__read_limit limit = {MAX_KEY, "the largest signing key"};
+    if (fdl__read_fd(fd, path, (size_t)st.st_size, &limit, (char **)&b, &got, NULL) != FDL_OK ||
+        got < MIN_KEY) {
+        if (b) {
+            memset(b, 0, got);
+            free(b);
+            b = NULL;
+        }
         snprintf(why, wsize, "signing key %.300s must hold %d to %d bytes", path, MIN_KEY,
                  MAX_KEY);
-        goto cleanup;
-    }
-    if (!(b = malloc((size_t)st.st_size))) {
-        snprintf(why, wsize, "out of memory");
-        goto cleanup;
-    }
-    size_t got = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    if (got != (size_t)st.st_size) {
-        snprintf(why, wsize, "signing key %.300s cannot be read", path);
         goto cleanup;
     }
     if (!fdl__sign_ready(why, wsize))
@@ -177,7 +169,7 @@ int fdl__sign_key_load(const char *path, unsigned char **key, size_t *len, char 
     ok = 1;
 cleanup:
     if (b) {
-        memset(b, 0, (size_t)st.st_size);
+        memset(b, 0, got);
         free(b);
     }
     close(fd);

@@ -58,42 +58,28 @@ static void digest(const unsigned char *b, size_t n, unsigned char out[16])
     memcpy(out, c.digest, 16);
 }
 
-/* The entry file <dir>/<hex>.fdlc, read whole (regular files only, no links followed). */
+/* The entry file <dir>/<hex>.fdlc, read whole through the one reader (regular files only, no
+ * symlink followed, nothing waited on, to its end, bounded as the cache bounds its reads). */
 static int read_entry(const char *dir, const char *hex, unsigned char **out, size_t *size)
 {
+    static const fdl__read_limit limit = {(size_t)1 << 30, "fdlink's limit of 1 GiB per entry"};
     *out = NULL;
     *size = 0;
     fdl__buf path = {0};
     fdl__buf_printf(&path, "%s/%.32s.fdlc", dir, hex);
-    int fd = path.oom ? -1 : open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    char *b = NULL;
+    size_t n = 0;
+    int ok = !path.oom &&
+             fdl__read_at(AT_FDCWD, path.data, FDL__FILE_NOFOLLOW, &limit, &b, &n, NULL) == FDL_OK &&
+             n > 0;
     fdl__buf_free(&path);
-    if (fd < 0)
+    if (!ok) {
+        free(b);
         return 0;
-    struct stat st;
-    unsigned char *b = NULL;
-    int ok = 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-        (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2 || !(b = malloc((size_t)st.st_size)))
-        goto cleanup;
-    size_t got = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
     }
-    if (got == (size_t)st.st_size) {
-        *out = b;
-        *size = got;
-        b = NULL;
-        ok = 1;
-    }
-cleanup:
-    free(b);
-    close(fd);
-    return ok;
+    *out = (unsigned char *)b;
+    *size = n;
+    return 1;
 }
 
 typedef struct names {
