@@ -1253,7 +1253,7 @@ int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want
 
 /* ---- administration ---------------------------------------------------------------------- */
 /* The directory to administer: @p dir, or the default. */
-static int admin_dir(const char *dir, char *buf, size_t size, fdl_error *err)
+int fdl__cache_admin_dir(const char *dir, char *buf, size_t size, fdl_error *err)
 {
     if (dir && dir[0]) {
         if (strlen(dir) >= size)
@@ -1303,7 +1303,7 @@ int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error *err)
         return fdl__fail(err, FDL_EINVAL, "fdl_cache_stats_get: out is NULL");
     memset(out, 0, sizeof *out);
     char d[4096];
-    int rc = admin_dir(dir, d, sizeof d, err);
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
     if (rc != FDL_OK)
         return rc;
     scan s;
@@ -1340,7 +1340,7 @@ int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fdl_error 
     if (!FDL__CHECK_ARG(fn))
         return fdl__fail(err, FDL_EINVAL, "fdl_cache_list: fn is NULL");
     char d[4096];
-    int rc = admin_dir(dir, d, sizeof d, err);
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
     if (rc != FDL_OK)
         return rc;
     scan s;
@@ -1375,7 +1375,7 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
         *removed = 0;
     mem_clear();
     char d[4096];
-    int rc = admin_dir(dir, d, sizeof d, err);
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
     if (rc != FDL_OK)
         return rc;
     scan s;
@@ -1431,7 +1431,7 @@ int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_err
     if (removed)
         *removed = 0;
     char d[4096];
-    int rc = admin_dir(dir, d, sizeof d, err);
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
     if (rc != FDL_OK)
         return rc;
     scan s;
@@ -1451,7 +1451,7 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
     if (bad)
         *bad = 0;
     char d[4096];
-    int rc = admin_dir(dir, d, sizeof d, err);
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
     if (rc != FDL_OK)
         return rc;
     scan s;

@@ -114,6 +114,10 @@ fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
                                        fdl__cache_sections *out);
 void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
                            const unsigned char *entry, size_t n);
+/* The directory the administration functions work on: @p dir, or the default (fdl_cache_dir).
+ * @return FDL_OK, FDL_ELIMIT (longer than @p size), fdl_cache_dir's errors */
+int fdl__cache_admin_dir(const char *dir, char *buf, size_t size, fdl_error *err);
+
 /* Count an event of a remote in "<dir>/remote-stats" (cacheremote.c). */
 #define FDL__REMOTE_STATS "remote-stats"
 void fdl__cache_remote_count(const char *dir, const char *display, char event);

@@ -131,14 +131,9 @@ int fdl_cache_remotes(const char *dir, const char *spec, fdl_cache_remote_fn fn,
     if (!FDL__CHECK_ARG(fn))
         return fdl__fail(err, FDL_EINVAL, "fdl_cache_remotes: fn is NULL");
     char d[4096];
-    int rc = FDL_OK;
-    if (dir && dir[0]) {
-        if (strlen(dir) >= sizeof d)
-            return fdl__fail(err, FDL_ELIMIT, "cache directory path too long");
-        fdl__strlcpy(d, dir, sizeof d);
-    } else if ((rc = fdl_cache_dir(d, sizeof d, err)) != FDL_OK) {
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
+    if (rc != FDL_OK)
         return rc;
-    }
     char warning[512] = "";
     fdl__remotes *rs = fdl__remotes_new(spec ? spec : getenv("FDLINK_CACHE_REMOTE"), warning,
                                         sizeof warning);

@@ -128,14 +128,9 @@ int fdl_cache_export(const char *dir, const char *path, const char *const *keys,
     if (!FDL__CHECK_ARG(path))
         return fdl__fail(err, FDL_EINVAL, "fdl_cache_export: path is NULL");
     char d[4096];
-    int rc = FDL_OK;
-    if (dir && dir[0]) {
-        if (strlen(dir) >= sizeof d)
-            return fdl__fail(err, FDL_ELIMIT, "cache directory path too long");
-        fdl__strlcpy(d, dir, sizeof d);
-    } else if ((rc = fdl_cache_dir(d, sizeof d, err)) != FDL_OK) {
+    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
+    if (rc != FDL_OK)
         return rc;
-    }
     names l = {0};
     fdl__buf out = {0};
     unsigned char *entry = NULL;
