@@ -31,16 +31,6 @@
  */
 #define EIATTR_COOP_GROUP_INSTR_OFFSETS 0x28
 
-static uint16_t rd16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-    return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16;
-}
-
 typedef struct name_list {
     char **names;
     size_t n, cap;
@@ -96,9 +86,9 @@ static int elf_kernels(name_list *l, const unsigned char *p, size_t size)
         for (uint64_t k = 0; k < sh.size / 24; k++) {
             const unsigned char *sym = d + k * 24;
             unsigned char info = sym[4], other = sym[5];
-            if ((info & 0xf) != STT_FUNC || !(other & STO_CUDA_ENTRY) || rd16(sym + 6) == 0)
+            if ((info & 0xf) != STT_FUNC || !(other & STO_CUDA_ENTRY) || fdl__le16(sym + 6) == 0)
                 continue;
-            const char *text = fdl__elf_string(&e, sh.link, rd32(sym));
+            const char *text = fdl__elf_string(&e, sh.link, fdl__le32(sym));
             if (!text || !text[0])
                 continue;
             int rc = add_name(l, text, strlen(text));
@@ -144,7 +134,7 @@ int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void
     if (size >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
         rc = elf_kernels(&l, p, size);
         *known = 1;
-    } else if (size >= 4 && rd32(p) == 0xBA55ED50u) {
+    } else if (size >= 4 && fdl__le32(p) == FDL__FATBIN_MAGIC) {
         /* a fatbin: its members may be compressed; not worth unpacking for a diagnostic */
     } else {
         rc = ptx_kernels(&l, image, size);
@@ -202,7 +192,7 @@ static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, in
         unsigned fmt = d[off], attr = d[off + 1];
         uint64_t len = 0;
         if (fmt == EIFMT_SVAL)
-            len = rd16(d + off + 2);
+            len = fdl__le16(d + off + 2);
         else if (fmt < 1 || fmt > 3)
             return 0; /* a format this reader does not know: say nothing rather than guess */
         if (len > size - off - 4)
@@ -210,7 +200,7 @@ static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, in
         if (attr == EIATTR_KPARAM_INFO) {
             if (fmt != EIFMT_SVAL || len < 12)
                 return 0;
-            size_t ordinal = rd16(d + off + 4 + 4);
+            size_t ordinal = fdl__le16(d + off + 4 + 4);
             if (ordinal + 1 > n)
                 n = ordinal + 1;
         }
@@ -308,7 +298,7 @@ int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size)
     int rc = FDL_OK;
     if (size >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
         rc = elf_params(&l, p, size);
-    } else if (size >= 4 && rd32(p) == 0xBA55ED50u) {
+    } else if (size >= 4 && fdl__le32(p) == FDL__FATBIN_MAGIC) {
         rc = fatbin_params(&l, p, size);
     } else {
         const char *nul = memchr(image, '\0', size);

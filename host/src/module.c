@@ -12,21 +12,6 @@
 /* Size of each JIT log buffer handed to the driver. */
 #define JIT_LOG_SIZE ((size_t)16 * 1024)
 
-static uint16_t rd16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-    return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16;
-}
-
-static uint64_t rd64(const unsigned char *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
 /* Non-zero when [off, off + count * each) lies within @p size bytes. */
 static int in_bounds(uint64_t off, uint64_t count, uint64_t each, uint64_t size)
 {
@@ -49,9 +34,9 @@ static int check_image_bounds(const unsigned char *p, size_t size, const char *n
             return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL,
                               "not a 64-bit little-endian ELF image, or truncated (%zu bytes)",
                               size);
-        uint64_t phoff = rd64(p + 32), shoff = rd64(p + 40);
-        uint16_t phentsize = rd16(p + 54), phnum = rd16(p + 56);
-        uint16_t shentsize = rd16(p + 58), shnum = rd16(p + 60);
+        uint64_t phoff = fdl__le64(p + 32), shoff = fdl__le64(p + 40);
+        uint16_t phentsize = fdl__le16(p + 54), phnum = fdl__le16(p + 56);
+        uint16_t shentsize = fdl__le16(p + 58), shnum = fdl__le16(p + 60);
         if (!in_bounds(phoff, phnum, phentsize, size) || !in_bounds(shoff, shnum, shentsize, size))
             return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL,
                               "truncated ELF image: its headers reach past its %zu bytes", size);
@@ -60,8 +45,8 @@ static int check_image_bounds(const unsigned char *p, size_t size, const char *n
                               "malformed ELF image: section header size %u", shentsize);
         for (uint16_t i = 0; i < shnum; i++) {
             const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
-            uint32_t type = rd32(sh + 4);
-            if (type != 8 /* SHT_NOBITS */ && !in_bounds(rd64(sh + 24), rd64(sh + 32), 1, size))
+            uint32_t type = fdl__le32(sh + 4);
+            if (type != 8 /* SHT_NOBITS */ && !in_bounds(fdl__le64(sh + 24), fdl__le64(sh + 32), 1, size))
                 return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL,
                                   "truncated ELF image: section %u reaches past its %zu bytes",
                                   (unsigned)i, size);
@@ -70,8 +55,8 @@ static int check_image_bounds(const unsigned char *p, size_t size, const char *n
          * loader reads the same tables as nvJitLink, and trusts them as much */
         return fdl__elf_check(p, size, name, "cubin", 0, err);
     }
-    if (size >= 4 && rd32(p) == 0xBA55ED50u) {
-        if (size < 16 || !in_bounds(rd16(p + 6), rd64(p + 8), 1, size))
+    if (size >= 4 && fdl__le32(p) == FDL__FATBIN_MAGIC) {
+        if (size < 16 || !in_bounds(fdl__le16(p + 6), fdl__le64(p + 8), 1, size))
             return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL,
                               "truncated fatbin image: its header says more than its %zu bytes",
                               size);
@@ -81,7 +66,7 @@ static int check_image_bounds(const unsigned char *p, size_t size, const char *n
 
 static int is_binary_image(const unsigned char *p, size_t size)
 {
-    return size >= 4 && (memcmp(p, "\x7f" "ELF", 4) == 0 || rd32(p) == 0xBA55ED50u);
+    return size >= 4 && (memcmp(p, "\x7f" "ELF", 4) == 0 || fdl__le32(p) == FDL__FATBIN_MAGIC);
 }
 
 /* The first non-blank line of a JIT log, for a one-line message. */
