@@ -412,7 +412,6 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
     char *header = NULL, *log = NULL;
     unsigned char *out = NULL;
     size_t out_size = 0;
-    char arch[32], include[FDL__CUDA_INCLUDE_MAX][FDL__CUDA_PATH_MAX];
     int ltoir;
     if (o->version != FDL_NVRTC_OPTIONS_VERSION) {
         rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unsupported fdl_nvrtc_options "
@@ -435,19 +434,7 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
                                                             : "LTO is off");
         goto cleanup;
     }
-    fdl__link_virtual_arch(link, arch, sizeof arch);
-    int ok = fdl__strv_push(&args, "-arch=%s", arch) && fdl__strv_push(&args, "-rdc=true", NULL);
-    if (ltoir)
-        ok = ok && fdl__strv_push(&args, "-dlto", NULL);
-    /* nvcc's search order: the user's -I, then the toolkit's folders as nvcc.profile names them
-     * (CUDA 13: include, then include/cccl); the cache key's include scan follows the same */
-    for (size_t i = 0; o->include_dirs && o->include_dirs[i]; i++)
-        ok = ok && fdl__strv_push(&args, "-I%s", o->include_dirs[i]);
-    if (!o->no_toolkit_include) {
-        size_t ninc = fdl__cuda_include_dirs(include, FDL__CUDA_INCLUDE_MAX, NULL, 0);
-        for (size_t i = 0; i < ninc; i++)
-            ok = ok && fdl__strv_push(&args, "-I%s", include[i]);
-    }
+    int ok = fdl__link_nvrtc_args(link, ltoir, o->include_dirs, !o->no_toolkit_include, &args);
     for (size_t i = 0; o->defines && o->defines[i]; i++)
         ok = ok && fdl__strv_push(&args, "-D%s", o->defines[i]);
     if (o->std)

@@ -61,7 +61,6 @@ static int make_keeper(fdl_link *link, fdl_error *err)
     char *header = NULL, *log = NULL;
     fdl__buf src = {0};
     fdl__strv args = {0};
-    char arch[32], include[1024];
     if ((rc = fdl__link_decls_header(link, &header, err)) != FDL_OK)
         goto cleanup;
     if (strstr(header, "<cuda_fp16.h>")) /* before the namespace: the header skips it then */
@@ -92,13 +91,7 @@ static int make_keeper(fdl_link *link, fdl_error *err)
                             "&::%s;\n",
                             d->name, keep++, d->name);
         }
-    fdl__link_virtual_arch(link, arch, sizeof arch);
-    int ok = !src.oom && fdl__strv_push(&args, "-arch=%s", arch) &&
-             fdl__strv_push(&args, "-rdc=true", NULL) && fdl__strv_push(&args, "-dlto", NULL);
-    if (ok && fdl__cuda_find(include, sizeof include, "include/cuda.h")) {
-        include[strlen(include) - strlen("/cuda.h")] = '\0';
-        ok = fdl__strv_push(&args, "-I%s", include);
-    }
+    int ok = !src.oom && fdl__link_nvrtc_args(link, 1, NULL, 1, &args);
     if (!ok) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
         goto cleanup;

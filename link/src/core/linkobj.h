@@ -123,6 +123,14 @@ enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
 int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
+/*
+ * The NVRTC options every CUDA C compile of a link starts with, as nvcc would have them: the
+ * virtual architecture, -rdc=true, -dlto with @p ltoir, the user's -I folders (NULL-terminated,
+ * may be NULL), then with @p toolkit_includes the toolkit's (nvcc.profile's order). 1, or 0 out
+ * of memory.
+ */
+int fdl__link_nvrtc_args(const fdl_link *link, int ltoir, const char *const *user_includes,
+                         int toolkit_includes, fdl__strv *args);
 
 /* ---- linklog.c: logs ------------------------------------------------------------------------- */
 

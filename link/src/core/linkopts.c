@@ -312,3 +312,23 @@ void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size)
     snprintf(out, size, "compute_%u%s", link->arch_number,
              link->arch_suffix == 'a' ? "a" : link->arch_suffix == 'f' ? "f" : "");
 }
+
+int fdl__link_nvrtc_args(const fdl_link *link, int ltoir, const char *const *user_includes,
+                         int toolkit_includes, fdl__strv *args)
+{
+    char arch[32], include[FDL__CUDA_INCLUDE_MAX][FDL__CUDA_PATH_MAX];
+    fdl__link_virtual_arch(link, arch, sizeof arch);
+    int ok = fdl__strv_push(args, "-arch=%s", arch) && fdl__strv_push(args, "-rdc=true", NULL);
+    if (ltoir)
+        ok = ok && fdl__strv_push(args, "-dlto", NULL);
+    /* nvcc's search order: the user's -I, then the toolkit's folders as nvcc.profile names them
+     * (CUDA 13: include, then include/cccl); the cache key's include scan follows the same */
+    for (size_t i = 0; user_includes && user_includes[i]; i++)
+        ok = ok && fdl__strv_push(args, "-I%s", user_includes[i]);
+    if (toolkit_includes) {
+        size_t ninc = fdl__cuda_include_dirs(include, FDL__CUDA_INCLUDE_MAX, NULL, 0);
+        for (size_t i = 0; i < ninc; i++)
+            ok = ok && fdl__strv_push(args, "-I%s", include[i]);
+    }
+    return ok;
+}
