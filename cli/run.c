@@ -165,33 +165,11 @@ static const elem_type *find_type(const char *s, size_t n)
     return NULL;
 }
 
-/* IEEE binary16 bits of @d, rounded to nearest even (as a conversion on the device rounds). */
-static uint16_t half_of(double d)
-{
-    uint16_t sign = signbit(d) ? 0x8000u : 0u;
-    double a = fabs(d);
-    if (isnan(d))
-        return (uint16_t)(sign | 0x7e00u);
-    if (a >= 65520.0) /* halfway past the largest half, 65504: rounds to infinity */
-        return (uint16_t)(sign | 0x7c00u);
-    if (a < 0x1p-14) /* subnormal: a multiple of 2^-24; 1024 of them is the smallest normal */
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24));
-    int e = 0;
-    double m = frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
-    double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
-    int biased = e + 14;
-    if (frac >= 1024.0) {
-        frac = 0.0;
-        biased++;
-    }
-    return (uint16_t)(sign | (unsigned)biased << 10 | (unsigned)frac);
-}
-
 /* @d as an element of float type @t into @out; 0 when it overflows to infinity. */
 static int store_float(const elem_type *t, double d, unsigned char *out)
 {
     if (t->size == 2) {
-        uint16_t h = half_of(d);
+        uint16_t h = fdl__half_from_double(d);
         memcpy(out, &h, 2);
         return (h & 0x7fffu) != 0x7c00u || isinf(d);
     }

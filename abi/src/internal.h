@@ -243,6 +243,13 @@ int fdl__write_outputs(size_t n, const char *const *paths, const void *const *da
 /* fdl__write_outputs of one output. */
 int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
 
+/* ---- half.c: binary16 (__half) ------------------------------------------------------------- */
+
+/* @d rounded to the nearest binary16 (ties to even), with overflow to infinity and NaN kept. */
+uint16_t fdl__half_from_double(double d);
+/* A binary16's value, exactly. */
+double fdl__half_to_double(uint16_t h);
+
 /* ---- clock.c --------------------------------------------------------------------------------- */
 
 /* Monotonic clock in nanoseconds. */

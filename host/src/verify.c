@@ -72,23 +72,10 @@ static int64_t sign_extend(uint64_t bits, size_t size)
 }
 
 /* IEEE binary16 bits as a double (exact). */
-static double half_to_double(uint16_t h)
-{
-    int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    double v;
-    if (exp == 0)
-        v = ldexp((double)mant, -24);
-    else if (exp == 31)
-        v = mant ? NAN : INFINITY;
-    else
-        v = ldexp((double)(mant | 0x400), exp - 25);
-    return sign ? -v : v;
-}
-
 static double float_value(uint64_t bits, size_t size)
 {
     if (size == 2)
-        return half_to_double((uint16_t)bits);
+        return fdl__half_to_double((uint16_t)bits);
     if (size == 4) {
         uint32_t u = (uint32_t)bits;
         float f;

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -756,4 +757,28 @@ Test(error_write_atomic, writes_all_outputs_or_none)
     free(a);
     free(sub);
     free(dir);
+}
+
+/* ---- half.c: binary16 ----------------------------------------------------------------------- */
+
+Test(half, every_value_round_trips_and_ties_go_to_even)
+{
+    for (unsigned h = 0; h < 0x10000u; h++) {
+        double d = fdl__half_to_double((uint16_t)h);
+        if (isnan(d)) {
+            cr_assert((fdl__half_from_double(d) & 0x7c00u) == 0x7c00u &&
+                      (fdl__half_from_double(d) & 0x3ffu) != 0, "NaN %04x stays NaN", h);
+            continue;
+        }
+        cr_assert_eq(fdl__half_from_double(d), (uint16_t)h, "%04x -> %g -> %04x", h, d,
+                     fdl__half_from_double(d));
+    }
+    cr_assert_eq(fdl__half_to_double(0x3c00u), 1.0);
+    cr_assert_eq(fdl__half_to_double(0x7bffu), 65504.0);
+    /* 1 + 2^-11 lies halfway between 1 and the next half: ties to even (1) */
+    cr_assert_eq(fdl__half_from_double(1.0 + 0x1p-11), 0x3c00u);
+    cr_assert_eq(fdl__half_from_double(1.0 + 3 * 0x1p-11), 0x3c02u);
+    cr_assert_eq(fdl__half_from_double(65520.0), 0x7c00u); /* rounds to infinity */
+    cr_assert_eq(fdl__half_from_double(65519.0), 0x7bffu);
+    cr_assert_eq(fdl__half_from_double(-0x1p-25), 0x8000u); /* half the smallest subnormal: -0 */
 }
