@@ -301,7 +301,12 @@ static int check_sections(const fdl__elf *e, elf_range *ranges, size_t *count, c
 {
     const unsigned char *p = e->p;
     size_t nranges = 0;
-    if (e->shstrndx >= e->shnum || (e->shnum > 1 && e->shstrndx == 0))
+    /* a cubin or host object has a name table and code: one with no section beyond the null
+     * one holds nothing to link, and linkers are not tested on it (found by fuzz_bin) */
+    if (e->shnum < 2)
+        return bad(whybuf, cap, at, 60, "no sections (%zu section header%s)", e->shnum,
+                   e->shnum == 1 ? "" : "s");
+    if (e->shstrndx >= e->shnum || e->shstrndx == 0)
         return bad(whybuf, cap, at, e->xshstrndx ? shdr_at(e, 0, 40) : 62,
             "section name table index %zu, of %zu sections", e->shstrndx, e->shnum);
     uint64_t shstrsize = 0;
