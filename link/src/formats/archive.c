@@ -144,7 +144,7 @@ int fdl__archive_parse(fdl__images *im, const unsigned char *p, size_t n, const 
                             "%s as a member of a static library, which the linker skips (it "
                             "takes host objects, as nvcc -lib makes from nvcc -dc): link it as "
                             "an input of its own",
-                            s.kind == FDL_KIND_CUBIN ? "a cubin" : "PTX");
+                            s.kind == FDL_KIND_CUBIN ? "a cubin" : "a PTX file");
             break;
         case FDL_KIND_LTOIR:
             rc = fdl__images_add_whole(im, s.kind, p + data, len, base.data, member, err);
