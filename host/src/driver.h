@@ -73,6 +73,7 @@ typedef struct fdl__cuda {
     CUresult (*stream_create)(CUstream *stream, unsigned int flags);
     CUresult (*stream_destroy)(CUstream stream);
     CUresult (*stream_synchronize)(CUstream stream);
+    CUresult (*stream_get_ctx)(CUstream stream, CUcontext *ctx);
     CUresult (*event_create)(CUevent *event, unsigned int flags);
     CUresult (*event_destroy)(CUevent event);
     CUresult (*event_record)(CUevent event, CUstream stream);
@@ -202,6 +203,7 @@ struct fdl_stream {
     fdl__child child;
     fdl_device *dev;
     CUstream stream;
+    int owned; /* 0: wrapped (fdl_stream_wrap); the CUstream is not destroyed with it */
 };
 
 /* Make the device's context current on the calling thread. @return FDL_OK, FDL_ECUDA */

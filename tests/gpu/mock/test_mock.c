@@ -252,6 +252,53 @@ Test(host_mock, objects_of_another_device_handle_are_refused)
     cr_assert_eq(live(0) + live(3), 0);
 }
 
+Test(host_mock, a_wrapped_stream_is_checked_and_never_destroyed_by_fdlink)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_stream *mine = NULL, *s = (fdl_stream *)&s;
+    cr_assert_eq(fdl_stream_create(&mine, dev, &err), FDL_OK);
+    cr_assert_eq(live(3), 1);
+    /* a handle the driver does not know is refused, and nothing is made */
+    int bogus = 0;
+    cr_assert_eq(fdl_stream_wrap(&s, dev, &bogus, &err), FDL_ECUDA);
+    cr_assert_null(s);
+    cr_assert_str_eq(err.message, "fdl_stream_wrap: cuStreamGetCtx failed: "
+                                  "CUDA_ERROR_INVALID_HANDLE (invalid resource handle)");
+    /* another's stream (here fdlink's own, made by another handle) is wrapped, not owned */
+    fdl_device *other = open_mock();
+    cr_assert_eq(fdl_stream_wrap(&s, other, fdl_stream_handle(mine), &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_stream_owned(s), 0);
+    cr_assert_eq(live(3), 1);
+    fdl_stream_destroy(s);
+    cr_assert_eq(live(3), 1, "destroying the wrapper destroyed the stream");
+    cr_assert_eq(fdl_stream_wrap(&s, other, fdl_stream_handle(mine), &err), FDL_OK);
+    fdl_device_destroy(other);
+    cr_assert_eq(live(3), 1, "destroying the wrapper's device destroyed the stream");
+    fdl_stream_destroy(mine);
+    cr_assert_eq(live(3), 0);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(-1), 0);
+}
+
+Test(host_mock, an_old_driver_gives_no_parameter_sizes)
+{
+    use_mock();
+    cr_assert_eq(setenv("MOCK_CUDA_DRIVER_VERSION", "12030", 1), 0);
+    fdl_device *dev = open_mock();
+    fdl_module *mod = NULL;
+    fdl_kernel *k = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, KERNELS "/kernels.cubin", &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "fill_u32", &err), FDL_OK, "%s", err.message);
+    size_t count = 99;
+    cr_assert_null(fdl_kernel_param_sizes(k, &count));
+    cr_assert_eq(count, 0);
+    fdl_device_destroy(dev);
+}
+
 Test(host_mock, an_async_fault_names_the_last_kernel_even_after_its_module_is_gone)
 {
     fdl_device *dev = open_mock();
