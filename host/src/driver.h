@@ -233,6 +233,15 @@ int fdl__stream_of(CUstream *out, const fdl_stream *stream, const fdl_device *de
                    const char *what, fdl_error *err);
 
 /*
+ * Queue a copy of @p size bytes of device memory from @p src to @p dst (any addresses of the
+ * device's context, fdlink's buffers or another library's) in @p stream (NULL: the default
+ * stream); @p what names the caller in messages. Nothing is checked beyond the stream's device
+ * and non-zero addresses. @return FDL_OK, FDL_EINVAL, FDL_ECUDA
+ */
+int fdl__copy_async(fdl_device *dev, uint64_t dst, uint64_t src, size_t size, fdl_stream *stream,
+                    const char *what, fdl_error *err);
+
+/*
  * Find the module's device status record (cuModuleGetGlobal of FDL__STATUS_SYMBOL) and remember
  * it. @return FDL_OK (also when it has none), FDL_EINVAL (a record of the wrong size), FDL_ECUDA
  */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdlink/gen.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"
 
@@ -280,6 +281,61 @@ Test(host_mock, a_wrapped_stream_is_checked_and_never_destroyed_by_fdlink)
     cr_assert_eq(live(3), 0);
     fdl_device_destroy(dev);
     cr_assert_eq(live(-1), 0);
+}
+
+/* gen/'s map on a stream: the mock runs mul_f32_f32 with modes "as" (out[i] = a[i] * s). */
+Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_decls *decls = NULL;
+    cr_assert_eq(fdl_decls_load(&decls, FDL_LINK_FIXTURES "/mul.decl", &err), FDL_OK, "%s",
+                 err.message);
+    const char *const inputs[] = {FDL_LINK_FIXTURES "/mul.ptx", NULL};
+    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
+    o.decls = decls;
+    o.inputs = inputs;
+    fdl_gen *gen = NULL;
+    fdl_map *m = NULL;
+    cr_assert_eq(fdl_gen_create(&gen, dev, &o, &err), FDL_OK, "%s", err.message);
+    int rc = fdl_map_create(&m, gen, "mul_f32_f32", "as", &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
+    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    enum { N = 1000 };
+    float a[N], out[N];
+    for (int i = 0; i < N; i++)
+        a[i] = (float)i - 7.5f;
+    fdl_buffer *ba = NULL, *bo = NULL;
+    cr_assert_eq(fdl_buffer_create(&ba, dev, sizeof a, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_create(&bo, dev, sizeof out, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_write(ba, 0, a, sizeof a, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_zero(bo, &err), FDL_OK);
+    fdl_stream *mine = NULL, *s = NULL;
+    cr_assert_eq(fdl_stream_create(&mine, dev, &err), FDL_OK);
+    cr_assert_eq(fdl_stream_wrap(&s, dev, fdl_stream_handle(mine), &err), FDL_OK);
+    float scale = 2.5f;
+    fdl_gen_arg args[] = {fdl_gen_buffer(bo), fdl_gen_buffer(ba), FDL_GEN_VALUE(scale)};
+    cr_assert_eq(fdl_map_launch_async(m, N, args, 3, s, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_map_check(m, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_buffer_read(bo, 0, out, sizeof out, &err), FDL_OK);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], a[i] * 2.5f, "out[%d] = %g", i, (double)out[i]);
+    /* the checks of fdl_map_launch come first */
+    cr_assert_eq(fdl_map_launch_async(m, N, args, 2, s, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "map 'mul_f32_f32' takes 3 arguments, but 2 were given");
+    cr_assert_eq(fdl_map_launch_async(NULL, N, args, 3, s, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_map_launch_async: map is NULL");
+    /* the launch goes to that stream: once it is gone, the driver refuses the launch */
+    fdl_stream_destroy(mine);
+    cr_assert_eq(fdl_map_launch_async(m, N, args, 3, s, &err), FDL_ECUDA);
+    cr_assert(strstr(err.message, "CUDA_ERROR_INVALID_HANDLE") != NULL, "%s", err.message);
+    fdl_map_destroy(m);
+    fdl_gen_destroy(gen);
+    fdl_decls_destroy(decls);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0) + live(3), 0);
 }
 
 Test(host_mock, an_old_driver_gives_no_parameter_sizes)
