@@ -1348,10 +1348,13 @@ EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, unsign
     return do_launch(fn, gx, gy, gz, bx, by, bz, shared, s, params, 1);
 }
 
-/* Streams are tracked allocations of one byte; NULL is the default stream. */
+/*
+ * Streams are tracked allocations of one byte; NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
+ * are the default streams (the mock runs everything at once, so they are all one).
+ */
 static CUresult stream_ok(CUstream s)
 {
-    if (!s)
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
         return CUDA_SUCCESS;
     for (alloc *a = g_allocs; a; a = a->next)
         if (a->kind == LIVE_STREAM && (void *)a->ptr == (void *)s)
@@ -1381,6 +1384,19 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
     return ready() ? ready() : stream_ok(s);
+}
+
+/* The one context for every stream the mock knows (the default streams included). */
+EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *ctx)
+{
+    CUresult r = ready();
+    if (r == CUDA_SUCCESS && !ctx)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = stream_ok(s);
+    if (r == CUDA_SUCCESS)
+        *ctx = (CUcontext)(void *)&g_ctx;
+    return r;
 }
 
 typedef struct event {
@@ -1570,6 +1586,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
         P("cuStreamCreate", 2000, cuStreamCreate),
         P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
         P("cuStreamSynchronize", 2000, cuStreamSynchronize),
+        P("cuStreamGetCtx", 9020, cuStreamGetCtx),
         P("cuEventCreate", 2000, cuEventCreate),
         P("cuEventDestroy", 4000, cuEventDestroy_v2),
         P("cuEventRecord", 2000, cuEventRecord),
