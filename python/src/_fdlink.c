@@ -845,6 +845,49 @@ static void Stream_dealloc(StreamObject *self)
     Py_DECREF(tp);
 }
 
+/* Device.wrap_stream(handle): another library's CUstream (an int; 1 legacy, 2 per-thread). */
+static PyObject *Device_wrap_stream(DeviceObject *self, PyObject *arg)
+{
+    unsigned long long h = PyLong_Check(arg) ? PyLong_AsUnsignedLongLong(arg) : 0;
+    if (!PyLong_Check(arg) || PyErr_Occurred()) {
+        PyErr_Clear();
+        return PyErr_Format(PyExc_TypeError, "a stream handle must be an int from 0 to 2**64-1");
+    }
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_stream *st = NULL;
+    int rc = fdl_stream_wrap(&st, self->dev, (void *)(uintptr_t)h, &err);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    StreamObject *o = (StreamObject *)PyType_GenericAlloc(StreamType, 0);
+    if (!o) {
+        fdl_stream_destroy(st);
+        return NULL;
+    }
+    o->stream = st;
+    o->device = (PyObject *)self;
+    Py_INCREF(self);
+    return (PyObject *)o;
+}
+
+static PyObject *Stream_handle(StreamObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)fdl_stream_handle(self->stream));
+}
+
+static PyObject *Stream_owned(StreamObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(fdl_stream_owned(self->stream));
+}
+
+/* cuda.core's stream protocol: (version 0, handle) */
+static PyObject *Stream_cuda_stream(StreamObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_BuildValue("(iK)", 0, (unsigned long long)(uintptr_t)fdl_stream_handle(self->stream));
+}
+
 static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
 {
     (void)unused;
@@ -860,9 +903,15 @@ static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
 
 static PyMethodDef Stream_methods[] = {
     {"synchronize", (PyCFunction)Stream_synchronize, METH_NOARGS, "wait for the stream's work"},
+    {"__cuda_stream__", (PyCFunction)Stream_cuda_stream, METH_NOARGS, "(0, CUstream handle)"},
     {NULL, NULL, 0, NULL}};
+static PyGetSetDef Stream_getset[] = {
+    {"handle", (getter)Stream_handle, NULL, "the CUstream as an int (0: legacy default)", NULL},
+    {"owned", (getter)Stream_owned, NULL, "True when fdlink made it, False when wrapped", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Stream_slots[] = {{Py_tp_dealloc, (void *)Stream_dealloc},
                                      {Py_tp_methods, Stream_methods},
+                                     {Py_tp_getset, Stream_getset},
                                      {Py_tp_doc, "a stream of a device (Device.stream())"},
                                      {0, NULL}};
 static PyType_Spec Stream_spec = {"fdlink._fdlink.Stream", sizeof(StreamObject), 0,
@@ -879,8 +928,8 @@ static int stream_of(PyObject *o, fdl_stream **out)
         return 0;
     }
     PyErr_Format(PyExc_TypeError,
-                 "stream must be an fdlink Stream or None, not %s (wrap another library's "
-                 "stream with fdlink.Stream.wrap)", tname(o));
+                 "stream must be an fdlink Stream or None, not %s (fdlink.stream() wraps "
+                 "another library's stream)", tname(o));
     return -1;
 }
 
@@ -1192,6 +1241,8 @@ typedef struct {
     const char *what; /* "kernel" / "map" */
     const char *name;
     Py_ssize_t index; /* 0-based */
+    fdl_device *dev;  /* the launch's device, for a producer stream to wait for; or NULL */
+    fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
 } arg_ctx;
 
 #define ARGFMT "argument %zd of %s '%s'"
@@ -1379,7 +1430,22 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
                              "not a stream handle (0 is not allowed)", ARGV(c), stream);
                 return -1;
             }
-            /* TODO(h30c): wait for stream sh (fdl_stream wrapping) when sh is not 1 */
+            void *launch_h = c->stream ? fdl_stream_handle(c->stream) : NULL;
+            if (sh != 1 && (void *)(uintptr_t)sh != launch_h && c->dev) {
+                fdl_stream *st = NULL;
+                fdl_error err = FDL_ERROR_INIT;
+                int rc = fdl_stream_wrap(&st, c->dev, (void *)(uintptr_t)sh, &err);
+                if (rc == FDL_OK) {
+                    Py_BEGIN_ALLOW_THREADS
+                    rc = fdl_stream_synchronize(st, &err);
+                    Py_END_ALLOW_THREADS
+                }
+                fdl_stream_destroy(st);
+                if (rc != FDL_OK) {
+                    raise_fdl(rc, &err, NULL);
+                    return -1;
+                }
+            }
         }
     }
     (void)obj;
@@ -1792,6 +1858,7 @@ typedef struct {
     fdl_kernel *kernel;
     PyObject *module;
     int ordinal;
+    fdl_device *dev;
     int params_known;
     Py_ssize_t nparams;
     size_t sizes[MAX_PARAMS];
@@ -1816,6 +1883,7 @@ static PyObject *Module_kernel(ModuleObject *self, PyObject *args)
     o->module = (PyObject *)self;
     Py_INCREF(self);
     o->ordinal = ((DeviceObject *)self->device)->ordinal;
+    o->dev = ((DeviceObject *)self->device)->dev;
     o->name = fdl_kernel_name(k);
     o->types = Py_None;
     Py_INCREF(Py_None);
@@ -1842,7 +1910,7 @@ static void Kernel_dealloc(KernelObject *self)
 
 /* Convert a whole argument tuple; @p vals receives @p n converted arguments. */
 static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, conv_arg *vals,
-                        PyObject *keep)
+                        PyObject *keep, fdl_stream *stream)
 {
     if (k->params_known && n != k->nparams) {
         PyErr_Format(PyExc_TypeError, "kernel %s takes %zd parameters, but %zd arguments were "
@@ -1855,7 +1923,7 @@ static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, co
     }
     Py_ssize_t ntypes = k->types != Py_None ? PyTuple_Size(k->types) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        arg_ctx c = {"kernel", k->name, i};
+        arg_ctx c = {"kernel", k->name, i, k->dev, stream};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(k->types, i);
@@ -1894,7 +1962,7 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
         PyErr_NoMemory();
         goto done;
     }
-    if (convert_args(self, args + 5, n, v, keep) < 0)
+    if (convert_args(self, args + 5, n, v, keep, cfg.stream) < 0)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++)
         ap[i] = fdl_arg_make(v[i].value, v[i].size);
@@ -1965,7 +2033,7 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     o->stream = args[3];
     Py_INCREF(args[3]);
     o->keep = PyList_New(0);
-    if (!o->keep || convert_args(self, args + 5, n, v, o->keep) < 0)
+    if (!o->keep || convert_args(self, args + 5, n, v, o->keep, cfg.stream) < 0)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++)
         ap[i] = fdl_arg_make(v[i].value, v[i].size);
@@ -2022,7 +2090,8 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
         if (t != Py_None && utf8_of(t, &want, 0, "a declared type") < 0)
             return NULL;
     }
-    arg_ctx c = {"kernel", k->name, i};
+    arg_ctx c = {"kernel", k->name, i, k->dev, NULL};
+    stream_of(self->stream, &c.stream);
     conv_arg v;
     if (convert_arg(&c, args[1], k->params_known ? k->sizes[i] : 0, want, k->ordinal, self->keep,
                     &v) < 0)
@@ -2347,11 +2416,13 @@ static void Map_dealloc(MapObject *self)
 
 /* The arguments of a map or reduction: arrays (any protocol) or packed scalars (bytes). */
 static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_gen_arg *ga,
-                    conv_arg *v, PyObject *keep)
+                    conv_arg *v, PyObject *keep, fdl_stream *stream)
 {
     Py_ssize_t ntypes = self->types != Py_None ? PyTuple_Size(self->types) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        arg_ctx c = {self->map ? "map" : "reduction", self->name, i};
+        GenObject *g = (GenObject *)self->gen;
+        arg_ctx c = {self->map ? "map" : "reduction", self->name, i,
+                     g->device != Py_None ? ((DeviceObject *)g->device)->dev : NULL, stream};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(self->types, i);
@@ -2376,16 +2447,18 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
     return 0;
 }
 
-/* launch(n, sync, *args): map or elementwise kernel over 0..n-1; sync waits and checks. */
+/* launch(n, sync, stream, *args): map or elementwise kernel over 0..n-1 queued in the stream
+ * (None: the default stream); sync waits and checks (fdl_map_check). */
 static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs < 2)
-        return PyErr_Format(PyExc_TypeError, "launch(n, sync, *args)");
+    if (nargs < 3)
+        return PyErr_Format(PyExc_TypeError, "launch(n, sync, stream, *args)");
     size_t n = PyLong_AsSize_t(args[0]);
     int sync = PyObject_IsTrue(args[1]);
-    if (PyErr_Occurred() || sync < 0)
+    fdl_stream *stream = NULL;
+    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0)
         return NULL;
-    Py_ssize_t na = nargs - 2;
+    Py_ssize_t na = nargs - 3;
     fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
     conv_arg *v = calloc((size_t)(na ? na : 1), sizeof *v);
     PyObject *keep = PyList_New(0), *ret = NULL;
@@ -2393,13 +2466,14 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_NoMemory();
         goto done;
     }
-    if (gen_args(self, args + 2, na, ga, v, keep) < 0)
+    if (gen_args(self, args + 3, na, ga, v, keep, stream) < 0)
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = sync ? fdl_map_run(self->map, n, ga, (size_t)na, &err)
-              : fdl_map_launch(self->map, n, ga, (size_t)na, &err);
+    rc = fdl_map_launch_async(self->map, n, ga, (size_t)na, stream, &err);
+    if (rc == FDL_OK && sync)
+        rc = fdl_map_check(self->map, &err);
     Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
@@ -2427,15 +2501,16 @@ static PyObject *Map_check(MapObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* run(n, *args) -> bytes of the result */
+/* run(n, stream, *args) -> bytes of the result (waits for it) */
 static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs < 1)
-        return PyErr_Format(PyExc_TypeError, "run(n, *args)");
+    if (nargs < 2)
+        return PyErr_Format(PyExc_TypeError, "run(n, stream, *args)");
     size_t n = PyLong_AsSize_t(args[0]);
-    if (PyErr_Occurred())
+    fdl_stream *stream = NULL;
+    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
         return NULL;
-    Py_ssize_t na = nargs - 1;
+    Py_ssize_t na = nargs - 2;
     size_t rs = fdl_reduction_result_size(self->red);
     fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
     conv_arg *v = calloc((size_t)(na ? na : 1), sizeof *v);
@@ -2449,12 +2524,14 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_ValueError, "result type too large");
         goto done;
     }
-    if (gen_args(self, args + 1, na, ga, v, keep) < 0)
+    if (gen_args(self, args + 2, na, ga, v, keep, stream) < 0)
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = fdl_reduction_run(self->red, out, rs, n, ga, (size_t)na, &err);
+    rc = fdl_reduction_launch_async(self->red, n, ga, (size_t)na, stream, &err);
+    if (rc == FDL_OK)
+        rc = fdl_reduction_result(self->red, out, rs, &err);
     Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
@@ -2532,7 +2609,8 @@ static PyGetSetDef Map_getset[] = {
     {"types", (getter)Map_get_types, (setter)Map_set_types, "declared argument types", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyMethodDef Map_methods[] = {
-    {"launch", (PyCFunction)(void (*)(void))Map_launch, METH_FASTCALL, "launch(n, sync, *args)"},
+    {"launch", (PyCFunction)(void (*)(void))Map_launch, METH_FASTCALL,
+     "launch(n, sync, stream, *args)"},
     {"check", (PyCFunction)Map_check, METH_NOARGS, "wait and raise the lowest failing index"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Map_slots[] = {{Py_tp_dealloc, (void *)Map_dealloc},
@@ -2542,7 +2620,8 @@ static PyType_Slot Map_slots[] = {{Py_tp_dealloc, (void *)Map_dealloc},
 static PyType_Spec Map_spec = {"fdlink._fdlink.Map", sizeof(MapObject), 0, Py_TPFLAGS_DEFAULT,
                                Map_slots};
 static PyMethodDef Reduction_methods[] = {
-    {"run", (PyCFunction)(void (*)(void))Reduction_run, METH_FASTCALL, "run(n, *args) -> bytes"},
+    {"run", (PyCFunction)(void (*)(void))Reduction_run, METH_FASTCALL,
+     "run(n, stream, *args) -> bytes"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Reduction_slots[] = {{Py_tp_dealloc, (void *)Map_dealloc},
                                         {Py_tp_methods, Reduction_methods},
@@ -2558,6 +2637,8 @@ static PyMethodDef Device_methods[] = {
     {"alloc", (PyCFunction)Device_alloc, METH_VARARGS,
      "alloc(nbytes, typestr='|u1', shape=None) -> Buffer"},
     {"stream", (PyCFunction)Device_stream, METH_NOARGS, "a new stream"},
+    {"wrap_stream", (PyCFunction)Device_wrap_stream, METH_O,
+     "wrap_stream(handle) -> Stream over another library's CUstream"},
     {"synchronize", (PyCFunction)Device_synchronize, METH_NOARGS,
      "wait for the device and check every module's status record"},
     {NULL, NULL, 0, NULL}};
