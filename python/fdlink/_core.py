@@ -869,6 +869,19 @@ def doctor() -> Dict[str, Any]:
                            f"{r.stderr.strip()}") from e
 
 
+def include_dir() -> Optional[str]:
+    """The folder of fdlink's C headers installed with the package (``fdlink/device.h`` for
+    FDL_CALL in caller kernels, the library's API), or None when they are not installed."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    return d if os.path.isdir(d) else None
+
+
+def cmake_dir() -> Optional[str]:
+    """The CMake package's folder (``-Dfdlink_DIR=...``), or None when it is not installed."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "cmake", "fdlink")
+    return d if os.path.isdir(d) else None
+
+
 def versions() -> Dict[str, Any]:
     """fdlink's version, and the driver's and nvJitLink's where they can be loaded."""
     out: Dict[str, Any] = {"fdlink": _fdlink.version}
