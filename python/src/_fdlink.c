@@ -1686,25 +1686,47 @@ static int classify(PyObject *o)
     for (int i = 0; i < g_ntypes; i++)
         if (g_types[i].type == t)
             return g_types[i].kind;
-    int kind = K_NONE;
-    if (PyObject_HasAttr(o, s_cai))
+    /* the type's attributes first: a property is not called here (it may raise, or cost) */
+    PyObject *tp = (PyObject *)t;
+    int kind = K_NONE, cacheable = 1;
+    if (PyObject_HasAttr(tp, s_cai))
         kind = K_CAI;
-    else if (PyObject_HasAttr(o, s_dlpack) && PyObject_HasAttr(o, s_dlpack_device))
+    else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
-    else if (PyObject_HasAttr(o, s_array_interface))
+    else if (PyObject_HasAttr(tp, s_array_interface))
         kind = K_HOSTARRAY; /* NumPy: arrays are refused; 0-d scalars are packed by bytes */
+    else {
+        /* an instance may have the attribute where its type does not: not cached */
+        cacheable = 0;
+        if (PyObject_HasAttr(o, s_cai))
+            kind = K_CAI;
+        else if (PyObject_HasAttr(o, s_dlpack) && PyObject_HasAttr(o, s_dlpack_device))
+            kind = K_DLPACK;
+    }
     if (PyErr_Occurred())
         PyErr_Clear();
-    /* an instance may have the attribute where its type does not: cache only type-level ones */
-    PyObject *tattr = kind == K_CAI ? s_cai : kind == K_DLPACK ? s_dlpack
-                    : kind == K_HOSTARRAY ? s_array_interface : NULL;
-    int type_level = tattr ? PyObject_HasAttr((PyObject *)t, tattr) : 1;
-    if (type_level && g_ntypes < TYPE_CACHE) {
+    if (cacheable && g_ntypes < TYPE_CACHE) {
         Py_INCREF(t);
         g_types[g_ntypes].type = t;
         g_types[g_ntypes++].kind = kind;
     }
     return kind;
+}
+
+/* A tensor that requires grad refuses its interface: say so, naming the argument. */
+static int refuse_grad(const arg_ctx *c, PyObject *o)
+{
+    PyObject *rg = PyObject_GetAttrString(o, "requires_grad");
+    int yes = rg ? PyObject_IsTrue(rg) : 0;
+    Py_XDECREF(rg);
+    if (yes != 1) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, ARGFMT " is a tensor that requires grad; pass "
+                 "tensor.detach() (fdlink kernels are not differentiable)", ARGV(c));
+    return -1;
 }
 
 /* A host NumPy-style object: a 0-d scalar gives its bytes; an array is refused. */
@@ -1829,8 +1851,18 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
     int kind = classify(o);
     if (kind == K_CAI) {
         PyObject *cai = PyObject_GetAttr(o, s_cai);
-        if (!cai)
+        if (!cai) {
+            PyObject *et, *ev, *tb;
+            PyErr_Fetch(&et, &ev, &tb);
+            if (refuse_grad(c, o) < 0) {
+                Py_XDECREF(et);
+                Py_XDECREF(ev);
+                Py_XDECREF(tb);
+                return -1;
+            }
+            PyErr_Restore(et, ev, tb);
             return -1;
+        }
         int rc = from_cai(c, o, cai, want_arr, out);
         Py_DECREF(cai);
         return rc < 0 ? -1 : PyList_Append(keep, o);
