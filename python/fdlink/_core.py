@@ -5,6 +5,7 @@ Everything here is names and sugar; every capability is a call into libfdlink (d
 
 from __future__ import annotations
 
+import numbers
 import os
 import struct
 import threading
@@ -691,11 +692,12 @@ def _pack_scalar(v: Any, code: Optional[str], what: str) -> Any:
         return v
     if hasattr(v, "__array_interface__") and getattr(v, "shape", None) == ():
         return v  # a NumPy scalar: checked and packed by the extension
+    if not isinstance(v, numbers.Number):
+        raise TypeError(f"{what}: a {type(v).__name__} cannot be packed as {code}")
     try:
         return struct.pack("<" + _STRUCT[code], v)
-    except (struct.error, TypeError) as e:
-        raise (ValueError if isinstance(e, struct.error) else TypeError)(
-            f"{what}: {v!r} cannot be packed as {code}: {e}") from None
+    except (struct.error, TypeError, OverflowError) as e:
+        raise ValueError(f"{what}: {v!r} cannot be packed as {code}: {e}") from None
 
 
 class Map:

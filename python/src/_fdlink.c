@@ -2256,6 +2256,10 @@ typedef struct {
     PyObject *device; /* or None */
     PyObject *decls;  /* or None */
     int ordinal;
+    /* the link options the generator borrows (their arrays and strings, fdl_gen_create's rule),
+     * and the dict whose str objects hold those strings */
+    link_opts *lo;
+    PyObject *opts;
 } GenObject;
 
 /* Gen(device_or_None, decls_or_None, arch_or_None, input_paths, data_inputs, link_options) */
@@ -2271,24 +2275,32 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType))
         return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
     fdl_gen_options go = FDL_GEN_OPTIONS_INIT;
-    link_opts lo;
-    GenObject *self = NULL;
+    GenObject *self = (GenObject *)PyType_GenericAlloc(type, 0);
     const char **inputs = NULL;
-    if (utf8_of(arch_o, &go.arch, 1, "arch") < 0 || link_opts_from(&lo, opts) < 0)
+    if (!self)
         return NULL;
+    self->device = device;
+    Py_INCREF(device);
+    self->decls = decls;
+    Py_INCREF(decls);
+    self->opts = PyDict_Check(opts) ? PyDict_Copy(opts) : (Py_INCREF(opts), opts);
+    self->lo = calloc(1, sizeof *self->lo);
+    if (!self->opts || !self->lo) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (utf8_of(arch_o, &go.arch, 1, "arch") < 0 || link_opts_from(self->lo, self->opts) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     inputs = str_array(paths, "an input path");
     if (!inputs && PyErr_Occurred())
         goto fail;
     go.decls = decls != Py_None ? ((DeclsObject *)decls)->decls : NULL;
     go.inputs = inputs;
-    go.link = &lo.lo;
-    self = (GenObject *)PyType_GenericAlloc(type, 0);
-    if (!self)
-        goto fail;
-    self->device = device;
-    Py_INCREF(device);
-    self->decls = decls;
-    Py_INCREF(decls);
+    go.link = &self->lo->lo;
     self->ordinal = device != Py_None ? ((DeviceObject *)device)->ordinal : -1;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_gen_create(&self->gen,
@@ -2316,11 +2328,9 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         }
     }
     free(inputs);
-    link_opts_free(&lo);
     return (PyObject *)self;
 fail:
     free(inputs);
-    link_opts_free(&lo);
     Py_XDECREF(self);
     return NULL;
 }
@@ -2329,6 +2339,11 @@ static void Gen_dealloc(GenObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     fdl_gen_destroy(self->gen);
+    if (self->lo) {
+        link_opts_free(self->lo);
+        free(self->lo);
+    }
+    Py_XDECREF(self->opts);
     Py_XDECREF(self->device);
     Py_XDECREF(self->decls);
     PyObject_Free(self);
