@@ -125,7 +125,7 @@ def test_numpy_host_array_refused(k, xy):
         k[1, 8](y, np.zeros(8, np.float32), 2.0, 8)
     k[1, 8](y, x, np.float32(2.0), np.int32(8))  # NumPy scalars are packed as they are
     with pytest.raises(ValueError, match="scalar of 8 bytes"):
-        k[1, 8](y, x, np.float64(2.0), 8)
+        k[1, 8](y, x, 2.0, np.int64(8))
 
 
 def test_scalar_sizes(k, xy):
