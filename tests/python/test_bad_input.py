@@ -7,6 +7,7 @@ import sys
 import pytest
 
 import fdlink
+from conftest import MOCK
 from fakes import CAI, DL, RaisingCAI, cai_of
 
 pytestmark = pytest.mark.mock
@@ -152,8 +153,9 @@ def test_bad_geometry_and_streams(k, xy):
         k[-1, 8](y, x, 2.0, 8)
     with pytest.raises(TypeError):
         k[1](y, x, 2.0, 8)
-    with pytest.raises(fdlink.CudaError):
-        fdlink.stream(0xBAD0)  # a handle the driver does not know
+    if MOCK:  # a real driver may crash on a handle it cannot tell from a stream (its rule)
+        with pytest.raises(fdlink.CudaError):
+            fdlink.stream(0xBAD0)
     with pytest.raises(TypeError, match="bool"):
         fdlink.stream(True)
 
