@@ -225,7 +225,7 @@ def to_host(buf: "_fdlink.Buffer") -> Any:
 class Source:
     """One input: bytes or a file, with a name for diagnostics and an optional stated kind."""
 
-    __slots__ = ("data", "path", "name", "kind")
+    __slots__ = ("data", "path", "name", "kind", "log")
 
     def __init__(self, data: Union[bytes, str, None] = None, *, path: Optional[PathLike] = None,
                  name: Optional[str] = None, kind: str = "auto"):
@@ -239,6 +239,7 @@ class Source:
         self.path = None if path is None else os.fspath(path)
         self.name = name or (os.path.basename(self.path) if self.path else "input")
         self.kind = kind
+        self.log: Optional[str] = None
 
     def _entry(self, default_name: str) -> Tuple[Optional[bytes], Optional[str], str, int]:
         kind = _fdlink.kind_parse(self.kind)
@@ -395,8 +396,10 @@ class Library:
     def check(self) -> "Library":
         """Compile and check the sources against the declarations (cached); raise on a mismatch."""
         arch = _default_arch(self.arch)
-        self._check = _fdlink.Link(_options(arch, {**self.options, "cudadevrt": 0}),
-                                   [self._decls], self._inputs())
+        # the checks of a link without the link (fdl_link_check): functions declared but not
+        # defined by these sources are an error here, as at a link
+        self._check = _fdlink.Link(_options(arch, self.options), [self._decls], self._inputs(),
+                                   True)
         return self
 
     def link(self, *callers: SourceLike, arch: Optional[str] = None,
@@ -464,6 +467,27 @@ class Library:
 
 
 fdlink_device = device
+
+
+def compile(source: Union[str, bytes], *, decls: Union[PathLike, bytes, str, None] = None,
+            arch: Optional[str] = None, name: str = "source.cu", output: str = "auto",
+            **options: Any) -> Source:
+    """CUDA C -> checked LTO-IR or PTX bytes (NVRTC, through the cache), without a link.
+
+    With @decls the declarations' prototypes are pre-included (a definition that disagrees does
+    not compile) and the output is checked against them. @output: 'auto' (LTO-IR where a link
+    can use it), 'ltoir' or 'ptx'. The result is a Source (``.data``, ``.kind``, ``.log``: NVRTC's
+    warnings) that any link takes, e.g. Numba's ``link=``.
+    """
+    _libs.ensure()
+    arch = _default_arch(arch)
+    d = _load_decls(decls, None) if decls is not None else None
+    opts = _options(arch, {**options, "cuda_output": output})
+    data, kind, log = _fdlink.cuda_compile(source, name, arch, d, opts)
+    out = Source(data, name=name.rsplit(".", 1)[0] + (".ltoir" if kind == "ltoir" else ".ptx"),
+                 kind=kind)
+    out.log = log
+    return out
 
 
 class Kernels:

@@ -495,7 +495,9 @@ static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     (void)kwds;
     PyObject *opts, *decls, *inputs;
-    if (!PyArg_ParseTuple(args, "OO!O!:Link", &opts, &PyList_Type, &decls, &PyList_Type, &inputs))
+    int check_only = 0;
+    if (!PyArg_ParseTuple(args, "OO!O!|p:Link", &opts, &PyList_Type, &decls, &PyList_Type, &inputs,
+                          &check_only))
         return NULL;
     link_opts lo;
     LinkObject *self = NULL;
@@ -553,7 +555,7 @@ static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     /* the link itself runs without the GIL: it may take seconds and touches no Python object */
     Py_BEGIN_ALLOW_THREADS
-    rc = fdl_link_complete(self->link, &err);
+    rc = check_only ? fdl_link_check(self->link, 0, &err) : fdl_link_complete(self->link, &err);
     Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, self->link);
@@ -612,6 +614,20 @@ static PyObject *Link_info(LinkObject *self, void *c)
                          "nvrtc_compiled", (Py_ssize_t)compiled);
 }
 
+/* input_data(i) -> (bytes, kind name): an input as the backend gets it (NVRTC's output for CUDA C) */
+static PyObject *Link_input_data(LinkObject *self, PyObject *arg)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    size_t size = 0;
+    fdl_input_kind kind = FDL_KIND_AUTO;
+    const void *p = i >= 0 ? fdl_link_input_data(self->link, (size_t)i, &size, &kind) : NULL;
+    if (!p)
+        return PyErr_Format(PyExc_IndexError, "input %zd out of range", i);
+    return Py_BuildValue("(y#s)", (const char *)p, (Py_ssize_t)size, fdl_input_kind_name(kind));
+}
+
 static PyObject *Link_diagnostics(LinkObject *self, void *c)
 {
     (void)c;
@@ -624,7 +640,12 @@ static PyGetSetDef Link_getset[] = {
     {"info", (getter)Link_info, NULL, "arch, backend, cache result, logs, timings", NULL},
     {"diagnostics", (getter)Link_diagnostics, NULL, "diagnostic records", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+static PyMethodDef Link_methods[] = {
+    {"input_data", (PyCFunction)Link_input_data, METH_O,
+     "input_data(i) -> (bytes, kind): input i as the backend gets it"},
+    {NULL, NULL, 0, NULL}};
 static PyType_Slot Link_slots[] = {{Py_tp_new, (void *)Link_new},
+                                   {Py_tp_methods, Link_methods},
                                    {Py_tp_dealloc, (void *)Link_dealloc},
                                    {Py_tp_getset, Link_getset},
                                    {Py_tp_doc, "Link(options, decls, inputs): a completed link"},
@@ -638,6 +659,7 @@ typedef struct {
     PyObject_HEAD
     fdl_device *dev;
     int ordinal;
+    fdl_event *order; /* made when first needed: orders a launch after a producer's stream */
 } DeviceObject;
 
 static PyObject *Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -667,6 +689,7 @@ static PyObject *Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static void Device_dealloc(DeviceObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    fdl_event_destroy(self->order);
     fdl_device_destroy(self->dev);
     PyObject_Free(self);
     Py_DECREF(tp);
@@ -1241,7 +1264,7 @@ typedef struct {
     const char *what; /* "kernel" / "map" */
     const char *name;
     Py_ssize_t index; /* 0-based */
-    fdl_device *dev;  /* the launch's device, for a producer stream to wait for; or NULL */
+    DeviceObject *dev; /* the launch's device, for a producer stream to wait for; or NULL */
     fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
 } arg_ctx;
 
@@ -1432,14 +1455,17 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
             }
             void *launch_h = c->stream ? fdl_stream_handle(c->stream) : NULL;
             if (sh != 1 && (void *)(uintptr_t)sh != launch_h && c->dev) {
+                /* the launch's stream waits for the work queued so far in the producer's (an
+                 * event between them; the host does not wait) */
                 fdl_stream *st = NULL;
                 fdl_error err = FDL_ERROR_INIT;
-                int rc = fdl_stream_wrap(&st, c->dev, (void *)(uintptr_t)sh, &err);
-                if (rc == FDL_OK) {
-                    Py_BEGIN_ALLOW_THREADS
-                    rc = fdl_stream_synchronize(st, &err);
-                    Py_END_ALLOW_THREADS
-                }
+                int rc = fdl_stream_wrap(&st, c->dev->dev, (void *)(uintptr_t)sh, &err);
+                if (rc == FDL_OK && !c->dev->order)
+                    rc = fdl_event_create(&c->dev->order, c->dev->dev, &err);
+                if (rc == FDL_OK)
+                    rc = fdl_event_record(c->dev->order, st, &err);
+                if (rc == FDL_OK)
+                    rc = fdl_stream_wait_event(c->stream, c->dev->order, &err);
                 fdl_stream_destroy(st);
                 if (rc != FDL_OK) {
                     raise_fdl(rc, &err, NULL);
@@ -1890,7 +1916,7 @@ typedef struct {
     fdl_kernel *kernel;
     PyObject *module;
     int ordinal;
-    fdl_device *dev;
+    DeviceObject *dev;
     int params_known;
     Py_ssize_t nparams;
     size_t sizes[MAX_PARAMS];
@@ -1915,7 +1941,7 @@ static PyObject *Module_kernel(ModuleObject *self, PyObject *args)
     o->module = (PyObject *)self;
     Py_INCREF(self);
     o->ordinal = ((DeviceObject *)self->device)->ordinal;
-    o->dev = ((DeviceObject *)self->device)->dev;
+    o->dev = (DeviceObject *)self->device;
     o->name = fdl_kernel_name(k);
     o->types = Py_None;
     Py_INCREF(Py_None);
@@ -2469,7 +2495,7 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
     for (Py_ssize_t i = 0; i < n; i++) {
         GenObject *g = (GenObject *)self->gen;
         arg_ctx c = {self->map ? "map" : "reduction", self->name, i,
-                     g->device != Py_None ? ((DeviceObject *)g->device)->dev : NULL, stream};
+                     g->device != Py_None ? (DeviceObject *)g->device : NULL, stream};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(self->types, i);
@@ -2854,6 +2880,53 @@ static PyObject *py_kind_parse(PyObject *self, PyObject *arg)
     return PyLong_FromLong((long)kind);
 }
 
+/* cuda_compile(source, name, arch, decls, options) -> (bytes, kind name, log or None) */
+static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *source, *decls, *opts;
+    const char *name, *arch = NULL;
+    if (!PyArg_ParseTuple(args, "OszOO:cuda_compile", &source, &name, &arch, &decls, &opts))
+        return NULL;
+    const char *text;
+    Py_ssize_t len;
+    if (PyUnicode_Check(source)) {
+        text = PyUnicode_AsUTF8AndSize(source, &len);
+        if (!text)
+            return NULL;
+    } else if (bytes_of(source, &text, &len, "source") < 0) {
+        return NULL;
+    }
+    if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType))
+        return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
+    link_opts lo;
+    if (link_opts_from(&lo, opts) < 0)
+        return NULL;
+    void *out = NULL;
+    size_t size = 0;
+    fdl_input_kind kind = FDL_KIND_AUTO;
+    char *log = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    const fdl_decls *d = decls != Py_None ? ((DeclsObject *)decls)->decls : NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fdl_cuda_compile(&out, &size, &kind, &log, text, (size_t)len, name, arch, d, &lo.lo,
+                          &lo.no, &err);
+    Py_END_ALLOW_THREADS
+    link_opts_free(&lo);
+    PyObject *ret = NULL;
+    if (rc != FDL_OK) {
+        err.log = log; /* the whole NVRTC log, for the exception */
+        raise_fdl(rc, &err, NULL);
+    } else {
+        ret = Py_BuildValue("(y#sz)", (const char *)out, (Py_ssize_t)size,
+                            fdl_input_kind_name(kind), log);
+    }
+    free(out);
+    free(log);
+    return ret;
+}
+
 static PyObject *py_status_name(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -2874,6 +2947,8 @@ static PyMethodDef module_methods[] = {
     {"cache_export", py_cache_export, METH_VARARGS, "cache_export(dir, path, keys=None)"},
     {"cache_import", py_cache_import, METH_VARARGS, "cache_import(dir, path)"},
     {"detect", py_detect, METH_VARARGS, "detect(data, name) -> kind name"},
+    {"cuda_compile", py_cuda_compile, METH_VARARGS,
+     "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};

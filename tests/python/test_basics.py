@@ -101,6 +101,26 @@ def test_link_of_ptx_bytes_and_kind_refusal(arch):
         fdlink.link((DATA / "link" / "logo.png").read_bytes(), arch=arch)
 
 
+def test_compile_to_checked_ltoir_and_ptx(arch):
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ltoir")
+    assert ir.kind == "ltoir" and ir.data[:4] == bytes.fromhex("ed434e7f")
+    ptx = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ptx")
+    assert ptx.kind == "ptx" and b".visible .func" in ptx.data
+    # either links with a caller, as any input does
+    mod = fdlink.Library(MUL_DECL, [ir], arch=arch).link(SAXPY_CU)
+    assert mod.cubin[:4] == b"\x7fELF"
+    bad = 'extern "C" __device__ int mul_f32_f32(float *r, double a, float b) { return 0; }'
+    with pytest.raises(fdlink.ParseError) as e:
+        fdlink.compile(bad, decls=MUL_DECL, arch=arch, name="bad.cu")
+    assert e.value.source == "bad.cu" and e.value.line == 1 and e.value.log
+
+
+def test_library_check_without_link(arch):
+    # a declared function that no source defines is an error of the check
+    with pytest.raises(fdlink.ABIError, match="declared but not defined"):
+        fdlink.Library(MUL_DECL + "other: int32(int32)\n", [MUL_CU], arch=arch)
+
+
 def test_options_checked():
     with pytest.raises(TypeError, match="unknown option"):
         fdlink.Library(MUL_DECL, check=False, colour="blue")
