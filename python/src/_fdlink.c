@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fdlink/fdlink.h"
 
@@ -2161,9 +2162,30 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+/* _time_runs(n) -> seconds: n runs of fdl_launch_run in a C loop (bench/python_launch.py's
+ * baseline: the C prepared launch's cost, in the same process, driver and kernel) */
+static PyObject *Launch_time_runs(LaunchObject *self, PyObject *arg)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0 && PyErr_Occurred())
+        return NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    struct timespec t0, t1;
+    int rc = FDL_OK;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (Py_ssize_t i = 0; i < n && rc == FDL_OK; i++)
+        rc = fdl_launch_run(self->launch, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+}
+
 static PyMethodDef Launch_methods[] = {
     {"set_arg", (PyCFunction)(void (*)(void))Launch_set_arg, METH_FASTCALL,
      "set_arg(index, value): change one argument for the next runs"},
+    {"_time_runs", (PyCFunction)Launch_time_runs, METH_O,
+     "_time_runs(n) -> seconds of n fdl_launch_run calls in C (benchmark baseline)"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Launch_slots[] = {{Py_tp_dealloc, (void *)Launch_dealloc},
                                      {Py_tp_call, (void *)Launch_call},
