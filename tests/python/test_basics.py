@@ -173,3 +173,19 @@ def test_console_script_runs_the_cli():
     out = subprocess.run([sys.executable, "-c", "import fdlink._cli as c; c.main(['--version'])"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and fdlink.__version__ in out.stdout + out.stderr
+
+
+def test_generated_kernels_compile_without_a_device(mul_lib):
+    # the generator without a device generates, compiles and links (launches need one): the
+    # sources and cubins of a map, an elementwise kernel and a reduction
+    gen = mul_lib._gen(None)
+    m = gen.map("mul_f32_f32", "as")
+    assert "mul_f32_f32" in m.source and m.cubin[:4] == b"\x7fELF"
+    e = gen.elementwise("float a, const float *x, float *y",
+                        "float r; FDL_MAP_CALL(mul_f32_f32, &r, a, x[i]); y[i] = r + y[i]")
+    assert e.cubin[:4] == b"\x7fELF"
+    r = gen.reduction("float64", "const float *x", "(double)x[i] * x[i]", "sum")
+    assert r.result_size == 8 and r.cubin[:4] == b"\x7fELF"
+    with pytest.raises(fdlink.ParseError) as err:
+        gen.elementwise("float *y", "y[i] = undefined_thing;")
+    assert err.value.log
