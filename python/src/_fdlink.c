@@ -1699,13 +1699,42 @@ static int pack_float(const arg_ctx *c, PyObject *o, size_t size, conv_arg *out)
 
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
-enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE };
+enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY };
 #define TYPE_CACHE 32
 static struct {
     PyTypeObject *type;
     int kind;
 } g_types[TYPE_CACHE];
 static int g_ntypes;
+
+/* @t or a base of it is @module's (or a submodule's) class @name: torch.Tensor, cupy.ndarray
+ * (their subclasses too, e.g. torch.nn.Parameter), without importing either. */
+static int is_type_named(PyTypeObject *t, const char *module, const char *name)
+{
+    PyObject *mro = PyObject_GetAttrString((PyObject *)t, "__mro__");
+    int found = 0;
+    if (!mro || !PyTuple_Check(mro)) {
+        PyErr_Clear();
+        Py_XDECREF(mro);
+        return 0;
+    }
+    size_t ml = strlen(module);
+    for (Py_ssize_t i = 0; !found && i < PyTuple_Size(mro); i++) {
+        PyObject *c = PyTuple_GetItem(mro, i);
+        PyObject *m = PyObject_GetAttrString(c, "__module__");
+        PyObject *n = PyObject_GetAttrString(c, "__name__");
+        const char *ms = m && PyUnicode_Check(m) ? PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
+        const char *ns = n && PyUnicode_Check(n) ? PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
+        if (ms && ns && strncmp(ms, module, ml) == 0 && (ms[ml] == 0 || ms[ml] == '.') &&
+            strcmp(ns, name) == 0)
+            found = 1;
+        Py_XDECREF(m);
+        Py_XDECREF(n);
+        PyErr_Clear();
+    }
+    Py_DECREF(mro);
+    return found;
+}
 
 static int classify(PyObject *o)
 {
@@ -1716,7 +1745,11 @@ static int classify(PyObject *o)
     /* the type's attributes first: a property is not called here (it may raise, or cost) */
     PyObject *tp = (PyObject *)t;
     int kind = K_NONE, cacheable = 1;
-    if (PyObject_HasAttr(tp, s_cai))
+    if (is_type_named(t, "torch", "Tensor"))
+        kind = K_TORCH;
+    else if (is_type_named(t, "cupy", "ndarray"))
+        kind = K_CUPY;
+    else if (PyObject_HasAttr(tp, s_cai))
         kind = K_CAI;
     else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
@@ -1804,6 +1837,171 @@ static int from_host(const arg_ctx *c, PyObject *o, size_t size, const char *wan
     return 0;
 }
 
+/* An attribute, or a method called without arguments. New reference or NULL. */
+static PyObject *attr_or_call(PyObject *o, const char *name, int call)
+{
+    return call ? PyObject_CallMethod(o, name, NULL) : PyObject_GetAttrString(o, name);
+}
+
+static int attr_true(PyObject *o, const char *name, int call)
+{
+    PyObject *v = attr_or_call(o, name, call);
+    if (!v)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static long long attr_ll(PyObject *o, const char *name, int call)
+{
+    PyObject *v = attr_or_call(o, name, call);
+    if (!v)
+        return -1;
+    long long r = PyLong_Check(v) ? PyLong_AsLongLong(v) : -1;
+    if (!PyLong_Check(v) && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s is not an int", name);
+    Py_DECREF(v);
+    return r;
+}
+
+/* "float32" (torch.float32's str is "torch.float32") -> "f4"; NULL when unknown. */
+static const char *dtype_code(const char *name)
+{
+    static const struct { const char *n, *c; } t[] = {
+        {"float32", "f4"}, {"float64", "f8"}, {"float16", "f2"}, {"int8", "i1"}, {"int16", "i2"},
+        {"int32", "i4"}, {"int64", "i8"}, {"uint8", "u1"}, {"uint16", "u2"}, {"uint32", "u4"},
+        {"uint64", "u8"}, {"bool", "b1"}, {"bfloat16", "V2"}, {"complex64", "c8"},
+        {"complex128", "c16"}};
+    const char *dot = strrchr(name, '.');
+    if (dot)
+        name = dot + 1;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(name, t[i].n) == 0)
+            return t[i].c;
+    return NULL;
+}
+
+/*
+ * PyTorch's tensors read directly (data_ptr(), is_contiguous(), ...): their
+ * __cuda_array_interface__ is Python code that costs microseconds. As for any PyTorch extension,
+ * the launch is ordered with PyTorch's work by launching on its current stream
+ * (fdlink.stream(torch.cuda.current_stream())); the default stream is PyTorch's default.
+ */
+static int from_torch(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
+                      conv_arg *out)
+{
+    int r = attr_true(o, "is_cuda", 0);
+    if (r < 0)
+        return -1;
+    if (!r) {
+        PyErr_Format(PyExc_TypeError, ARGFMT " is a tensor in host (CPU) memory; move it to the "
+                     "GPU first (tensor.cuda())", ARGV(c));
+        return -1;
+    }
+    if ((r = attr_true(o, "requires_grad", 0)) != 0) {
+        if (r > 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is a tensor that requires grad; pass "
+                         "tensor.detach() (fdlink kernels are not differentiable)", ARGV(c));
+        return -1;
+    }
+    if ((r = attr_true(o, "is_contiguous", 1)) != 1) {
+        if (r == 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
+                         "tensor.contiguous()", ARGV(c));
+        return -1;
+    }
+    long long dev = attr_ll(o, "get_device", 1);
+    if (dev == -1 && PyErr_Occurred())
+        return -1;
+    if (ordinal >= 0 && dev != ordinal) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is on device %lld, but the kernel runs on device "
+                     "%d", ARGV(c), dev, ordinal);
+        return -1;
+    }
+    if (want) {
+        PyObject *dt = PyObject_GetAttrString(o, "dtype");
+        PyObject *ds = dt ? PyObject_Str(dt) : NULL;
+        const char *name = ds ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
+        const char *code = name ? dtype_code(name) : NULL;
+        char got[24];
+        snprintf(got, sizeof got, "%s", code ? code : (name ? name : "?"));
+        Py_XDECREF(dt);
+        Py_XDECREF(ds);
+        if (PyErr_Occurred() || check_dtype(c, got, want) < 0)
+            return -1;
+    }
+    long long numel = attr_ll(o, "numel", 1), es = attr_ll(o, "element_size", 1);
+    PyObject *p = PyObject_CallMethod(o, "data_ptr", NULL);
+    unsigned long long ptr = p && PyLong_Check(p) ? PyLong_AsUnsignedLongLong(p) : 0;
+    Py_XDECREF(p);
+    if (PyErr_Occurred() || numel < 0 || es <= 0)
+        return -1;
+    if (!ptr && numel) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
+        return -1;
+    }
+    uint64_t a = ptr;
+    memcpy(out->value, &a, 8);
+    out->size = 8;
+    out->is_array = 1;
+    out->nbytes = (uint64_t)numel * (uint64_t)es;
+    return 0;
+}
+
+/* CuPy's arrays read directly (data.ptr, flags, nbytes, dtype, device); the same stream rule as
+ * PyTorch's: launch on CuPy's current stream to order with its work. */
+static int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
+                     conv_arg *out)
+{
+    PyObject *flags = PyObject_GetAttrString(o, "flags");
+    int r = flags ? attr_true(flags, "c_contiguous", 0) : -1;
+    Py_XDECREF(flags);
+    if (r != 1) {
+        if (r == 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
+                         "cupy.ascontiguousarray(x)", ARGV(c));
+        return -1;
+    }
+    PyObject *device = PyObject_GetAttrString(o, "device");
+    long long dev = device ? attr_ll(device, "id", 0) : -1;
+    Py_XDECREF(device);
+    if (dev == -1 && PyErr_Occurred())
+        return -1;
+    if (ordinal >= 0 && dev != ordinal) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is on device %lld, but the kernel runs on device "
+                     "%d", ARGV(c), dev, ordinal);
+        return -1;
+    }
+    if (want) {
+        PyObject *dt = PyObject_GetAttrString(o, "dtype");
+        PyObject *ds = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+        const char *ts = ds && PyUnicode_Check(ds) ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
+        char got[24];
+        snprintf(got, sizeof got, "%s", ts ? ts : "?");
+        Py_XDECREF(dt);
+        Py_XDECREF(ds);
+        if (PyErr_Occurred() || check_dtype(c, got, want) < 0)
+            return -1;
+    }
+    long long nbytes = attr_ll(o, "nbytes", 0);
+    PyObject *mem = PyObject_GetAttrString(o, "data");
+    long long ptr = mem ? attr_ll(mem, "ptr", 0) : -1;
+    Py_XDECREF(mem);
+    if (PyErr_Occurred() || nbytes < 0)
+        return -1;
+    if (!ptr && nbytes) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
+        return -1;
+    }
+    uint64_t a = (uint64_t)ptr;
+    memcpy(out->value, &a, 8);
+    out->size = 8;
+    out->is_array = 1;
+    out->nbytes = (uint64_t)nbytes;
+    return 0;
+}
+
 /*
  * Convert one argument. @p size: the parameter's bytes (0 when unknown). @p want: declared type,
  * "*f4" for an array of float32, "f4" for a float32 scalar, NULL when undeclared. @p ordinal:
@@ -1876,6 +2074,11 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
         return 0;
     }
     int kind = classify(o);
+    if (kind == K_TORCH || kind == K_CUPY) {
+        int rc = kind == K_TORCH ? from_torch(c, o, want_arr, ordinal, out)
+                                 : from_cupy(c, o, want_arr, ordinal, out);
+        return rc < 0 ? -1 : PyList_Append(keep, o);
+    }
     if (kind == K_CAI) {
         PyObject *cai = PyObject_GetAttr(o, s_cai);
         if (!cai) {
