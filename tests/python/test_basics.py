@@ -189,3 +189,28 @@ def test_generated_kernels_compile_without_a_device(mul_lib):
     with pytest.raises(fdlink.ParseError) as err:
         gen.elementwise("float *y", "y[i] = undefined_thing;")
     assert err.value.log
+
+
+def test_cu13_libraries_found_through_pathfinder(tmp_path):
+    # the cu13 extra's lookup: cuda.pathfinder's answer handed to libfdlink by variable; a
+    # library it cannot find is left to libfdlink's own search (and named if missing there)
+    fake = tmp_path / "cuda"
+    (fake / "pathfinder").mkdir(parents=True)
+    (fake / "pathfinder" / "__init__.py").write_text(
+        "class Loaded:\n"
+        "    def __init__(self, p): self.abs_path = p\n"
+        "def load_nvidia_dynamic_lib(name):\n"
+        "    if name == 'nvJitLink': return Loaded('/opt/wheels/libnvJitLink.so.13')\n"
+        "    raise RuntimeError('not found: ' + name)\n")
+    code = ("import os, fdlink._libs as l; l.ensure(); "
+            "print(os.environ.get('FDLINK_NVJITLINK'), os.environ.get('FDLINK_NVRTC'), "
+            "l.found['nvJitLink'], l.found['nvrtc'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("FDLINK_NVJITLINK", "FDLINK_NVRTC")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + sys.path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["/opt/wheels/libnvJitLink.so.13", "None",
+                                  "/opt/wheels/libnvJitLink.so.13", "None"]
+    env["FDLINK_NVJITLINK"] = "/mine/libnvJitLink.so"  # a variable set by the user wins
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split()[0] == "/mine/libnvJitLink.so"
