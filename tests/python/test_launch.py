@@ -126,6 +126,15 @@ def test_streams(saxpy_module):
     with pytest.raises(TypeError, match="not a stream"):
         fdlink.stream(object())
 
+    class NumbaLike:  # Numba's Stream: .handle a ctypes-like object, or an int()-able CUstream
+        class _H:
+            def __init__(self, v):
+                self.value = v
+        def __init__(self, v):
+            self.handle = self._H(v)
+    assert fdlink.stream(NumbaLike(s.handle)).handle == s.handle
+    k[1, 8](y, x, 0.0, 8, stream=NumbaLike(None))  # the default stream
+
 
 def test_cai_stream_honoured(saxpy_module):
     k = saxpy_module.kernel("saxpy")
