@@ -15,8 +15,11 @@
  * registers (_set_error_factory): the record's fields, word for word, plus the link's diagnostic
  * records where there are some. Bad arguments are TypeError or ValueError naming the argument.
  *
- * Thread-safety: the GIL serialises every call; an fdlink device family is used by one thread at
- * a time, which the GIL gives. Module state: the error factory and a small cache of array types,
+ * Thread-safety: an fdlink device family (a device and everything made from it, generators
+ * included) is used by one thread at a time: every call that touches one holds the GIL
+ * throughout (waits for the GPU included), so Python threads never use a family at once. Only
+ * work outside any family releases the GIL: opening a device, links and compiles (distinct
+ * links may run at once). Module state: the error factory and a small cache of array types,
  * both per process (the module is single-phase and not for subinterpreters).
  */
 #define PY_SSIZE_T_CLEAN
@@ -739,9 +742,7 @@ static PyObject *Device_synchronize(DeviceObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_device_synchronize(self->dev, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -812,9 +813,7 @@ static PyObject *Module_check_status(ModuleObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_module_check_status(self->mod, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -932,9 +931,7 @@ static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_stream_synchronize(self->stream, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -2276,9 +2273,7 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
     fdl_error err = FDL_ERROR_INIT;
     int rc;
     if (cfg.flags & FDL_LAUNCH_SYNC) {
-        Py_BEGIN_ALLOW_THREADS
         rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
-        Py_END_ALLOW_THREADS
     } else {
         rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
     }
@@ -2688,9 +2683,7 @@ static PyObject *Gen_map(GenObject *self, PyObject *args)
     fdl_error err = FDL_ERROR_INIT;
     fdl_map *map = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_map_create(&map, self->gen, name, modes, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return new_map(self, map, NULL, MapType);
@@ -2704,9 +2697,7 @@ static PyObject *Gen_elementwise(GenObject *self, PyObject *args)
     fdl_error err = FDL_ERROR_INIT;
     fdl_map *map = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_elementwise_create(&map, self->gen, arguments, operation, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return new_map(self, map, NULL, MapType);
@@ -2721,9 +2712,7 @@ static PyObject *Gen_reduction(GenObject *self, PyObject *args)
     fdl_error err = FDL_ERROR_INIT;
     fdl_reduction *red = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_reduction_create(&red, self->gen, &spec, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return new_map(self, NULL, red, ReductionType);
@@ -2820,11 +2809,9 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_map_launch_async(self->map, n, ga, (size_t)na, stream, &err);
     if (rc == FDL_OK && sync)
         rc = fdl_map_check(self->map, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
         goto done;
@@ -2843,9 +2830,7 @@ static PyObject *Map_check(MapObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_map_check(self->map, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -2878,11 +2863,9 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_reduction_launch_async(self->red, n, ga, (size_t)na, stream, &err);
     if (rc == FDL_OK)
         rc = fdl_reduction_result(self->red, out, rs, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
         goto done;
