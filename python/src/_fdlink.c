@@ -24,6 +24,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -181,6 +182,12 @@ static const char **str_array(PyObject *seq, const char *what)
 {
     if (seq == Py_None)
         return NULL;
+    /* a list or a tuple holds its str objects, whose UTF-8 the array borrows */
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a list or tuple of str, not %s", what,
+                     tname(seq));
+        return NULL;
+    }
     PyObject *fast = PySequence_Tuple(seq);
     if (!fast)
         return NULL;
@@ -979,6 +986,7 @@ typedef struct {
     char typestr[8];     /* "<f4"; "|u1" for raw bytes */
     Py_ssize_t itemsize;
     PyObject *shape;     /* tuple */
+    PyObject *weakrefs;  /* weak references to it (caches of arrays keep them) */
 } BufferObject;
 
 static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
@@ -1019,12 +1027,32 @@ static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
         Py_DECREF(o);
         return NULL;
     }
+    /* the interfaces it exports must describe the memory: shape * itemsize within the size */
+    unsigned long long count = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_Size(o->shape); i++) {
+        PyObject *d = PyTuple_GetItem(o->shape, i);
+        long long v = PyLong_Check(d) ? PyLong_AsLongLong(d) : -1;
+        if (v < 0 || (v && count > (unsigned long long)size / (unsigned long long)v)) {
+            PyErr_Clear();
+            Py_DECREF(o);
+            return PyErr_Format(PyExc_ValueError, "shape %R does not fit %zd bytes of %s", shape,
+                                size, typestr);
+        }
+        count *= (unsigned long long)v;
+    }
+    if (count * (unsigned long long)itemsize > (unsigned long long)size) {
+        Py_DECREF(o);
+        return PyErr_Format(PyExc_ValueError, "shape %R does not fit %zd bytes of %s", shape,
+                            size, typestr);
+    }
     return (PyObject *)o;
 }
 
 static void Buffer_dealloc(BufferObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    if (self->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)self);
     fdl_buffer_destroy(self->buf);
     Py_XDECREF(self->device);
     Py_XDECREF(self->shape);
@@ -1263,7 +1291,11 @@ static PyGetSetDef Buffer_getset[] = {
     {"shape", (getter)Buffer_shape, NULL, "shape", NULL},
     {"__cuda_array_interface__", (getter)Buffer_cai, NULL, "CUDA array interface v3", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+static PyMemberDef Buffer_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(BufferObject, weakrefs), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
 static PyType_Slot Buffer_slots[] = {{Py_tp_dealloc, (void *)Buffer_dealloc},
+                                     {Py_tp_members, Buffer_members},
                                      {Py_tp_methods, Buffer_methods},
                                      {Py_tp_getset, Buffer_getset},
                                      {Py_tp_doc, "device memory (Device.alloc())"},
@@ -2300,6 +2332,7 @@ typedef struct {
     PyObject *kernel;
     PyObject *stream;
     PyObject *keep; /* list: arrays and consumed tensors the launch points into */
+    PyObject *rebound; /* dict: index -> what set_arg's value needs kept (replaced each time) */
 } LaunchObject;
 
 /* prepare(grid, block, shared_mem, stream, flags, *args) */
@@ -2365,6 +2398,7 @@ static void Launch_dealloc(LaunchObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     fdl_launch_destroy(self->launch);
     Py_XDECREF(self->keep);
+    Py_XDECREF(self->rebound);
     Py_XDECREF(self->stream);
     Py_XDECREF(self->kernel);
     PyObject_Free(self);
@@ -2401,13 +2435,31 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
     arg_ctx c = {"kernel", k->name, i, k->dev, NULL};
     stream_of(self->stream, &c.stream);
     conv_arg v;
-    if (convert_arg(&c, args[1], k->params_known ? k->sizes[i] : 0, want, k->ordinal, self->keep,
-                    &v) < 0)
+    PyObject *keep = PyList_New(0), *key = NULL;
+    if (!keep)
         return NULL;
+    if (convert_arg(&c, args[1], k->params_known ? k->sizes[i] : 0, want, k->ordinal, keep,
+                    &v) < 0) {
+        Py_DECREF(keep);
+        return NULL;
+    }
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_launch_set_arg(self->launch, (size_t)i, v.value, v.size, &err);
-    if (rc != FDL_OK)
+    if (rc != FDL_OK) {
+        Py_DECREF(keep);
         return raise_fdl(rc, &err, NULL);
+    }
+    /* what the new value needs kept replaces what the previous set_arg of @i kept */
+    if (!self->rebound && !(self->rebound = PyDict_New())) {
+        Py_DECREF(keep);
+        return NULL;
+    }
+    key = PyLong_FromSsize_t(i);
+    rc = key ? PyDict_SetItem(self->rebound, key, keep) : -1;
+    Py_XDECREF(key);
+    Py_DECREF(keep);
+    if (rc < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
