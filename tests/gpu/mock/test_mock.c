@@ -340,8 +340,10 @@ Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
     /* the checks of fdl_map_launch come first */
     cr_assert_eq(fdl_map_launch_async(m, N, args, 2, s, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "map 'mul_f32_f32' takes 3 arguments, but 2 were given");
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
     cr_assert_eq(fdl_map_launch_async(NULL, N, args, 3, s, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "fdl_map_launch_async: map is NULL");
+#endif
     /* the launch goes to that stream: once it is gone, the driver refuses the launch */
     fdl_stream_destroy(mine);
     cr_assert_eq(fdl_map_launch_async(m, N, args, 3, s, &err), FDL_ECUDA);
