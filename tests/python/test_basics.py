@@ -71,6 +71,10 @@ def test_abi_error_names_file_line_symbol(arch):
     assert err.source.endswith("mul_wide.ptx") and err.line > 0
     assert err.symbol == "mul_f32_f32"
     assert err.rule is not None and err.rule.startswith("ABI-")
+    assert err.declaration is not None and err.declaration.endswith("mul.decl:2:1")
+    assert any(d["tool"] == "fdlink" and d["code"] == err.rule and d["severity"] == "error"
+               for d in err.diagnostics)
+    assert err.message in str(err)
 
 
 def test_cuda_c_that_disagrees_does_not_compile(arch):
