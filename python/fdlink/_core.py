@@ -872,17 +872,28 @@ class Reduction:
     def source(self) -> str:
         return self._r.source
 
-    def __call__(self, *args: Any, n: Optional[int] = None, stream: Any = None) -> Any:
+    def __call__(self, *args: Any, n: Optional[int] = None, stream: Any = None,
+                 out: Any = None) -> Any:
+        """The result as a Python number (waits); with @out (device memory of the result's
+        size, e.g. a one-element CuPy array), written there in the stream and nothing waits
+        (``check()`` reports failed calls later); returns @out."""
         if n is None:
             n = next((ln for ln in map(_length, args) if ln is not None), None)
             if n is None:
                 raise TypeError("reduction: no array argument to take n from; pass n=")
         packed = [_pack_scalar(a, c, f"argument {i + 1}") for i, (a, c) in
                   enumerate(zip(args, self._types + [None] * len(args)))]
+        if out is not None:
+            self._r.run_async(n, _launch_stream(stream, self.device), out, *packed)
+            return out
         raw = self._r.run(n, _launch_stream(stream, self.device), *packed)
         if self._code in _STRUCT:
             return struct.unpack("<" + _STRUCT[self._code], raw)[0]
         return raw
+
+    def check(self) -> None:
+        """After calls with out=: wait, then raise DeviceStatusError for a failed FDL_MAP_CALL."""
+        self._r.check()
 
 
 # ---- cache, doctor, versions -------------------------------------------------------------------

@@ -3000,6 +3000,66 @@ done:
     return ret;
 }
 
+/* run_async(n, stream, out, *args): the result written to @out (device memory) in the stream,
+ * nothing waits; check() reports failed calls later */
+static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 3)
+        return PyErr_Format(PyExc_TypeError, "run_async(n, stream, out, *args)");
+    size_t n = PyLong_AsSize_t(args[0]);
+    fdl_stream *stream = NULL;
+    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
+        return NULL;
+    Py_ssize_t na = nargs - 3;
+    size_t rs = fdl_reduction_result_size(self->red);
+    fdl_gen_arg *ga = calloc((size_t)(na + 1), sizeof *ga);
+    conv_arg *v = calloc((size_t)(na + 1), sizeof *v);
+    PyObject *keep = PyList_New(0), *ret = NULL;
+    if (!ga || !v || !keep) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* the output first, as an array of at least the result's size */
+    PyObject *saved = self->types;
+    self->types = Py_None;
+    int rc0 = gen_args(self, args + 2, 1, ga, v, keep, stream);
+    self->types = saved;
+    if (rc0 < 0)
+        goto done;
+    if (!v[0].is_array || v[0].nbytes < rs) {
+        PyErr_Format(PyExc_ValueError, "out must be device memory of at least %zu bytes "
+                     "(the reduction's result)", rs);
+        goto done;
+    }
+    if (gen_args(self, args + 3, na, ga + 1, v + 1, keep, stream) < 0)
+        goto done;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_reduction_launch_async(self->red, n, ga + 1, (size_t)na, stream, &err);
+    if (rc == FDL_OK)
+        rc = fdl_reduction_result_async(self->red, ga[0].address, rs, stream, &err);
+    if (rc != FDL_OK) {
+        raise_fdl(rc, &err, NULL);
+        goto done;
+    }
+    ret = Py_None;
+    Py_INCREF(ret);
+done:
+    Py_XDECREF(keep);
+    free(ga);
+    free(v);
+    return ret;
+}
+
+static PyObject *Reduction_check(MapObject *self, PyObject *unused)
+{
+    (void)unused;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_reduction_check(self->red, &err);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *Map_source(MapObject *self, void *c)
 {
     (void)c;
@@ -3077,6 +3137,10 @@ static PyType_Spec Map_spec = {"fdlink._fdlink.Map", sizeof(MapObject), 0, Py_TP
 static PyMethodDef Reduction_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Reduction_run, METH_FASTCALL,
      "run(n, stream, *args) -> bytes"},
+    {"run_async", (PyCFunction)(void (*)(void))Reduction_run_async, METH_FASTCALL,
+     "run_async(n, stream, out, *args): the result into device memory, nothing waits"},
+    {"check", (PyCFunction)Reduction_check, METH_NOARGS,
+     "wait, then raise a failed FDL_MAP_CALL of the launches since the last check"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Reduction_slots[] = {{Py_tp_dealloc, (void *)Map_dealloc},
                                         {Py_tp_methods, Reduction_methods},

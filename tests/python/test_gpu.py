@@ -61,6 +61,14 @@ def test_elementwise_and_reduction(lib):
     assert r(bx) == pytest.approx(float(np.sum(x.astype(np.float64) ** 2)), rel=1e-9)
     mx = lib.reduction("float32", "const float *x", "x[i]", "max")
     assert mx(bx) == float(x.max())
+    res = fdlink.empty(1, "f4")
+    s = fdlink.stream()
+    assert mx(bx, out=res, stream=s) is res  # into device memory, in the stream, no wait
+    s.synchronize()
+    mx.check()
+    assert fdlink.to_host(res)[0] == x.max()
+    with pytest.raises(ValueError, match="at least 4 bytes"):
+        mx(bx, out=fdlink.empty(1, "u1"))
     out = fdlink.empty(N, "f4")
     lib.map("mul_f32_f32")(out, bx, 3.0)
     np.testing.assert_allclose(fdlink.to_host(out), x * np.float32(3.0), rtol=1e-6)
