@@ -20,15 +20,15 @@ venv=$work/venv
 rm -rf "$venv" "$work/wheel" "$work/run"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check pytest numpy 'scikit-build-core>=0.10' auditwheel
-# the build folder of pyproject.toml (build/<tag> in the source tree) is kept between runs; the
-# compiler cache too where there is one
+# the wheel's CMake build goes to the work folder (kept between runs; nothing is written into the
+# source tree), through the compiler cache where there is one
 launcher=""
 if command -v ccache >/dev/null 2>&1; then
   launcher="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
 fi
 CMAKE_ARGS="$launcher" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
   "$venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
-  -w "$work/wheel" "$src"
+  --config-settings=build-dir="$work/skbuild" -w "$work/wheel" "$src"
 whl=$(ls "$work"/wheel/fdlink-*.whl)
 echo "run_wheel: $(basename "$whl") $(stat -c %s "$whl") bytes"
 "$venv/bin/python" - "$whl" <<'PY'
