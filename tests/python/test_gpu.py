@@ -163,3 +163,25 @@ def test_jax(saxpy):
     g, b = _grid(N)
     saxpy[g, b](by, jx, 2.0, N)
     np.testing.assert_allclose(fdlink.to_host(by), y + 2 * x, rtol=1e-6)
+
+
+@pytest.mark.numba
+def test_numba_links_fdlink_checked_ltoir(tmp_path):
+    # docs/python.md's Numba example: fdlink compiles and checks, Numba links the LTO-IR
+    from numba import cuda
+
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, output="ltoir")
+    path = tmp_path / "mul.ltoir"
+    path.write_bytes(ir.data)
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit(link=[str(path)])
+    def scale(y, x, a):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = mul(x[i], a)
+
+    x = np.arange(1000, dtype=np.float32)
+    dx, dy = cuda.to_device(x), cuda.device_array(1000, np.float32)
+    scale[4, 256](dy, dx, np.float32(2.0))
+    np.testing.assert_allclose(dy.copy_to_host(), 2 * x)
