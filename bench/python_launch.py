@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The added cost of a launch from Python over the C library's, in one process, one driver and
-one kernel (issue 30): per launch, the C prepared launch (fdl_launch_run in a C loop) against
+one kernel (issue 30): per launch,
 
-- a prepared launch called from Python (``p()``),
-- ``kernel[grid, block](*args)`` (arguments converted and checked at every call),
-- ``kernel.launch(grid, block, *args)``,
+- a prepared launch called from Python (``p()``) against the C prepared launch (fdl_launch_run
+  in a C loop),
+- ``kernel[grid, block](*args)`` and ``kernel.launch(grid, block, *args)`` (arguments converted
+  and checked at every call) against the C checked launch (fdl_kernel_launch_ex in a C loop,
+  the arguments converted once),
 
 with fdlink Buffers, raw pointers and scalars as arguments, and with CuPy arrays and PyTorch
 tensors where those are installed. The kernels are empty (``empty`` and ``empty_args`` of
@@ -75,15 +77,18 @@ def main():
                 p()
         add(f"{kname}: prepared p()", prepared, cbase)
 
+        def checked(n, k=k, args=args):  # C: fdl_kernel_launch_ex, arguments converted once
+            k._k._time_launches(n, 1, 32, 0, None, 0, *args)
+
         def sub(n, k=k, args=args):
             for _ in range(n):
                 k[1, 32](*args)
-        add(f"{kname}: kernel[grid, block](...)", sub, cbase)
+        add(f"{kname}: kernel[grid, block](...)", sub, checked)
 
         def launch(n, k=k, args=args):
             for _ in range(n):
                 k.launch(1, 32, *args)
-        add(f"{kname}: kernel.launch(...)", launch, cbase)
+        add(f"{kname}: kernel.launch(...)", launch, checked)
 
     for lib in ("cupy", "torch"):
         try:
@@ -97,12 +102,13 @@ def main():
                 arrs = [torch.zeros(1024, device="cuda") for _ in range(3)]
         except Exception:
             continue
-        p = k4.prepare(1, 32, (*bufs, 1024))
-
         def sub(n, arrs=arrs):
             for _ in range(n):
                 k4[1, 32](*arrs, 1024)
-        add(f"empty_args (3 {lib} arrays, int): kernel[grid, block](...)", sub, p._time_runs)
+
+        def checked(n, arrs=arrs):
+            k4._k._time_launches(n, 1, 32, 0, None, 0, *arrs, 1024)
+        add(f"empty_args (3 {lib} arrays, int): kernel[grid, block](...)", sub, checked)
 
     out = {"device": dev.info["name"], "driver": dev.info["driver_version"],
            "python": sys.version.split()[0], "reps": a.reps, "rounds": a.rounds, "rows": rows}

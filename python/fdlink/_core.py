@@ -632,7 +632,7 @@ class Kernel:
     def __init__(self, k: "_fdlink.Kernel", module: Module):
         self._k = k
         self.module = module
-        self._configs: Dict[Any, _Configured] = {}
+        self._configs: Dict[Any, Any] = {}
 
     @property
     def name(self) -> str:
@@ -646,7 +646,7 @@ class Kernel:
     def types(self) -> Optional[Tuple[Optional[str], ...]]:
         return self._k.types
 
-    def __getitem__(self, config: tuple) -> "_Configured":
+    def __getitem__(self, config: tuple) -> Any:
         try:
             return self._configs[config]  # the same configuration again: no new object
         except (KeyError, TypeError):
@@ -656,7 +656,8 @@ class Kernel:
         grid, block = config[0], config[1]
         s = config[2] if len(config) > 2 else None
         shared = config[3] if len(config) > 3 else 0
-        c = _Configured(self, grid, block, s, shared)
+        slow = _Configured(self, grid, block, s, shared)
+        c = self._k.configure(grid, block, shared, slow._stream, 0, slow)
         try:
             if len(self._configs) < 32 and (s is None or isinstance(s, _fdlink.Stream)):
                 self._configs[config] = c
@@ -676,6 +677,9 @@ class Kernel:
     def launch(self, grid: Dim, block: Dim, *args: Any, stream: Any = None,
                shared_mem: int = 0, cooperative: Optional[bool] = None,
                sync: bool = False) -> None:
+        if stream is None and not shared_mem and cooperative is None and not sync:
+            self._k.launch(grid, block, 0, None, 0, *args)
+            return
         if stream is not None and type(stream) is not _fdlink.Stream:
             stream = _launch_stream(stream, self.module.device)
         self._k.launch(grid, block, shared_mem, stream,
@@ -698,11 +702,14 @@ class Kernel:
 
 
 class _Configured:
-    __slots__ = ("_launch", "_kernel", "_grid", "_block", "_stream", "_shared")
+    """The keyword form of ``kernel[grid, block](*args, stream=, shared_mem=, cooperative=,
+    sync=)``. ``kernel[grid, block]`` is the extension's Configured object, which launches a
+    call without keywords itself and hands one with keywords to this."""
+
+    __slots__ = ("_kernel", "_grid", "_block", "_stream", "_shared")
 
     def __init__(self, kernel: Kernel, grid: Dim, block: Dim, stream: Any, shared: int):
         self._kernel, self._grid, self._block = kernel, grid, block
-        self._launch = kernel._k.launch
         if stream is not None and type(stream) is not _fdlink.Stream:
             stream = _launch_stream(stream, kernel.module.device)
         self._stream = stream
@@ -714,9 +721,10 @@ class _Configured:
             stream = self._stream
         elif type(stream) is not _fdlink.Stream:
             stream = _launch_stream(stream, self._kernel.module.device)
-        self._launch(self._grid, self._block, self._shared if shared_mem is None else shared_mem,
-                     stream, 0 if cooperative is None and not sync else _flags(cooperative, sync),
-                     *args)
+        self._kernel._k.launch(self._grid, self._block,
+                               self._shared if shared_mem is None else shared_mem, stream,
+                               0 if cooperative is None and not sync else
+                               _flags(cooperative, sync), *args)
 
 
 # ---- generated kernels -------------------------------------------------------------------------

@@ -66,7 +66,7 @@ enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
 
 static PyObject *g_error_factory; /* fdlink._errors.from_record */
 static PyTypeObject *DeclsType, *LinkType, *DeviceType, *ModuleType, *KernelType, *LaunchType,
-    *BufferType, *StreamType, *GenType, *MapType, *ReductionType, *DLHoldType;
+    *BufferType, *StreamType, *GenType, *MapType, *ReductionType, *DLHoldType, *ConfiguredType;
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_array_interface, *s_stream, *s_tobytes,
     *s_shape, *s_typestr, *s_data, *s_strides, *s_version, *s_mask, *s_cuda_stream;
 
@@ -2324,6 +2324,137 @@ done:
     return ret;
 }
 
+/* _time_launches(n, grid, block, shared_mem, stream, flags, *args) -> seconds: the arguments
+ * converted once, then n checked launches (fdl_kernel_launch_ex) in a C loop: the C cost of an
+ * unprepared launch, the baseline of bench/python_launch.py */
+static PyObject *Kernel_time_launches(KernelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 6)
+        return PyErr_Format(PyExc_TypeError, "_time_launches(n, grid, block, shared_mem, stream, "
+                            "flags, *args)");
+    Py_ssize_t reps = PyLong_AsSsize_t(args[0]);
+    fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    if ((reps < 0 && PyErr_Occurred()) || dim3_of(args[1], &cfg.grid, "grid") < 0 ||
+        dim3_of(args[2], &cfg.block, "block") < 0 || stream_of(args[4], &cfg.stream) < 0)
+        return NULL;
+    cfg.shared_bytes = PyLong_AsSize_t(args[3]);
+    cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = nargs - 6;
+    conv_arg *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    fdl_arg *ap = calloc((size_t)(n ? n : 1), sizeof *ap);
+    PyObject *keep = PyList_New(0), *ret = NULL;
+    if (!v || !ap || !keep) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (convert_args(self, args + 6, n, v, keep, cfg.stream) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        ap[i] = fdl_arg_make(v[i].value, v[i].size);
+    fdl_error err = FDL_ERROR_INIT;
+    struct timespec t0, t1;
+    int rc = FDL_OK;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (Py_ssize_t i = 0; i < reps && rc == FDL_OK; i++)
+        rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != FDL_OK) {
+        raise_fdl(rc, &err, NULL);
+        goto done;
+    }
+    ret = PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+done:
+    Py_XDECREF(keep);
+    free(v);
+    free(ap);
+    return ret;
+}
+
+/* ---- Configured: kernel[grid, block] ---------------------------------------------------- */
+
+/* A kernel with its geometry, stream and flags, called with the arguments (Numba's
+ * kernel[grid, block](*args)): the arguments converted and checked at every call, in C. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *kernel;
+    PyObject *grid, *block, *shared, *stream, *flags;
+    PyObject *fallback; /* called with keyword arguments (the Python layer's), or None */
+} ConfiguredObject;
+
+static PyObject *Kernel_configure(KernelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6)
+        return PyErr_Format(PyExc_TypeError,
+                            "configure(grid, block, shared_mem, stream, flags, fallback)");
+    fdl_dim3 d;
+    fdl_stream *st;
+    if (dim3_of(args[0], &d, "grid") < 0 || dim3_of(args[1], &d, "block") < 0 ||
+        stream_of(args[3], &st) < 0)
+        return NULL;
+    ConfiguredObject *o = (ConfiguredObject *)PyType_GenericAlloc(ConfiguredType, 0);
+    if (!o)
+        return NULL;
+    PyObject **slots[7] = {&o->kernel, &o->grid,  &o->block,   &o->shared,
+                           &o->stream, &o->flags, &o->fallback};
+    PyObject *vals[7] = {(PyObject *)self, args[0], args[1], args[2], args[3], args[4], args[5]};
+    for (int i = 0; i < 7; i++) {
+        Py_INCREF(vals[i]);
+        *slots[i] = vals[i];
+    }
+    return (PyObject *)o;
+}
+
+static void Configured_dealloc(ConfiguredObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_XDECREF(self->kernel);
+    Py_XDECREF(self->grid);
+    Py_XDECREF(self->block);
+    Py_XDECREF(self->shared);
+    Py_XDECREF(self->stream);
+    Py_XDECREF(self->flags);
+    Py_XDECREF(self->fallback);
+    PyObject_Free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* c(*args): Kernel.launch(grid, block, shared, stream, flags, *args); with keyword arguments,
+ * the fallback (fdlink._core._Configured, which converts streams and flags) */
+static PyObject *Configured_call(ConfiguredObject *self, PyObject *args, PyObject *kwds)
+{
+    if (kwds && PyDict_Size(kwds)) {
+        if (self->fallback == Py_None)
+            return PyErr_Format(PyExc_TypeError, "a configured kernel takes no keyword arguments");
+        return PyObject_Call(self->fallback, args, kwds);
+    }
+    Py_ssize_t n = PyTuple_Size(args);
+    PyObject *small[5 + 16];
+    PyObject **all = n <= 16 ? small : PyMem_Malloc((size_t)(n + 5) * sizeof *all);
+    if (!all)
+        return PyErr_NoMemory();
+    all[0] = self->grid;
+    all[1] = self->block;
+    all[2] = self->shared;
+    all[3] = self->stream;
+    all[4] = self->flags;
+    for (Py_ssize_t i = 0; i < n; i++)
+        all[5 + i] = PyTuple_GetItem(args, i);
+    PyObject *r = Kernel_launch((KernelObject *)self->kernel, all, n + 5);
+    if (all != small)
+        PyMem_Free(all);
+    return r;
+}
+
+static PyType_Slot Configured_slots[] = {{Py_tp_dealloc, (void *)Configured_dealloc},
+                                         {Py_tp_call, (void *)Configured_call},
+                                         {0, NULL}};
+static PyType_Spec Configured_spec = {"fdlink._fdlink.Configured", sizeof(ConfiguredObject), 0,
+                                      Py_TPFLAGS_DEFAULT, Configured_slots};
+
 /* ---- Launch (prepared) ------------------------------------------------------------------ */
 
 typedef struct {
@@ -2630,6 +2761,10 @@ static PyObject *Kernel_set_max_dynamic_shared(KernelObject *self, PyObject *arg
 static PyMethodDef Kernel_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))Kernel_launch, METH_FASTCALL,
      "launch(grid, block, shared_mem, stream, flags, *args)"},
+    {"_time_launches", (PyCFunction)(void (*)(void))Kernel_time_launches, METH_FASTCALL,
+     "_time_launches(n, grid, block, shared_mem, stream, flags, *args) -> seconds (benchmark)"},
+    {"configure", (PyCFunction)(void (*)(void))Kernel_configure, METH_FASTCALL,
+     "configure(grid, block, shared_mem, stream, flags) -> a callable launching with *args"},
     {"prepare", (PyCFunction)(void (*)(void))Kernel_prepare, METH_FASTCALL,
      "prepare(grid, block, shared_mem, stream, flags, *args) -> Launch"},
     {"set_max_dynamic_shared", (PyCFunction)Kernel_set_max_dynamic_shared, METH_O,
@@ -3450,7 +3585,8 @@ PyMODINIT_FUNC PyInit__fdlink(void)
         add_type(m, &GenType, &Gen_spec, "Gen") < 0 ||
         add_type(m, &MapType, &Map_spec, "Map") < 0 ||
         add_type(m, &ReductionType, &Reduction_spec, "Reduction") < 0 ||
-        add_type(m, &DLHoldType, &DLHold_spec, "_DLHold") < 0)
+        add_type(m, &DLHoldType, &DLHold_spec, "_DLHold") < 0 ||
+        add_type(m, &ConfiguredType, &Configured_spec, "Configured") < 0)
         goto fail;
     if (PyModule_AddStringConstant(m, "version", fdl_version()) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_COOPERATIVE", FDL_LAUNCH_COOPERATIVE) < 0 ||
