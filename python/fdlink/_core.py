@@ -9,6 +9,7 @@ import numbers
 import os
 import struct
 import threading
+import weakref
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union)
 
 from . import _errors, _fdlink, _libs
@@ -704,12 +705,16 @@ class Kernel:
 class _Configured:
     """The keyword form of ``kernel[grid, block](*args, stream=, shared_mem=, cooperative=,
     sync=)``. ``kernel[grid, block]`` is the extension's Configured object, which launches a
-    call without keywords itself and hands one with keywords to this."""
+    call without keywords itself and hands one with keywords to this. It holds the module
+    weakly: the kernel caches its configurations, and the extension's objects take no part in
+    garbage collection, so a strong reference back would keep the module alive for ever."""
 
-    __slots__ = ("_kernel", "_grid", "_block", "_stream", "_shared")
+    __slots__ = ("_launch", "_module", "_grid", "_block", "_stream", "_shared")
 
     def __init__(self, kernel: Kernel, grid: Dim, block: Dim, stream: Any, shared: int):
-        self._kernel, self._grid, self._block = kernel, grid, block
+        self._launch = kernel._k.launch
+        self._module = weakref.ref(kernel.module)
+        self._grid, self._block = grid, block
         if stream is not None and type(stream) is not _fdlink.Stream:
             stream = _launch_stream(stream, kernel.module.device)
         self._stream = stream
@@ -720,11 +725,11 @@ class _Configured:
         if stream is None:
             stream = self._stream
         elif type(stream) is not _fdlink.Stream:
-            stream = _launch_stream(stream, self._kernel.module.device)
-        self._kernel._k.launch(self._grid, self._block,
-                               self._shared if shared_mem is None else shared_mem, stream,
-                               0 if cooperative is None and not sync else
-                               _flags(cooperative, sync), *args)
+            m = self._module()
+            stream = _launch_stream(stream, m.device if m is not None else device())
+        self._launch(self._grid, self._block, self._shared if shared_mem is None else shared_mem,
+                     stream, 0 if cooperative is None and not sync else _flags(cooperative, sync),
+                     *args)
 
 
 # ---- generated kernels -------------------------------------------------------------------------

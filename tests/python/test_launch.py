@@ -263,3 +263,20 @@ def test_threads_share_a_device(saxpy_module, mul_lib):
     for t in ts:
         t.join()
     assert not errors, errors
+
+
+def test_modules_are_freed(mul_lib):
+    # a module used with kernel[grid, block] is freed when the program lets go of it
+    import gc
+    import weakref
+
+    mod = mul_lib.link('extern "C" __global__ void saxpy(float *y, const float *x, float a, '
+                       'int n) {}\n// freed')
+    k = mod.kernel("saxpy")
+    x, y = _xy()
+    k[1, 8](y, x, 1.0, 8)
+    k[1, 8](y, x, 1.0, 8, stream=fdlink.stream())
+    ref = weakref.ref(mod)
+    del mod, k
+    gc.collect()
+    assert ref() is None
