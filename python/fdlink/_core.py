@@ -290,7 +290,9 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
     known = {"opt_level", "debug", "lineinfo", "verbose", "extra", "backend", "lto",
              "maxrregcount", "ftz", "prec_div", "prec_sqrt", "fma", "cudadevrt", "cache",
              "cache_dir", "isolate", "xptxas", "split_compile", "cache_remote", "defines",
-             "include_dirs", "std", "cuda_output", "nvrtc_extra"}
+             "include_dirs", "std", "cuda_output", "nvrtc_extra", "emit_ptx", "kernels_used",
+             "variables_used", "time", "optimize_unused_variables", "split_compile_extended",
+             "jump_table_density", "jl_cache", "device_stack_protector", "no_toolkit_include"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"unknown option(s): {', '.join(sorted(bad))}")
@@ -309,6 +311,9 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
         d["defines"] = [k if v is None else f"{k}={v}" for k, v in d["defines"].items()]
     if "include_dirs" in d and d["include_dirs"] is not None:
         d["include_dirs"] = [os.fspath(p) for p in d["include_dirs"]]
+    for key in ("extra", "xptxas", "nvrtc_extra", "kernels_used", "variables_used"):
+        if isinstance(d.get(key), (list, tuple)):
+            d[key] = list(d[key])
     return d
 
 

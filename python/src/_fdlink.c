@@ -390,7 +390,8 @@ static PyType_Spec Decls_spec = {"fdlink._fdlink.Decls", sizeof(DeclsObject), 0,
 typedef struct {
     fdl_link_options lo;
     fdl_nvrtc_options no;
-    const char **extra, **defines, **include_dirs, **nvrtc_extra, **xptxas;
+    const char **extra, **defines, **include_dirs, **nvrtc_extra, **xptxas, **kernels_used,
+        **variables_used;
 } link_opts;
 
 static void link_opts_free(link_opts *o)
@@ -400,6 +401,8 @@ static void link_opts_free(link_opts *o)
     free(o->include_dirs);
     free(o->nvrtc_extra);
     free(o->xptxas);
+    free(o->kernels_used);
+    free(o->variables_used);
 }
 
 static int opt_int(PyObject *d, const char *key, int *out)
@@ -474,7 +477,15 @@ static int link_opts_from(link_opts *o, PyObject *d)
         opt_str(d, "cache_remote", &o->lo.cache_remote) ||
         opt_list(d, "defines", &o->defines) || opt_list(d, "include_dirs", &o->include_dirs) ||
         opt_str(d, "std", &o->no.std) || opt_int(d, "cuda_output", &output) ||
-        opt_list(d, "nvrtc_extra", &o->nvrtc_extra))
+        opt_list(d, "nvrtc_extra", &o->nvrtc_extra) || opt_int(d, "emit_ptx", &o->lo.emit_ptx) ||
+        opt_list(d, "kernels_used", &o->kernels_used) ||
+        opt_list(d, "variables_used", &o->variables_used) || opt_int(d, "time", &o->lo.time) ||
+        opt_int(d, "optimize_unused_variables", &o->lo.optimize_unused_variables) ||
+        opt_int(d, "split_compile_extended", &o->lo.split_compile_extended) ||
+        opt_int(d, "jump_table_density", &o->lo.jump_table_density) ||
+        opt_int(d, "jl_cache", &o->lo.jl_cache) ||
+        opt_int(d, "device_stack_protector", &o->lo.device_stack_protector) ||
+        opt_int(d, "no_toolkit_include", &o->no.no_toolkit_include))
         return -1;
     if (backend != -2)
         o->lo.backend = (fdl_link_backend)backend;
@@ -486,6 +497,8 @@ static int link_opts_from(link_opts *o, PyObject *d)
         o->no.output = (fdl_cuda_output)output;
     o->lo.extra = o->extra;
     o->lo.xptxas = o->xptxas;
+    o->lo.kernels_used = o->kernels_used;
+    o->lo.variables_used = o->variables_used;
     o->no.defines = o->defines;
     o->no.include_dirs = o->include_dirs;
     o->no.extra = o->nvrtc_extra;

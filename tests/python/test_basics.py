@@ -125,6 +125,17 @@ def test_library_check_without_link(arch):
         fdlink.Library(MUL_DECL + "other: int32(int32)\n", [MUL_CU], arch=arch)
 
 
+def test_link_options_reach_the_linker(arch):
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ltoir")
+    lib = fdlink.Library(MUL_DECL, [ir], arch=arch)
+    caller = fdlink.compile(SAXPY_CU, decls=MUL_DECL, arch=arch, output="ltoir",
+                            name="caller.cu")
+    mod = lib.link(caller, emit_ptx=True, kernels_used=["saxpy"], opt_level=3,
+                   defines={"UNUSED": 1}, xptxas=("-O3",))
+    assert mod.ptx is not None and ".entry saxpy" in mod.ptx
+    assert mod.info["lto"] == 1
+
+
 def test_options_checked():
     with pytest.raises(TypeError, match="unknown option"):
         fdlink.Library(MUL_DECL, check=False, colour="blue")
