@@ -74,6 +74,7 @@ typedef struct fdl__cuda {
     CUresult (*stream_destroy)(CUstream stream);
     CUresult (*stream_synchronize)(CUstream stream);
     CUresult (*stream_get_ctx)(CUstream stream, CUcontext *ctx);
+    CUresult (*stream_wait_event)(CUstream stream, CUevent event, unsigned int flags);
     CUresult (*event_create)(CUevent *event, unsigned int flags);
     CUresult (*event_destroy)(CUevent event);
     CUresult (*event_record)(CUevent event, CUstream stream);

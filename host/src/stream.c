@@ -197,6 +197,22 @@ static int wait_event(fdl_event *e, const char *which, fdl_error *err)
     return FDL_OK;
 }
 
+int fdl_stream_wait_event(fdl_stream *stream, fdl_event *e, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(e))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_wait_event: event is NULL");
+    CUstream s;
+    int rc = fdl__stream_of(&s, stream, e->dev, "fdl_stream_wait_event", err);
+    if (rc == FDL_OK)
+        rc = fdl__device_enter(e->dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = e->dev->cu->stream_wait_event(s, e->event, 0);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, e->dev, r, "cuStreamWaitEvent");
+    return FDL_OK;
+}
+
 int fdl_event_synchronize(fdl_event *e, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(e))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from . import _fdlink
 from ._core import (KINDS, Buffer, Declaration, Device, Elementwise, Kernel, Kernels, Library,
                     Map, Module, PreparedLaunch, Reduction, Source, Stream, cache, device,
-                    device_count, devices, doctor, empty, link, stream, to_device, to_host,
+                    device_count, devices, doctor, empty, include_dir, cmake_dir, link, stream, to_device, to_host,
                     versions)
 from ._errors import (ABIError, CudaError, DeviceStatusError, Error, FileError,
                       InvalidArgumentError, KindError, LibraryNotFoundError, LimitError,
@@ -38,5 +38,5 @@ __all__ = [
     "Library", "LibraryNotFoundError", "LimitError", "LinkError", "Map", "Module", "NoDeviceError",
     "NotFoundError", "OutOfMemoryError", "ParseError", "PreparedLaunch", "Reduction", "Source",
     "Stream", "VerifyError", "cache", "device", "device_count", "devices", "doctor", "empty",
-    "kernels", "link", "stream", "to_device", "to_host", "versions", "__version__",
+    "kernels", "include_dir", "cmake_dir", "link", "stream", "to_device", "to_host", "versions", "__version__",
 ]

@@ -5,6 +5,7 @@ Everything here is names and sugar; every capability is a call into libfdlink (d
 
 from __future__ import annotations
 
+import numbers
 import os
 import struct
 import threading
@@ -691,11 +692,12 @@ def _pack_scalar(v: Any, code: Optional[str], what: str) -> Any:
         return v
     if hasattr(v, "__array_interface__") and getattr(v, "shape", None) == ():
         return v  # a NumPy scalar: checked and packed by the extension
+    if not isinstance(v, numbers.Number):
+        raise TypeError(f"{what}: a {type(v).__name__} cannot be packed as {code}")
     try:
         return struct.pack("<" + _STRUCT[code], v)
-    except (struct.error, TypeError) as e:
-        raise (ValueError if isinstance(e, struct.error) else TypeError)(
-            f"{what}: {v!r} cannot be packed as {code}: {e}") from None
+    except (struct.error, TypeError, OverflowError) as e:
+        raise ValueError(f"{what}: {v!r} cannot be packed as {code}: {e}") from None
 
 
 class Map:
@@ -867,6 +869,19 @@ def doctor() -> Dict[str, Any]:
     except ValueError as e:
         raise RuntimeError(f"fdlink doctor --json gave no JSON (exit {r.returncode}): "
                            f"{r.stderr.strip()}") from e
+
+
+def include_dir() -> Optional[str]:
+    """The folder of fdlink's C headers installed with the package (``fdlink/device.h`` for
+    FDL_CALL in caller kernels, the library's API), or None when they are not installed."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    return d if os.path.isdir(d) else None
+
+
+def cmake_dir() -> Optional[str]:
+    """The CMake package's folder (``-Dfdlink_DIR=...``), or None when it is not installed."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "cmake", "fdlink")
+    return d if os.path.isdir(d) else None
 
 
 def versions() -> Dict[str, Any]:

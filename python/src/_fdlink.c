@@ -1713,25 +1713,47 @@ static int classify(PyObject *o)
     for (int i = 0; i < g_ntypes; i++)
         if (g_types[i].type == t)
             return g_types[i].kind;
-    int kind = K_NONE;
-    if (PyObject_HasAttr(o, s_cai))
+    /* the type's attributes first: a property is not called here (it may raise, or cost) */
+    PyObject *tp = (PyObject *)t;
+    int kind = K_NONE, cacheable = 1;
+    if (PyObject_HasAttr(tp, s_cai))
         kind = K_CAI;
-    else if (PyObject_HasAttr(o, s_dlpack) && PyObject_HasAttr(o, s_dlpack_device))
+    else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
-    else if (PyObject_HasAttr(o, s_array_interface))
+    else if (PyObject_HasAttr(tp, s_array_interface))
         kind = K_HOSTARRAY; /* NumPy: arrays are refused; 0-d scalars are packed by bytes */
+    else {
+        /* an instance may have the attribute where its type does not: not cached */
+        cacheable = 0;
+        if (PyObject_HasAttr(o, s_cai))
+            kind = K_CAI;
+        else if (PyObject_HasAttr(o, s_dlpack) && PyObject_HasAttr(o, s_dlpack_device))
+            kind = K_DLPACK;
+    }
     if (PyErr_Occurred())
         PyErr_Clear();
-    /* an instance may have the attribute where its type does not: cache only type-level ones */
-    PyObject *tattr = kind == K_CAI ? s_cai : kind == K_DLPACK ? s_dlpack
-                    : kind == K_HOSTARRAY ? s_array_interface : NULL;
-    int type_level = tattr ? PyObject_HasAttr((PyObject *)t, tattr) : 1;
-    if (type_level && g_ntypes < TYPE_CACHE) {
+    if (cacheable && g_ntypes < TYPE_CACHE) {
         Py_INCREF(t);
         g_types[g_ntypes].type = t;
         g_types[g_ntypes++].kind = kind;
     }
     return kind;
+}
+
+/* A tensor that requires grad refuses its interface: say so, naming the argument. */
+static int refuse_grad(const arg_ctx *c, PyObject *o)
+{
+    PyObject *rg = PyObject_GetAttrString(o, "requires_grad");
+    int yes = rg ? PyObject_IsTrue(rg) : 0;
+    Py_XDECREF(rg);
+    if (yes != 1) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, ARGFMT " is a tensor that requires grad; pass "
+                 "tensor.detach() (fdlink kernels are not differentiable)", ARGV(c));
+    return -1;
 }
 
 /* A host NumPy-style object: a 0-d scalar gives its bytes; an array is refused. */
@@ -1856,8 +1878,18 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
     int kind = classify(o);
     if (kind == K_CAI) {
         PyObject *cai = PyObject_GetAttr(o, s_cai);
-        if (!cai)
+        if (!cai) {
+            PyObject *et, *ev, *tb;
+            PyErr_Fetch(&et, &ev, &tb);
+            if (refuse_grad(c, o) < 0) {
+                Py_XDECREF(et);
+                Py_XDECREF(ev);
+                Py_XDECREF(tb);
+                return -1;
+            }
+            PyErr_Restore(et, ev, tb);
             return -1;
+        }
         int rc = from_cai(c, o, cai, want_arr, out);
         Py_DECREF(cai);
         return rc < 0 ? -1 : PyList_Append(keep, o);
@@ -2251,6 +2283,10 @@ typedef struct {
     PyObject *device; /* or None */
     PyObject *decls;  /* or None */
     int ordinal;
+    /* the link options the generator borrows (their arrays and strings, fdl_gen_create's rule),
+     * and the dict whose str objects hold those strings */
+    link_opts *lo;
+    PyObject *opts;
 } GenObject;
 
 /* Gen(device_or_None, decls_or_None, arch_or_None, input_paths, data_inputs, link_options) */
@@ -2266,24 +2302,32 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType))
         return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
     fdl_gen_options go = FDL_GEN_OPTIONS_INIT;
-    link_opts lo;
-    GenObject *self = NULL;
+    GenObject *self = (GenObject *)PyType_GenericAlloc(type, 0);
     const char **inputs = NULL;
-    if (utf8_of(arch_o, &go.arch, 1, "arch") < 0 || link_opts_from(&lo, opts) < 0)
+    if (!self)
         return NULL;
+    self->device = device;
+    Py_INCREF(device);
+    self->decls = decls;
+    Py_INCREF(decls);
+    self->opts = PyDict_Check(opts) ? PyDict_Copy(opts) : (Py_INCREF(opts), opts);
+    self->lo = calloc(1, sizeof *self->lo);
+    if (!self->opts || !self->lo) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (utf8_of(arch_o, &go.arch, 1, "arch") < 0 || link_opts_from(self->lo, self->opts) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     inputs = str_array(paths, "an input path");
     if (!inputs && PyErr_Occurred())
         goto fail;
     go.decls = decls != Py_None ? ((DeclsObject *)decls)->decls : NULL;
     go.inputs = inputs;
-    go.link = &lo.lo;
-    self = (GenObject *)PyType_GenericAlloc(type, 0);
-    if (!self)
-        goto fail;
-    self->device = device;
-    Py_INCREF(device);
-    self->decls = decls;
-    Py_INCREF(decls);
+    go.link = &self->lo->lo;
     self->ordinal = device != Py_None ? ((DeviceObject *)device)->ordinal : -1;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_gen_create(&self->gen,
@@ -2311,11 +2355,9 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         }
     }
     free(inputs);
-    link_opts_free(&lo);
     return (PyObject *)self;
 fail:
     free(inputs);
-    link_opts_free(&lo);
     Py_XDECREF(self);
     return NULL;
 }
@@ -2324,6 +2366,11 @@ static void Gen_dealloc(GenObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     fdl_gen_destroy(self->gen);
+    if (self->lo) {
+        link_opts_free(self->lo);
+        free(self->lo);
+    }
+    Py_XDECREF(self->opts);
     Py_XDECREF(self->device);
     Py_XDECREF(self->decls);
     PyObject_Free(self);

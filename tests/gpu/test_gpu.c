@@ -1298,6 +1298,53 @@ Test(gpu_stream, a_foreign_stream_is_wrapped_used_and_left_alive)
     dlclose(d.lib);
 }
 
+Test(gpu_stream, a_stream_waits_for_an_event_of_another)
+{
+    fdl_device *dev = open_or_skip();
+    fdl_module *mod = load_kernels(dev);
+    fdl_kernel *fill = kernel_or_fail(mod, "fill_u32"), *add = kernel_or_fail(mod, "add_one");
+    enum { WORDS = 1 << 20 };
+    fdl_buffer *buf = new_buffer(dev, WORDS * sizeof(uint32_t));
+    fdl_error err = FDL_ERROR_INIT;
+    foreign_driver d = foreign_open();
+    void *theirs = NULL;
+    cr_assert_eq(d.create(&theirs, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+    fdl_stream *a = NULL, *b = NULL;
+    fdl_event *done = NULL;
+    cr_assert_eq(fdl_stream_wrap(&a, dev, theirs, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_create(&b, dev, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_event_create(&done, dev, &err), FDL_OK, "%s", err.message);
+    /* an event never recorded is no wait, as for the driver */
+    cr_assert_eq(fdl_stream_wait_event(b, done, &err), FDL_OK, "%s", err.message);
+    for (uint32_t round = 1; round <= 5; round++) {
+        /* a (non-blocking, theirs): fill; b (fdlink's): after it, add one */
+        fill_on(fill, buf, 1000u * round, WORDS, WORDS / 256, a);
+        cr_assert_eq(fdl_event_record(done, a, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_stream_wait_event(b, done, &err), FDL_OK, "%s", err.message);
+        uint64_t p = fdl_buffer_address(buf);
+        uint32_t n = WORDS;
+        fdl_arg args[] = {FDL_ARG(p), FDL_ARG(n)};
+        fdl_launch_config cfg = config((fdl_dim3){WORDS / 256, 1, 1}, (fdl_dim3){256, 1, 1});
+        cfg.stream = b;
+        cr_assert_eq(fdl_kernel_launch_ex(add, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_stream_synchronize(b, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_stream_synchronize(a, &err), FDL_OK, "%s", err.message);
+        expect_words(buf, WORDS, 1000u * round + 1u, WORDS, 0);
+    }
+    cr_assert_eq(fdl_stream_wait_event(b, NULL, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_stream_wait_event: event is NULL");
+    /* the default stream waits too */
+    cr_assert_eq(fdl_stream_wait_event(NULL, done, &err), FDL_OK, "%s", err.message);
+    fdl_stream_destroy(a);
+    fdl_stream_destroy(b);
+    fdl_event_destroy(done);
+    cr_assert_eq(d.destroy(theirs), 0);
+    fdl_buffer_destroy(buf);
+    fdl_module_destroy(mod);
+    fdl_device_destroy(dev);
+    dlclose(d.lib);
+}
+
 Test(gpu_stream, the_default_stream_handles_are_wrapped_as_given)
 {
     fdl_device *dev = open_or_skip();

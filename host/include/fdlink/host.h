@@ -589,6 +589,17 @@ FDL_API void fdl_event_destroy(fdl_event *event);
  */
 FDL_API int fdl_event_record(fdl_event *event, fdl_stream *stream, fdl_error *err);
 
+/**
+ * Make the work queued in @p stream after this call wait for the work before the event's last
+ * record (cuStreamWaitEvent; the host does not wait): how work on one stream is ordered after
+ * work on another, another library's included (wrap its stream with fdl_stream_wrap). An event
+ * never recorded is no wait, as for the driver.
+ * @param stream the stream that waits; NULL for the device's default (legacy) stream
+ * @return FDL_OK, FDL_EINVAL (NULL @p event; a stream of another device), FDL_ECUDA
+ * Ownership: nothing kept. Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_stream_wait_event(fdl_stream *stream, fdl_event *event, fdl_error *err);
+
 /** Wait until the event's work is done. @return FDL_OK, FDL_ECUDA, FDL_EINVAL (never recorded) */
 FDL_API int fdl_event_synchronize(fdl_event *event, fdl_error *err);
 

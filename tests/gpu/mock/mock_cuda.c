@@ -1458,6 +1458,17 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
     return event_record(e, s);
 }
 
+/* Everything has run by the time a call returns: a wait only checks its handles. */
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    CUresult r = ready();
+    if (r == CUDA_SUCCESS)
+        r = stream_ok(s);
+    if (r == CUDA_SUCCESS && (!event_ok(e) || flags > 1))
+        r = !event_ok(e) ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+    return r;
+}
+
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
     return ready() ? ready() : event_ok(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
@@ -1587,6 +1598,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
         P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
         P("cuStreamSynchronize", 2000, cuStreamSynchronize),
         P("cuStreamGetCtx", 9020, cuStreamGetCtx),
+        P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
         P("cuEventCreate", 2000, cuEventCreate),
         P("cuEventDestroy", 4000, cuEventDestroy_v2),
         P("cuEventRecord", 2000, cuEventRecord),
