@@ -1055,22 +1055,6 @@ const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kind *kind)
     return link->inputs[i].name;
 }
 
-const void *fdl_link_input_data(const fdl_link *link, size_t i, size_t *size,
-                                fdl_input_kind *kind)
-{
-    if (size)
-        *size = 0;
-    if (kind)
-        *kind = FDL_KIND_AUTO;
-    if (!link || i >= link->ninputs)
-        return NULL;
-    if (size)
-        *size = link->inputs[i].size;
-    if (kind)
-        *kind = link->inputs[i].kind;
-    return link->inputs[i].data;
-}
-
 int fdl_link_backend_version(unsigned *major, unsigned *minor, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(major) || !FDL__CHECK_ARG(minor))

@@ -485,17 +485,6 @@ FDL_API size_t fdl_link_input_count(const fdl_link *link);
 FDL_API const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kind *kind);
 
 /**
- * The bytes of input @p i as the backend receives them: a CUDA C input's NVRTC output (LTO-IR or
- * PTX, from the compile cache where it was there), any other input as added. For other tools
- * that link the same checked code themselves (e.g. Numba's `declare_device(link=...)`).
- * @p kind (optional) receives the bytes' kind (FDL_KIND_LTOIR or FDL_KIND_PTX for CUDA C).
- * @return the bytes, or NULL when out of range; @p size receives their size (0 when NULL).
- * Ownership: borrowed, valid until fdl_link_destroy. Thread-safety: as fdl_link_input.
- */
-FDL_API const void *fdl_link_input_data(const fdl_link *link, size_t i, size_t *size,
-                                        fdl_input_kind *kind);
-
-/**
  * Version of the nvJitLink library in use, loading it if needed.
  * @return FDL_OK, FDL_ENOLIB
  */
