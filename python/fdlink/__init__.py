@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from . import _fdlink
 from ._core import (KINDS, Buffer, Declaration, Device, Elementwise, Kernel, Kernels, Library,
-                    Map, Module, PreparedLaunch, Reduction, Source, Stream, cache, device,
+                    Map, Module, PreparedLaunch, Reduction, Source, Stream, cache, compile, device,
                     device_count, devices, doctor, empty, include_dir, cmake_dir, link, stream, to_device, to_host,
                     versions)
 from ._errors import (ABIError, CudaError, DeviceStatusError, Error, FileError,
@@ -37,6 +37,6 @@ __all__ = [
     "Elementwise", "Error", "FileError", "InvalidArgumentError", "KINDS", "Kernel", "KindError",
     "Library", "LibraryNotFoundError", "LimitError", "LinkError", "Map", "Module", "NoDeviceError",
     "NotFoundError", "OutOfMemoryError", "ParseError", "PreparedLaunch", "Reduction", "Source",
-    "Stream", "VerifyError", "cache", "device", "device_count", "devices", "doctor", "empty",
+    "Stream", "VerifyError", "cache", "compile", "device", "device_count", "devices", "doctor", "empty",
     "kernels", "include_dir", "cmake_dir", "link", "stream", "to_device", "to_host", "versions", "__version__",
 ]

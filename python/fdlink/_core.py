@@ -225,7 +225,7 @@ def to_host(buf: "_fdlink.Buffer") -> Any:
 class Source:
     """One input: bytes or a file, with a name for diagnostics and an optional stated kind."""
 
-    __slots__ = ("data", "path", "name", "kind")
+    __slots__ = ("data", "path", "name", "kind", "log")
 
     def __init__(self, data: Union[bytes, str, None] = None, *, path: Optional[PathLike] = None,
                  name: Optional[str] = None, kind: str = "auto"):
@@ -239,6 +239,7 @@ class Source:
         self.path = None if path is None else os.fspath(path)
         self.name = name or (os.path.basename(self.path) if self.path else "input")
         self.kind = kind
+        self.log: Optional[str] = None
 
     def _entry(self, default_name: str) -> Tuple[Optional[bytes], Optional[str], str, int]:
         kind = _fdlink.kind_parse(self.kind)
@@ -395,8 +396,10 @@ class Library:
     def check(self) -> "Library":
         """Compile and check the sources against the declarations (cached); raise on a mismatch."""
         arch = _default_arch(self.arch)
-        self._check = _fdlink.Link(_options(arch, {**self.options, "cudadevrt": 0}),
-                                   [self._decls], self._inputs())
+        # the checks of a link without the link (fdl_link_check): functions declared but not
+        # defined by these sources are an error here, as at a link
+        self._check = _fdlink.Link(_options(arch, self.options), [self._decls], self._inputs(),
+                                   True)
         return self
 
     def link(self, *callers: SourceLike, arch: Optional[str] = None,
@@ -464,6 +467,27 @@ class Library:
 
 
 fdlink_device = device
+
+
+def compile(source: Union[str, bytes], *, decls: Union[PathLike, bytes, str, None] = None,
+            arch: Optional[str] = None, name: str = "source.cu", output: str = "auto",
+            **options: Any) -> Source:
+    """CUDA C -> checked LTO-IR or PTX bytes (NVRTC, through the cache), without a link.
+
+    With @decls the declarations' prototypes are pre-included (a definition that disagrees does
+    not compile) and the output is checked against them. @output: 'auto' (LTO-IR where a link
+    can use it), 'ltoir' or 'ptx'. The result is a Source (``.data``, ``.kind``, ``.log``: NVRTC's
+    warnings) that any link takes, e.g. Numba's ``link=``.
+    """
+    _libs.ensure()
+    arch = _default_arch(arch)
+    d = _load_decls(decls, None) if decls is not None else None
+    opts = _options(arch, {**options, "cuda_output": output})
+    data, kind, log = _fdlink.cuda_compile(source, name, arch, d, opts)
+    out = Source(data, name=name.rsplit(".", 1)[0] + (".ltoir" if kind == "ltoir" else ".ptx"),
+                 kind=kind)
+    out.log = log
+    return out
 
 
 class Kernels:
@@ -593,11 +617,12 @@ class Kernel:
     ``kernel.prepare(grid, block, args)`` for a launch checked once that then costs what the C
     prepared launch costs."""
 
-    __slots__ = ("_k", "module", "__weakref__")
+    __slots__ = ("_k", "module", "_configs", "__weakref__")
 
     def __init__(self, k: "_fdlink.Kernel", module: Module):
         self._k = k
         self.module = module
+        self._configs: Dict[Any, _Configured] = {}
 
     @property
     def name(self) -> str:
@@ -612,24 +637,40 @@ class Kernel:
         return self._k.types
 
     def __getitem__(self, config: tuple) -> "_Configured":
+        try:
+            return self._configs[config]  # the same configuration again: no new object
+        except (KeyError, TypeError):
+            pass
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise TypeError("kernel[grid, block] or kernel[grid, block, stream, shared_mem]")
         grid, block = config[0], config[1]
         s = config[2] if len(config) > 2 else None
         shared = config[3] if len(config) > 3 else 0
-        return _Configured(self, grid, block, s, shared)
+        c = _Configured(self, grid, block, s, shared)
+        try:
+            if len(self._configs) < 32 and (s is None or isinstance(s, _fdlink.Stream)):
+                self._configs[config] = c
+        except TypeError:  # a list geometry: not hashable, not cached
+            pass
+        return c
 
     def __call__(self, *args: Any, grid: Dim, block: Dim, stream: Any = None,
                  shared_mem: int = 0, cooperative: Optional[bool] = None,
                  sync: bool = False) -> None:
-        self._k.launch(grid, block, shared_mem, _launch_stream(stream, self.module.device),
-                       _flags(cooperative, sync), *args)
+        if stream is not None and type(stream) is not _fdlink.Stream:
+            stream = _launch_stream(stream, self.module.device)
+        self._k.launch(grid, block, shared_mem, stream,
+                       0 if cooperative is None and not sync else _flags(cooperative, sync),
+                       *args)
 
     def launch(self, grid: Dim, block: Dim, *args: Any, stream: Any = None,
                shared_mem: int = 0, cooperative: Optional[bool] = None,
                sync: bool = False) -> None:
-        self._k.launch(grid, block, shared_mem, _launch_stream(stream, self.module.device),
-                       _flags(cooperative, sync), *args)
+        if stream is not None and type(stream) is not _fdlink.Stream:
+            stream = _launch_stream(stream, self.module.device)
+        self._k.launch(grid, block, shared_mem, stream,
+                       0 if cooperative is None and not sync else _flags(cooperative, sync),
+                       *args)
 
     def prepare(self, grid: Dim, block: Dim, args: Sequence[Any] = (), *, stream: Any = None,
                 shared_mem: int = 0, cooperative: Optional[bool] = None) -> "_fdlink.Launch":
@@ -647,19 +688,25 @@ class Kernel:
 
 
 class _Configured:
-    __slots__ = ("_kernel", "_grid", "_block", "_stream", "_shared")
+    __slots__ = ("_launch", "_kernel", "_grid", "_block", "_stream", "_shared")
 
     def __init__(self, kernel: Kernel, grid: Dim, block: Dim, stream: Any, shared: int):
         self._kernel, self._grid, self._block = kernel, grid, block
-        self._stream = _launch_stream(stream, kernel.module.device)
+        self._launch = kernel._k.launch
+        if stream is not None and type(stream) is not _fdlink.Stream:
+            stream = _launch_stream(stream, kernel.module.device)
+        self._stream = stream
         self._shared = shared
 
     def __call__(self, *args: Any, stream: Any = None, shared_mem: Optional[int] = None,
                  cooperative: Optional[bool] = None, sync: bool = False) -> None:
-        s = self._stream if stream is None else _launch_stream(stream, self._kernel.module.device)
-        self._kernel._k.launch(self._grid, self._block,
-                               self._shared if shared_mem is None else shared_mem, s,
-                               _flags(cooperative, sync), *args)
+        if stream is None:
+            stream = self._stream
+        elif type(stream) is not _fdlink.Stream:
+            stream = _launch_stream(stream, self._kernel.module.device)
+        self._launch(self._grid, self._block, self._shared if shared_mem is None else shared_mem,
+                     stream, 0 if cooperative is None and not sync else _flags(cooperative, sync),
+                     *args)
 
 
 # ---- generated kernels -------------------------------------------------------------------------

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fdlink/fdlink.h"
 
@@ -495,7 +496,9 @@ static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     (void)kwds;
     PyObject *opts, *decls, *inputs;
-    if (!PyArg_ParseTuple(args, "OO!O!:Link", &opts, &PyList_Type, &decls, &PyList_Type, &inputs))
+    int check_only = 0;
+    if (!PyArg_ParseTuple(args, "OO!O!|p:Link", &opts, &PyList_Type, &decls, &PyList_Type, &inputs,
+                          &check_only))
         return NULL;
     link_opts lo;
     LinkObject *self = NULL;
@@ -553,7 +556,7 @@ static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     /* the link itself runs without the GIL: it may take seconds and touches no Python object */
     Py_BEGIN_ALLOW_THREADS
-    rc = fdl_link_complete(self->link, &err);
+    rc = check_only ? fdl_link_check(self->link, 0, &err) : fdl_link_complete(self->link, &err);
     Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, self->link);
@@ -612,6 +615,20 @@ static PyObject *Link_info(LinkObject *self, void *c)
                          "nvrtc_compiled", (Py_ssize_t)compiled);
 }
 
+/* input_data(i) -> (bytes, kind name): an input as the backend gets it (NVRTC's output for CUDA C) */
+static PyObject *Link_input_data(LinkObject *self, PyObject *arg)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    size_t size = 0;
+    fdl_input_kind kind = FDL_KIND_AUTO;
+    const void *p = i >= 0 ? fdl_link_input_data(self->link, (size_t)i, &size, &kind) : NULL;
+    if (!p)
+        return PyErr_Format(PyExc_IndexError, "input %zd out of range", i);
+    return Py_BuildValue("(y#s)", (const char *)p, (Py_ssize_t)size, fdl_input_kind_name(kind));
+}
+
 static PyObject *Link_diagnostics(LinkObject *self, void *c)
 {
     (void)c;
@@ -651,7 +668,12 @@ static PyGetSetDef Link_getset[] = {
     {"info", (getter)Link_info, NULL, "arch, backend, cache result, logs, timings", NULL},
     {"diagnostics", (getter)Link_diagnostics, NULL, "diagnostic records", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+static PyMethodDef Link_methods[] = {
+    {"input_data", (PyCFunction)Link_input_data, METH_O,
+     "input_data(i) -> (bytes, kind): input i as the backend gets it"},
+    {NULL, NULL, 0, NULL}};
 static PyType_Slot Link_slots[] = {{Py_tp_new, (void *)Link_new},
+                                   {Py_tp_methods, Link_methods},
                                    {Py_tp_dealloc, (void *)Link_dealloc},
                                    {Py_tp_getset, Link_getset},
                                    {Py_tp_doc, "Link(options, decls, inputs): a completed link"},
@@ -665,6 +687,7 @@ typedef struct {
     PyObject_HEAD
     fdl_device *dev;
     int ordinal;
+    fdl_event *order; /* made when first needed: orders a launch after a producer's stream */
 } DeviceObject;
 
 static PyObject *Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -694,6 +717,7 @@ static PyObject *Device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static void Device_dealloc(DeviceObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    fdl_event_destroy(self->order);
     fdl_device_destroy(self->dev);
     PyObject_Free(self);
     Py_DECREF(tp);
@@ -1268,7 +1292,7 @@ typedef struct {
     const char *what; /* "kernel" / "map" */
     const char *name;
     Py_ssize_t index; /* 0-based */
-    fdl_device *dev;  /* the launch's device, for a producer stream to wait for; or NULL */
+    DeviceObject *dev; /* the launch's device, for a producer stream to wait for; or NULL */
     fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
 } arg_ctx;
 
@@ -1459,14 +1483,17 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
             }
             void *launch_h = c->stream ? fdl_stream_handle(c->stream) : NULL;
             if (sh != 1 && (void *)(uintptr_t)sh != launch_h && c->dev) {
+                /* the launch's stream waits for the work queued so far in the producer's (an
+                 * event between them; the host does not wait) */
                 fdl_stream *st = NULL;
                 fdl_error err = FDL_ERROR_INIT;
-                int rc = fdl_stream_wrap(&st, c->dev, (void *)(uintptr_t)sh, &err);
-                if (rc == FDL_OK) {
-                    Py_BEGIN_ALLOW_THREADS
-                    rc = fdl_stream_synchronize(st, &err);
-                    Py_END_ALLOW_THREADS
-                }
+                int rc = fdl_stream_wrap(&st, c->dev->dev, (void *)(uintptr_t)sh, &err);
+                if (rc == FDL_OK && !c->dev->order)
+                    rc = fdl_event_create(&c->dev->order, c->dev->dev, &err);
+                if (rc == FDL_OK)
+                    rc = fdl_event_record(c->dev->order, st, &err);
+                if (rc == FDL_OK)
+                    rc = fdl_stream_wait_event(c->stream, c->dev->order, &err);
                 fdl_stream_destroy(st);
                 if (rc != FDL_OK) {
                     raise_fdl(rc, &err, NULL);
@@ -1699,13 +1726,42 @@ static int pack_float(const arg_ctx *c, PyObject *o, size_t size, conv_arg *out)
 
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
-enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE };
+enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY };
 #define TYPE_CACHE 32
 static struct {
     PyTypeObject *type;
     int kind;
 } g_types[TYPE_CACHE];
 static int g_ntypes;
+
+/* @t or a base of it is @module's (or a submodule's) class @name: torch.Tensor, cupy.ndarray
+ * (their subclasses too, e.g. torch.nn.Parameter), without importing either. */
+static int is_type_named(PyTypeObject *t, const char *module, const char *name)
+{
+    PyObject *mro = PyObject_GetAttrString((PyObject *)t, "__mro__");
+    int found = 0;
+    if (!mro || !PyTuple_Check(mro)) {
+        PyErr_Clear();
+        Py_XDECREF(mro);
+        return 0;
+    }
+    size_t ml = strlen(module);
+    for (Py_ssize_t i = 0; !found && i < PyTuple_Size(mro); i++) {
+        PyObject *c = PyTuple_GetItem(mro, i);
+        PyObject *m = PyObject_GetAttrString(c, "__module__");
+        PyObject *n = PyObject_GetAttrString(c, "__name__");
+        const char *ms = m && PyUnicode_Check(m) ? PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
+        const char *ns = n && PyUnicode_Check(n) ? PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
+        if (ms && ns && strncmp(ms, module, ml) == 0 && (ms[ml] == 0 || ms[ml] == '.') &&
+            strcmp(ns, name) == 0)
+            found = 1;
+        Py_XDECREF(m);
+        Py_XDECREF(n);
+        PyErr_Clear();
+    }
+    Py_DECREF(mro);
+    return found;
+}
 
 static int classify(PyObject *o)
 {
@@ -1716,7 +1772,11 @@ static int classify(PyObject *o)
     /* the type's attributes first: a property is not called here (it may raise, or cost) */
     PyObject *tp = (PyObject *)t;
     int kind = K_NONE, cacheable = 1;
-    if (PyObject_HasAttr(tp, s_cai))
+    if (is_type_named(t, "torch", "Tensor"))
+        kind = K_TORCH;
+    else if (is_type_named(t, "cupy", "ndarray"))
+        kind = K_CUPY;
+    else if (PyObject_HasAttr(tp, s_cai))
         kind = K_CAI;
     else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
@@ -1804,6 +1864,171 @@ static int from_host(const arg_ctx *c, PyObject *o, size_t size, const char *wan
     return 0;
 }
 
+/* An attribute, or a method called without arguments. New reference or NULL. */
+static PyObject *attr_or_call(PyObject *o, const char *name, int call)
+{
+    return call ? PyObject_CallMethod(o, name, NULL) : PyObject_GetAttrString(o, name);
+}
+
+static int attr_true(PyObject *o, const char *name, int call)
+{
+    PyObject *v = attr_or_call(o, name, call);
+    if (!v)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static long long attr_ll(PyObject *o, const char *name, int call)
+{
+    PyObject *v = attr_or_call(o, name, call);
+    if (!v)
+        return -1;
+    long long r = PyLong_Check(v) ? PyLong_AsLongLong(v) : -1;
+    if (!PyLong_Check(v) && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s is not an int", name);
+    Py_DECREF(v);
+    return r;
+}
+
+/* "float32" (torch.float32's str is "torch.float32") -> "f4"; NULL when unknown. */
+static const char *dtype_code(const char *name)
+{
+    static const struct { const char *n, *c; } t[] = {
+        {"float32", "f4"}, {"float64", "f8"}, {"float16", "f2"}, {"int8", "i1"}, {"int16", "i2"},
+        {"int32", "i4"}, {"int64", "i8"}, {"uint8", "u1"}, {"uint16", "u2"}, {"uint32", "u4"},
+        {"uint64", "u8"}, {"bool", "b1"}, {"bfloat16", "V2"}, {"complex64", "c8"},
+        {"complex128", "c16"}};
+    const char *dot = strrchr(name, '.');
+    if (dot)
+        name = dot + 1;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(name, t[i].n) == 0)
+            return t[i].c;
+    return NULL;
+}
+
+/*
+ * PyTorch's tensors read directly (data_ptr(), is_contiguous(), ...): their
+ * __cuda_array_interface__ is Python code that costs microseconds. As for any PyTorch extension,
+ * the launch is ordered with PyTorch's work by launching on its current stream
+ * (fdlink.stream(torch.cuda.current_stream())); the default stream is PyTorch's default.
+ */
+static int from_torch(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
+                      conv_arg *out)
+{
+    int r = attr_true(o, "is_cuda", 0);
+    if (r < 0)
+        return -1;
+    if (!r) {
+        PyErr_Format(PyExc_TypeError, ARGFMT " is a tensor in host (CPU) memory; move it to the "
+                     "GPU first (tensor.cuda())", ARGV(c));
+        return -1;
+    }
+    if ((r = attr_true(o, "requires_grad", 0)) != 0) {
+        if (r > 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is a tensor that requires grad; pass "
+                         "tensor.detach() (fdlink kernels are not differentiable)", ARGV(c));
+        return -1;
+    }
+    if ((r = attr_true(o, "is_contiguous", 1)) != 1) {
+        if (r == 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
+                         "tensor.contiguous()", ARGV(c));
+        return -1;
+    }
+    long long dev = attr_ll(o, "get_device", 1);
+    if (dev == -1 && PyErr_Occurred())
+        return -1;
+    if (ordinal >= 0 && dev != ordinal) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is on device %lld, but the kernel runs on device "
+                     "%d", ARGV(c), dev, ordinal);
+        return -1;
+    }
+    if (want) {
+        PyObject *dt = PyObject_GetAttrString(o, "dtype");
+        PyObject *ds = dt ? PyObject_Str(dt) : NULL;
+        const char *name = ds ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
+        const char *code = name ? dtype_code(name) : NULL;
+        char got[24];
+        snprintf(got, sizeof got, "%s", code ? code : (name ? name : "?"));
+        Py_XDECREF(dt);
+        Py_XDECREF(ds);
+        if (PyErr_Occurred() || check_dtype(c, got, want) < 0)
+            return -1;
+    }
+    long long numel = attr_ll(o, "numel", 1), es = attr_ll(o, "element_size", 1);
+    PyObject *p = PyObject_CallMethod(o, "data_ptr", NULL);
+    unsigned long long ptr = p && PyLong_Check(p) ? PyLong_AsUnsignedLongLong(p) : 0;
+    Py_XDECREF(p);
+    if (PyErr_Occurred() || numel < 0 || es <= 0)
+        return -1;
+    if (!ptr && numel) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
+        return -1;
+    }
+    uint64_t a = ptr;
+    memcpy(out->value, &a, 8);
+    out->size = 8;
+    out->is_array = 1;
+    out->nbytes = (uint64_t)numel * (uint64_t)es;
+    return 0;
+}
+
+/* CuPy's arrays read directly (data.ptr, flags, nbytes, dtype, device); the same stream rule as
+ * PyTorch's: launch on CuPy's current stream to order with its work. */
+static int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
+                     conv_arg *out)
+{
+    PyObject *flags = PyObject_GetAttrString(o, "flags");
+    int r = flags ? attr_true(flags, "c_contiguous", 0) : -1;
+    Py_XDECREF(flags);
+    if (r != 1) {
+        if (r == 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
+                         "cupy.ascontiguousarray(x)", ARGV(c));
+        return -1;
+    }
+    PyObject *device = PyObject_GetAttrString(o, "device");
+    long long dev = device ? attr_ll(device, "id", 0) : -1;
+    Py_XDECREF(device);
+    if (dev == -1 && PyErr_Occurred())
+        return -1;
+    if (ordinal >= 0 && dev != ordinal) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is on device %lld, but the kernel runs on device "
+                     "%d", ARGV(c), dev, ordinal);
+        return -1;
+    }
+    if (want) {
+        PyObject *dt = PyObject_GetAttrString(o, "dtype");
+        PyObject *ds = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+        const char *ts = ds && PyUnicode_Check(ds) ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
+        char got[24];
+        snprintf(got, sizeof got, "%s", ts ? ts : "?");
+        Py_XDECREF(dt);
+        Py_XDECREF(ds);
+        if (PyErr_Occurred() || check_dtype(c, got, want) < 0)
+            return -1;
+    }
+    long long nbytes = attr_ll(o, "nbytes", 0);
+    PyObject *mem = PyObject_GetAttrString(o, "data");
+    long long ptr = mem ? attr_ll(mem, "ptr", 0) : -1;
+    Py_XDECREF(mem);
+    if (PyErr_Occurred() || nbytes < 0)
+        return -1;
+    if (!ptr && nbytes) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
+        return -1;
+    }
+    uint64_t a = (uint64_t)ptr;
+    memcpy(out->value, &a, 8);
+    out->size = 8;
+    out->is_array = 1;
+    out->nbytes = (uint64_t)nbytes;
+    return 0;
+}
+
 /*
  * Convert one argument. @p size: the parameter's bytes (0 when unknown). @p want: declared type,
  * "*f4" for an array of float32, "f4" for a float32 scalar, NULL when undeclared. @p ordinal:
@@ -1876,6 +2101,11 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
         return 0;
     }
     int kind = classify(o);
+    if (kind == K_TORCH || kind == K_CUPY) {
+        int rc = kind == K_TORCH ? from_torch(c, o, want_arr, ordinal, out)
+                                 : from_cupy(c, o, want_arr, ordinal, out);
+        return rc < 0 ? -1 : PyList_Append(keep, o);
+    }
     if (kind == K_CAI) {
         PyObject *cai = PyObject_GetAttr(o, s_cai);
         if (!cai) {
@@ -1917,7 +2147,7 @@ typedef struct {
     fdl_kernel *kernel;
     PyObject *module;
     int ordinal;
-    fdl_device *dev;
+    DeviceObject *dev;
     int params_known;
     Py_ssize_t nparams;
     size_t sizes[MAX_PARAMS];
@@ -1942,7 +2172,7 @@ static PyObject *Module_kernel(ModuleObject *self, PyObject *args)
     o->module = (PyObject *)self;
     Py_INCREF(self);
     o->ordinal = ((DeviceObject *)self->device)->ordinal;
-    o->dev = ((DeviceObject *)self->device)->dev;
+    o->dev = (DeviceObject *)self->device;
     o->name = fdl_kernel_name(k);
     o->types = Py_None;
     Py_INCREF(Py_None);
@@ -2162,9 +2392,30 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+/* _time_runs(n) -> seconds: n runs of fdl_launch_run in a C loop (bench/python_launch.py's
+ * baseline: the C prepared launch's cost, in the same process, driver and kernel) */
+static PyObject *Launch_time_runs(LaunchObject *self, PyObject *arg)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0 && PyErr_Occurred())
+        return NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    struct timespec t0, t1;
+    int rc = FDL_OK;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (Py_ssize_t i = 0; i < n && rc == FDL_OK; i++)
+        rc = fdl_launch_run(self->launch, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+}
+
 static PyMethodDef Launch_methods[] = {
     {"set_arg", (PyCFunction)(void (*)(void))Launch_set_arg, METH_FASTCALL,
      "set_arg(index, value): change one argument for the next runs"},
+    {"_time_runs", (PyCFunction)Launch_time_runs, METH_O,
+     "_time_runs(n) -> seconds of n fdl_launch_run calls in C (benchmark baseline)"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Launch_slots[] = {{Py_tp_dealloc, (void *)Launch_dealloc},
                                      {Py_tp_call, (void *)Launch_call},
@@ -2496,7 +2747,7 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
     for (Py_ssize_t i = 0; i < n; i++) {
         GenObject *g = (GenObject *)self->gen;
         arg_ctx c = {self->map ? "map" : "reduction", self->name, i,
-                     g->device != Py_None ? ((DeviceObject *)g->device)->dev : NULL, stream};
+                     g->device != Py_None ? (DeviceObject *)g->device : NULL, stream};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(self->types, i);
@@ -2881,6 +3132,53 @@ static PyObject *py_kind_parse(PyObject *self, PyObject *arg)
     return PyLong_FromLong((long)kind);
 }
 
+/* cuda_compile(source, name, arch, decls, options) -> (bytes, kind name, log or None) */
+static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *source, *decls, *opts;
+    const char *name, *arch = NULL;
+    if (!PyArg_ParseTuple(args, "OszOO:cuda_compile", &source, &name, &arch, &decls, &opts))
+        return NULL;
+    const char *text;
+    Py_ssize_t len;
+    if (PyUnicode_Check(source)) {
+        text = PyUnicode_AsUTF8AndSize(source, &len);
+        if (!text)
+            return NULL;
+    } else if (bytes_of(source, &text, &len, "source") < 0) {
+        return NULL;
+    }
+    if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType))
+        return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
+    link_opts lo;
+    if (link_opts_from(&lo, opts) < 0)
+        return NULL;
+    void *out = NULL;
+    size_t size = 0;
+    fdl_input_kind kind = FDL_KIND_AUTO;
+    char *log = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    const fdl_decls *d = decls != Py_None ? ((DeclsObject *)decls)->decls : NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fdl_cuda_compile(&out, &size, &kind, &log, text, (size_t)len, name, arch, d, &lo.lo,
+                          &lo.no, &err);
+    Py_END_ALLOW_THREADS
+    link_opts_free(&lo);
+    PyObject *ret = NULL;
+    if (rc != FDL_OK) {
+        err.log = log; /* the whole NVRTC log, for the exception */
+        raise_fdl(rc, &err, NULL);
+    } else {
+        ret = Py_BuildValue("(y#sz)", (const char *)out, (Py_ssize_t)size,
+                            fdl_input_kind_name(kind), log);
+    }
+    free(out);
+    free(log);
+    return ret;
+}
+
 static PyObject *py_status_name(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -2901,6 +3199,8 @@ static PyMethodDef module_methods[] = {
     {"cache_export", py_cache_export, METH_VARARGS, "cache_export(dir, path, keys=None)"},
     {"cache_import", py_cache_import, METH_VARARGS, "cache_import(dir, path)"},
     {"detect", py_detect, METH_VARARGS, "detect(data, name) -> kind name"},
+    {"cuda_compile", py_cuda_compile, METH_VARARGS,
+     "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};

@@ -56,3 +56,69 @@ def floats(buf):
 
 def put(buf, values):
     buf.write(struct.pack(f"{len(values)}f", *values))
+
+
+class _Dtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return "torch." + self.name
+
+
+class Tensor:
+    """PyTorch's tensor as fdlink's fast path reads it (data_ptr(), is_contiguous(), ...), over
+    an fdlink Buffer; any property can be made wrong."""
+
+    __module__ = "torch"
+
+    def __init__(self, buf, dtype="float32", is_cuda=True, requires_grad=False, contiguous=True,
+                 device=0, itemsize=4):
+        self.buf, self.is_cuda, self.requires_grad = buf, is_cuda, requires_grad
+        self.dtype, self._contiguous, self._device = _Dtype(dtype), contiguous, device
+        self._itemsize = itemsize
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def get_device(self):
+        return self._device
+
+    def numel(self):
+        return self.buf.nbytes // self._itemsize
+
+    def element_size(self):
+        return self._itemsize
+
+    def data_ptr(self):
+        return self.buf.address
+
+
+class _Flags:
+    def __init__(self, c):
+        self.c_contiguous = c
+
+
+class _Mem:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+class _Dev:
+    def __init__(self, i):
+        self.id = i
+
+
+class _NpDtype:
+    def __init__(self, s):
+        self.str = s
+
+
+class ndarray:  # noqa: N801 (CuPy's name)
+    """CuPy's array as fdlink's fast path reads it, over an fdlink Buffer."""
+
+    __module__ = "cupy"
+
+    def __init__(self, buf, typestr="<f4", contiguous=True, device=0):
+        self.flags, self.device = _Flags(contiguous), _Dev(device)
+        self.dtype, self.nbytes, self.data = _NpDtype(typestr), buf.nbytes, _Mem(buf.address)

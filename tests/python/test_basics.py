@@ -101,6 +101,26 @@ def test_link_of_ptx_bytes_and_kind_refusal(arch):
         fdlink.link((DATA / "link" / "logo.png").read_bytes(), arch=arch)
 
 
+def test_compile_to_checked_ltoir_and_ptx(arch):
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ltoir")
+    assert ir.kind == "ltoir" and ir.data[:4] == bytes.fromhex("ed434e7f")
+    ptx = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ptx")
+    assert ptx.kind == "ptx" and b".visible .func" in ptx.data
+    # either links with a caller, as any input does
+    mod = fdlink.Library(MUL_DECL, [ir], arch=arch).link(SAXPY_CU)
+    assert mod.cubin[:4] == b"\x7fELF"
+    bad = 'extern "C" __device__ int mul_f32_f32(float *r, double a, float b) { return 0; }'
+    with pytest.raises(fdlink.ParseError) as e:
+        fdlink.compile(bad, decls=MUL_DECL, arch=arch, name="bad.cu")
+    assert e.value.source == "bad.cu" and e.value.line == 1 and e.value.log
+
+
+def test_library_check_without_link(arch):
+    # a declared function that no source defines is an error of the check
+    with pytest.raises(fdlink.ABIError, match="declared but not defined"):
+        fdlink.Library(MUL_DECL + "other: int32(int32)\n", [MUL_CU], arch=arch)
+
+
 def test_options_checked():
     with pytest.raises(TypeError, match="unknown option"):
         fdlink.Library(MUL_DECL, check=False, colour="blue")
@@ -153,3 +173,44 @@ def test_console_script_runs_the_cli():
     out = subprocess.run([sys.executable, "-c", "import fdlink._cli as c; c.main(['--version'])"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and fdlink.__version__ in out.stdout + out.stderr
+
+
+def test_generated_kernels_compile_without_a_device(mul_lib):
+    # the generator without a device generates, compiles and links (launches need one): the
+    # sources and cubins of a map, an elementwise kernel and a reduction
+    gen = mul_lib._gen(None)
+    m = gen.map("mul_f32_f32", "as")
+    assert "mul_f32_f32" in m.source and m.cubin[:4] == b"\x7fELF"
+    e = gen.elementwise("float a, const float *x, float *y",
+                        "float r; FDL_MAP_CALL(mul_f32_f32, &r, a, x[i]); y[i] = r + y[i]")
+    assert e.cubin[:4] == b"\x7fELF"
+    r = gen.reduction("float64", "const float *x", "(double)x[i] * x[i]", "sum")
+    assert r.result_size == 8 and r.cubin[:4] == b"\x7fELF"
+    with pytest.raises(fdlink.ParseError) as err:
+        gen.elementwise("float *y", "y[i] = undefined_thing;")
+    assert err.value.log
+
+
+def test_cu13_libraries_found_through_pathfinder(tmp_path):
+    # the cu13 extra's lookup: cuda.pathfinder's answer handed to libfdlink by variable; a
+    # library it cannot find is left to libfdlink's own search (and named if missing there)
+    fake = tmp_path / "cuda"
+    (fake / "pathfinder").mkdir(parents=True)
+    (fake / "pathfinder" / "__init__.py").write_text(
+        "class Loaded:\n"
+        "    def __init__(self, p): self.abs_path = p\n"
+        "def load_nvidia_dynamic_lib(name):\n"
+        "    if name == 'nvJitLink': return Loaded('/opt/wheels/libnvJitLink.so.13')\n"
+        "    raise RuntimeError('not found: ' + name)\n")
+    code = ("import os, fdlink._libs as l; l.ensure(); "
+            "print(os.environ.get('FDLINK_NVJITLINK'), os.environ.get('FDLINK_NVRTC'), "
+            "l.found['nvJitLink'], l.found['nvrtc'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("FDLINK_NVJITLINK", "FDLINK_NVRTC")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + sys.path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["/opt/wheels/libnvJitLink.so.13", "None",
+                                  "/opt/wheels/libnvJitLink.so.13", "None"]
+    env["FDLINK_NVJITLINK"] = "/mine/libnvJitLink.so"  # a variable set by the user wins
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split()[0] == "/mine/libnvJitLink.so"
