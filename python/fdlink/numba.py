@@ -103,8 +103,9 @@ class Declared(Mapping[str, Any]):
     ``numba.cuda.declare_device(name, sig, link=d.link, abi=...)`` returned for that declaration.
 
     ``link`` is the list of LinkableCode objects every descriptor links (the checked code);
-    ``library`` the :class:`fdlink.Library`; ``check`` what the check's link reported (``arch``,
-    ``cache``: 'miss', 'memory' or 'disk', ``nvrtc_cache_hits``, ``nvrtc_compiled``, ...).
+    ``library`` the :class:`fdlink.Library`; ``check`` what the check reported (``arch``,
+    ``nvrtc_cache_hits`` and ``nvrtc_compiled``: the CUDA C compiles taken from fdlink's cache
+    and made, ...).
     """
 
     def __init__(self, library: _core.Library, descriptors: Dict[str, Any], link: List[Any],
@@ -137,8 +138,13 @@ def _checked_inputs(lib: _core.Library, arch: str, output: str,
     """Compile (CUDA C -> @output) and check the library's sources against its declarations
     through fdlink's cache; the inputs as the linker got them, and the link's report."""
     opts = {**lib.options, **options, "cudadevrt": 0, "cuda_output": output}
-    link = _fdlink.Link(_core._options(arch, opts), [lib._decls], lib._inputs())
-    inputs = [(name, kind, data) for name, kind, _from_cuda, data in link.inputs]
+    # fdl_link_check: the checks of a link, without the link (a declared function that no
+    # source defines is an error, as at a link)
+    link = _fdlink.Link(_core._options(arch, opts), [lib._decls], lib._inputs(), True)
+    inputs = []
+    for i, src in enumerate(lib.sources):
+        data, kind = link.input_data(i)
+        inputs.append((src.name, kind, data))
     return inputs, dict(link.info)
 
 

@@ -635,34 +635,7 @@ static PyObject *Link_diagnostics(LinkObject *self, void *c)
     return diagnostics_list(self->link);
 }
 
-/* inputs: [(name, kind, from_cuda, bytes)], each input as the backend got it (issue 31: the
- * same checked code handed to other linkers, e.g. Numba's declare_device(link=...)) */
-static PyObject *Link_inputs(LinkObject *self, void *c)
-{
-    (void)c;
-    size_t n = fdl_link_input_count(self->link);
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        fdl_input_kind given, kind;
-        size_t size = 0;
-        const char *name = fdl_link_input(self->link, i, &given);
-        const void *data = fdl_link_input_data(self->link, i, &size, &kind);
-        PyObject *t = Py_BuildValue("(ssiy#)", name ? name : "", fdl_input_kind_name(kind),
-                                    given == FDL_KIND_CUDA, (const char *)data,
-                                    (Py_ssize_t)size);
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SetItem(list, (Py_ssize_t)i, t);
-    }
-    return list;
-}
-
 static PyGetSetDef Link_getset[] = {
-    {"inputs", (getter)Link_inputs, NULL, "[(name, kind, from_cuda, bytes)] as linked", NULL},
     {"cubin", (getter)Link_cubin, NULL, "the linked cubin's bytes", NULL},
     {"ptx", (getter)Link_ptx, NULL, "the post-LTO PTX (emit_ptx), or None", NULL},
     {"info", (getter)Link_info, NULL, "arch, backend, cache result, logs, timings", NULL},

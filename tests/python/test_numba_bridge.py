@@ -38,7 +38,6 @@ def test_declare_device_gives_one_descriptor_per_declaration(arch):
     # a second call is a cache hit: NVRTC does not run again
     d2 = fn.declare_device(BOTH_DECL, [BOTH_CU], arch=arch)
     assert d2.check["nvrtc_compiled"] == 0 and d2.check["nvrtc_cache_hits"] == 1
-    assert d2.check["cache"] in ("memory", "disk")
     assert d2.link[0].data == data
 
 
