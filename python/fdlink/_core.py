@@ -156,11 +156,17 @@ def _stream_handle(obj: Any) -> int:
     for attr in ("cuda_stream", "ptr", "handle"):  # PyTorch, CuPy, Numba
         h = getattr(obj, attr, None)
         if h is not None:
-            h = getattr(h, "value", h)  # Numba's handle is a ctypes c_void_p
-            if h is None:
-                return 0
-            if isinstance(h, int):
-                return h
+            if not isinstance(h, int):
+                # Numba's handle: a ctypes c_void_p (value None for the default stream), or
+                # cuda-bindings' CUstream (int() gives the handle)
+                v = getattr(h, "value", h)
+                if v is None:
+                    return 0
+                try:
+                    h = int(v)
+                except (TypeError, ValueError):
+                    continue
+            return h
     raise TypeError(f"stream: {type(obj).__name__} is not a stream (no __cuda_stream__, "
                     "cuda_stream, ptr or handle)")
 
@@ -791,6 +797,12 @@ class Map:
         self._map(modes).launch(n, sync, _launch_stream(stream, self.device), out, *packed)
         return out
 
+    def check(self) -> None:
+        """After calls with sync=False: wait, then raise DeviceStatusError for the lowest failing
+        index since the last check."""
+        for m in self._maps.values():
+            m.check()
+
     def source(self, modes: Optional[str] = None) -> str:
         """The generated CUDA C (for @modes, default all arrays)."""
         return self._map(modes or self.modes or "a" * len(self._params)).source
@@ -836,6 +848,10 @@ class Elementwise:
         packed = [_pack_scalar(a, c, f"argument {i + 1}") for i, (a, c) in
                   enumerate(zip(args, self._types + [None] * len(args)))]
         self._m.launch(n, sync, _launch_stream(stream, self.device), *packed)
+
+    def check(self) -> None:
+        """After calls with sync=False: wait, then raise DeviceStatusError (lowest index)."""
+        self._m.check()
 
 
 class Reduction:

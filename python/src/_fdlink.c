@@ -696,6 +696,12 @@ static void Device_dealloc(DeviceObject *self)
     Py_DECREF(tp);
 }
 
+static PyObject *Device_repr(DeviceObject *self)
+{
+    return PyUnicode_FromFormat("<fdlink.Device %d: %s (%s)>", self->ordinal,
+                                fdl_device_name(self->dev), fdl_device_arch(self->dev));
+}
+
 static PyObject *Device_info(DeviceObject *self, void *c)
 {
     (void)c;
@@ -912,6 +918,15 @@ static PyObject *Stream_cuda_stream(StreamObject *self, PyObject *unused)
     return Py_BuildValue("(iK)", 0, (unsigned long long)(uintptr_t)fdl_stream_handle(self->stream));
 }
 
+static PyObject *Stream_repr(StreamObject *self)
+{
+    char h[32];
+    snprintf(h, sizeof h, "0x%llx", (unsigned long long)(uintptr_t)fdl_stream_handle(self->stream));
+    return PyUnicode_FromFormat("<fdlink.Stream %s (%s) on device %d>", h,
+                                fdl_stream_owned(self->stream) ? "owned" : "wrapped",
+                                ((DeviceObject *)self->device)->ordinal);
+}
+
 static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
 {
     (void)unused;
@@ -936,6 +951,7 @@ static PyGetSetDef Stream_getset[] = {
 static PyType_Slot Stream_slots[] = {{Py_tp_dealloc, (void *)Stream_dealloc},
                                      {Py_tp_methods, Stream_methods},
                                      {Py_tp_getset, Stream_getset},
+                                     {Py_tp_repr, (void *)Stream_repr},
                                      {Py_tp_doc, "a stream of a device (Device.stream())"},
                                      {0, NULL}};
 static PyType_Spec Stream_spec = {"fdlink._fdlink.Stream", sizeof(StreamObject), 0,
@@ -1200,6 +1216,32 @@ static PyObject *Buffer_dlpack(BufferObject *self, PyObject *args, PyObject *kwd
     return cap;
 }
 
+static PyObject *Buffer_repr(BufferObject *self)
+{
+    if (!self->buf)
+        return PyUnicode_FromString("<fdlink.Buffer (freed)>");
+    char at[32];
+    snprintf(at, sizeof at, "0x%llx", (unsigned long long)fdl_buffer_address(self->buf));
+    return PyUnicode_FromFormat("<fdlink.Buffer %s %R, %zu bytes at %s on device %d>",
+                                self->typestr, self->shape, fdl_buffer_size(self->buf), at,
+                                ((DeviceObject *)self->device)->ordinal);
+}
+
+static PyObject *Buffer_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *Buffer_exit(BufferObject *self, PyObject *args)
+{
+    (void)args;
+    fdl_buffer_destroy(self->buf);
+    self->buf = NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Buffer_dlpack_device(BufferObject *self, PyObject *unused)
 {
     (void)unused;
@@ -1211,6 +1253,8 @@ static PyMethodDef Buffer_methods[] = {
     {"read", (PyCFunction)Buffer_read, METH_VARARGS, "read(size=-1, offset=0) -> bytes"},
     {"zero", (PyCFunction)Buffer_zero, METH_NOARGS, "set every byte to zero"},
     {"free", (PyCFunction)Buffer_free, METH_NOARGS, "free the memory now"},
+    {"__enter__", (PyCFunction)Buffer_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)Buffer_exit, METH_VARARGS, "free the memory"},
     {"__dlpack__", (PyCFunction)(void (*)(void))Buffer_dlpack, METH_VARARGS | METH_KEYWORDS,
      "DLPack export"},
     {"__dlpack_device__", (PyCFunction)Buffer_dlpack_device, METH_NOARGS, "(2, ordinal)"},
@@ -1226,6 +1270,7 @@ static PyType_Slot Buffer_slots[] = {{Py_tp_dealloc, (void *)Buffer_dealloc},
                                      {Py_tp_methods, Buffer_methods},
                                      {Py_tp_getset, Buffer_getset},
                                      {Py_tp_doc, "device memory (Device.alloc())"},
+                                     {Py_tp_repr, (void *)Buffer_repr},
                                      {0, NULL}};
 static PyType_Spec Buffer_spec = {"fdlink._fdlink.Buffer", sizeof(BufferObject), 0,
                                   Py_TPFLAGS_DEFAULT, Buffer_slots};
@@ -2314,6 +2359,12 @@ done:
     return ret;
 }
 
+static PyObject *Launch_repr(LaunchObject *self)
+{
+    return PyUnicode_FromFormat("<fdlink.PreparedLaunch of kernel '%s'>",
+                                ((KernelObject *)self->kernel)->name);
+}
+
 static void Launch_dealloc(LaunchObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
@@ -2392,6 +2443,7 @@ static PyMethodDef Launch_methods[] = {
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Launch_slots[] = {{Py_tp_dealloc, (void *)Launch_dealloc},
                                      {Py_tp_call, (void *)Launch_call},
+                                     {Py_tp_repr, (void *)Launch_repr},
                                      {Py_tp_methods, Launch_methods},
                                      {Py_tp_doc, "a prepared launch: call it to launch"},
                                      {0, NULL}};
@@ -2950,6 +3002,7 @@ static PyType_Slot Device_slots[] = {{Py_tp_new, (void *)Device_new},
                                      {Py_tp_methods, Device_methods},
                                      {Py_tp_getset, Device_getset},
                                      {Py_tp_doc, "Device(ordinal=-1): a GPU and its context"},
+                                     {Py_tp_repr, (void *)Device_repr},
                                      {0, NULL}};
 static PyType_Spec Device_spec = {"fdlink._fdlink.Device", sizeof(DeviceObject), 0,
                                   Py_TPFLAGS_DEFAULT, Device_slots};

@@ -21,6 +21,9 @@ def test_map_scalar_broadcast(m):
     assert floats(out) == [3.0 * i for i in range(8)]
     m(cai_of(out), a, 0.5, stream=fdlink.stream())  # queued in a stream, then checked
     assert floats(out) == [0.5 * i for i in range(8)]
+    m(out, a, 2.0, sync=False)
+    m.check()
+    assert floats(out) == [2.0 * i for i in range(8)]
     assert "mul_f32_f32" in m.source("as")
 
 

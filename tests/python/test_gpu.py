@@ -86,6 +86,7 @@ def test_cupy(saxpy, lib):
 
     x, y = _ref()
     cx, cy = cp.asarray(x), cp.asarray(y)
+    cp.cuda.Device().synchronize()  # the copies above ran on CuPy's default stream
     g, b = _grid(N)
     s = cp.cuda.Stream(non_blocking=True)
     with s:

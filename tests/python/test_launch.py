@@ -126,6 +126,15 @@ def test_streams(saxpy_module):
     with pytest.raises(TypeError, match="not a stream"):
         fdlink.stream(object())
 
+    class NumbaLike:  # Numba's Stream: .handle a ctypes-like object, or an int()-able CUstream
+        class _H:
+            def __init__(self, v):
+                self.value = v
+        def __init__(self, v):
+            self.handle = self._H(v)
+    assert fdlink.stream(NumbaLike(s.handle)).handle == s.handle
+    k[1, 8](y, x, 0.0, 8, stream=NumbaLike(None))  # the default stream
+
 
 def test_cai_stream_honoured(saxpy_module):
     k = saxpy_module.kernel("saxpy")
@@ -191,3 +200,12 @@ def test_cooperative_flag(saxpy_module):
     k[1, 8](y, x, 2.0, 8, cooperative=True)
     k[1, 8](y, x, 2.0, 8, cooperative=False)
     assert floats(y) == [1 + 4 * i for i in range(8)]
+
+
+def test_reprs_and_context_manager():
+    d = fdlink.device()
+    assert repr(d).startswith(f"<fdlink.Device {d.ordinal}: ") and d.arch in repr(d)
+    with fdlink.empty((2, 3), "f4") as b:
+        assert repr(b).startswith("<fdlink.Buffer <f4 (2, 3), 24 bytes at 0x")
+    assert repr(b) == "<fdlink.Buffer (freed)>"
+    assert "owned" in repr(fdlink.stream())
