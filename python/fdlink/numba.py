@@ -33,7 +33,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 from . import _core, _fdlink, _libs
 
-__all__ = ["Declared", "declare_device", "compile_ltoir", "linkable_code", "numba_arch"]
+__all__ = ["Declared", "declare_device", "compile_ltoir", "compile_kernel", "link_kernel",
+           "linkable_code", "numba_arch"]
 
 
 def _cuda() -> Any:
@@ -201,6 +202,12 @@ def declare_device(decls: Union[_core.Library, _core.PathLike, bytes, str],
     return Declared(lib, descriptors, link, info, decl_map)
 
 
+def _cc(arch: str) -> Tuple[int, int]:
+    """'sm_90' / 'sm_90a' -> (9, 0)"""
+    digits = arch.split("_", 1)[1].rstrip("afAF")
+    return (int(digits[:-1]), int(digits[-1]))
+
+
 def compile_ltoir(pyfunc: Any, sig: Any, *, name: Optional[str] = None,
                   arch: Optional[str] = None, **numba_options: Any) -> _core.Source:
     """A Numba device function as C-ABI LTO-IR, an input for :class:`fdlink.Library`.
@@ -214,11 +221,49 @@ def compile_ltoir(pyfunc: Any, sig: Any, *, name: Optional[str] = None,
     """
     cuda = _cuda()
     name = name or pyfunc.__name__
-    a = _arch(arch, None)
-    digits = a.split("_", 1)[1].rstrip("afAF")
-    cc = (int(digits[:-1]), int(digits[-1]))
+    cc = _cc(_arch(arch, None))
     ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c",
                                    abi_info={"abi_name": name}, output="ltoir", cc=cc,
                                    **numba_options)
     return _core.Source(bytes(ltoir), name=f"{name}.ltoir", kind="ltoir")
 
+
+
+def compile_kernel(pyfunc: Any, sig: Any, *, arch: Optional[str] = None,
+                   **numba_options: Any) -> _core.Source:
+    """A Numba kernel as LTO-IR for fdlink's link: fdlink's cached path for a ``@cuda.jit``-style
+    kernel whose array parameters are plain pointers (``types.CPointer(types.float32)``).
+
+    ``numba.cuda.compile(pyfunc, sig, device=False, output="ltoir", cc=...)``. Foreign functions
+    it calls through ``numba.cuda.declare_device`` descriptors (no ``link=`` needed) are left
+    unresolved, to be linked by :meth:`fdlink.Library.link` with the library's checked code;
+    that link is cached across processes, which Numba refuses for any kernel that links
+    (docs/python.md). Numba's own compile still runs in each process: keep ``.data`` (e.g. in a
+    file) to skip it. Numba's array parameters (``float32[:]``) are Numba's array structures,
+    which only Numba's launcher fills: give pointers and sizes instead.
+    """
+    cuda = _cuda()
+    ltoir, _restype = cuda.compile(pyfunc, sig, device=False, abi="numba", output="ltoir",
+                                   cc=_cc(_arch(arch, None)), **numba_options)
+    return _core.Source(bytes(ltoir), name=f"{pyfunc.__name__}.ltoir", kind="ltoir")
+
+
+def _pick_entry(names: Sequence[str], pyname: str) -> str:
+    """The kernel of a module made from one Numba kernel: Numba mangles the Python name into the
+    entry's (``_ZN8__main__5scaleB2v2...``)."""
+    tag = f"{len(pyname)}{pyname}"
+    hits = [n for n in names if n == pyname or (n.startswith("_ZN") and tag in n)]
+    if len(hits) != 1:
+        raise LookupError(f"no single kernel for '{pyname}' among {', '.join(names) or 'none'}")
+    return hits[0]
+
+
+def link_kernel(lib: _core.Library, pyfunc: Any, sig: Any, *, arch: Optional[str] = None,
+                device: Any = None, signature: Any = None,
+                **numba_options: Any) -> _core.Kernel:
+    """:func:`compile_kernel`, linked with @lib's checked functions (through fdlink's cache) and
+    loaded: an :class:`fdlink.Kernel` launched as any other (``k[grid, block](y, x, n)`` with
+    CuPy, PyTorch, Numba or JAX arrays). @signature: as for :meth:`fdlink.Module.kernel`."""
+    src = compile_kernel(pyfunc, sig, arch=arch or lib.arch, **numba_options)
+    mod = lib.link(src, arch=arch, device=device)
+    return mod.kernel(_pick_entry(mod.kernel_names(), pyfunc.__name__), signature)

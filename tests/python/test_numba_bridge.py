@@ -189,3 +189,84 @@ def test_numba_function_in_an_fdlink_map():
     out = fdlink.empty(n, "float32")
     lib.map("add_numba")(out, x, b)
     np.testing.assert_array_equal(fdlink.to_host(out), a + b)
+
+
+# ---- fdlink's cached path for Numba kernels with plain-pointer parameters ----------------------
+
+def _pointer_kernel():
+    from numba import cuda, types
+
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    def scale_ptr(y, x, n):
+        i = cuda.grid(1)
+        if i < n:
+            y[i] = mul(x[i], 3.0)
+    sig = types.void(types.CPointer(types.float32), types.CPointer(types.float32), types.int32)
+    return scale_ptr, sig
+
+
+def test_numba_kernel_linked_and_cached_by_fdlink(arch):
+    from numba import cuda
+
+    fn = _bridge()
+    f, sig = _pointer_kernel()
+    src = fn.compile_kernel(f, sig, arch=arch)
+    assert src.kind == "ltoir" and src.name == "scale_ptr.ltoir"
+    lib = fdlink.Library(MUL_DECL, [MUL_CU], arch=arch)
+    m1 = lib.link(src)
+    m2 = lib.link(src)
+    assert m2.info["cache"] in ("memory", "disk") and m2.cubin == m1.cubin
+    # the entry is found by the Python name Numba mangled into it
+    ptx, _ = cuda.compile(f, sig, device=False, abi="numba", output="ptx",
+                          cc=tuple(int(c) for c in arch[3:5]))
+    entry = [ln.split()[2].split("(")[0] for ln in ptx.splitlines() if ".entry" in ln][0]
+    assert fn._pick_entry(["other_kernel", entry], "scale_ptr") == entry
+    with pytest.raises(LookupError, match="scale_ptr"):
+        fn._pick_entry(["other_kernel"], "scale_ptr")
+
+
+CACHED_CHILD = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import fdlink, fdlink.numba as fn
+from test_numba_bridge import _pointer_kernel
+from conftest import MUL_CU, MUL_DECL
+f, sig = _pointer_kernel()
+lib = fdlink.Library(MUL_DECL, [MUL_CU], arch=sys.argv[2])
+m = lib.link(fn.compile_kernel(f, sig, arch=sys.argv[2]))
+print(m.info["cache"], m.info["nvrtc_compiled"])
+'''
+
+
+def test_numba_kernel_link_cached_across_processes(arch, tmp_path):
+    """Numba compiles the kernel again in each process (to the same LTO-IR); fdlink's link of it
+    with the library is a disk hit in the second process, the CUDA C not compiled again."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, FDLINK_CACHE_DIR=str(tmp_path / "cache"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    runs = [subprocess.run([sys.executable, "-c", CACHED_CHILD, here, arch], env=env,
+                           capture_output=True, text=True, check=False) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert runs[0].stdout.split()[0] == "miss"
+    assert runs[1].stdout.split() == ["disk", "0"]
+
+
+@pytest.mark.gpu
+@pytest.mark.cupy
+def test_numba_kernel_launched_by_fdlink_with_cupy_arrays():
+    import cupy as cp
+    import numpy as np
+
+    fn = _bridge()
+    f, sig = _pointer_kernel()
+    lib = fdlink.Library(MUL_DECL, [MUL_CU])
+    k = fn.link_kernel(lib, f, sig, signature="float *y, const float *x, int n")
+    n = 70_001
+    x = np.linspace(-2, 2, n, dtype=np.float32)
+    cx, cy = cp.asarray(x), cp.zeros(n, dtype=cp.float32)
+    k[(n + 255) // 256, 256](cy, cx, n)
+    np.testing.assert_array_equal(cp.asnumpy(cy), x * np.float32(3.0))
