@@ -344,7 +344,8 @@ def _load_decls(decls: Union[PathLike, bytes, str], name: Optional[str]) -> "_fd
         isinstance(decls, str) and (os.path.isfile(decls) or
                                     ("\n" not in decls and ":" not in decls)))
     if is_path:
-        path = os.fspath(decls)
+        assert not isinstance(decls, bytes)
+        path: str = os.fspath(decls)
         try:
             with open(path, "rb") as f:
                 text = f.read()
@@ -353,6 +354,7 @@ def _load_decls(decls: Union[PathLike, bytes, str], name: Optional[str]) -> "_fd
             raise _errors.FileError({"code": -3, "status": "FDL_EIO", "source": path,
                                      "message": msg, "formatted": msg}) from e
         return _fdlink.Decls(text, name or path)
+    assert not isinstance(decls, os.PathLike)
     return _fdlink.Decls(decls, name or "<declarations>")
 
 
@@ -534,7 +536,7 @@ class Module:
     """A linked program: its cubin (``.cubin``), logs and diagnostics; loaded on its device at the
     first ``kernel()``."""
 
-    def __init__(self, link: "_fdlink.Link", device: Optional["_fdlink.Device"] = None):
+    def __init__(self, link: Optional["_fdlink.Link"], device: Optional["_fdlink.Device"] = None):
         self._link = link
         self._device = device
         self._mod: Optional[_fdlink.Module] = None
@@ -554,7 +556,7 @@ class Module:
     @property
     def cubin(self) -> bytes:
         """The linked cubin's bytes (e.g. for cuda.core's ObjectCode.from_cubin)."""
-        return self._link.cubin if self._link is not None else self._mod.image
+        return self._link.cubin if self._link is not None else self._loaded().image
 
     @property
     def ptx(self) -> Optional[str]:
@@ -577,6 +579,7 @@ class Module:
 
     def _loaded(self) -> "_fdlink.Module":
         if self._mod is None:
+            assert self._link is not None  # a module made by Module.load is loaded already
             self._mod = self.device.load(self._link.cubin, "module")
         return self._mod
 

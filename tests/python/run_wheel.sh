@@ -66,6 +66,34 @@ if grep -Eq 'libcuda|libnvJitLink|libnvrtc' "$work/auditwheel.txt"; then
   echo "run_wheel: the wheel links a CUDA library"; exit 1
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps "$whl"
+# a C consumer of the wheel's headers and CMake package (find_package(fdlink CONFIG))
+pkgdir=$("$venv/bin/python" -c 'import fdlink; print(fdlink.cmake_dir())')
+rm -rf "$work/consumer"
+mkdir -p "$work/consumer"
+cat > "$work/consumer/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(consumer C)
+find_package(fdlink CONFIG REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE fdlink::fdlink)
+CM
+cat > "$work/consumer/main.c" <<'C'
+#include <fdlink/fdlink.h>
+#include <stdio.h>
+int main(void)
+{
+    fdl_decls *d = NULL;
+    int rc = fdl_decls_parse(&d, "f: float32(float32)", 19, "x.decl", NULL);
+    printf("fdlink %s %zu\n", fdl_version(), fdl_decls_count(d));
+    fdl_decls_destroy(d);
+    return rc;
+}
+C
+cmake -S "$work/consumer" -B "$work/consumer/build" -Dfdlink_DIR="$pkgdir" >/dev/null
+cmake --build "$work/consumer/build" >/dev/null
+"$work/consumer/build/consumer" | grep -q "^fdlink .* 1$" || {
+  echo "run_wheel: the C consumer of the wheel's CMake package failed"; exit 1; }
+echo "run_wheel: a C consumer of the wheel's CMake package built and ran"
 mkdir -p "$work/run"
 cd "$work/run"
 rc=0
