@@ -436,17 +436,21 @@ def bench_generated(rep, reps, quick):
     want = cp.asnumpy(a) * cp.asnumpy(b)
     if not (np.array_equal(cp.asnumpy(o1), want) and np.array_equal(cp.asnumpy(o2), want)):
         raise Failure("a map gave a wrong product")
-    ref = float(np.sum(xh.astype(np.float64)))
-    tol = 1e-5 * float(np.sum(np.abs(xh.astype(np.float64))))
-    for v, who in ((fsum(a), "fdlink's sum"), (float(cp.sum(a)), "cupy.sum")):
-        if abs(v - ref) > tol:
+    # the sums' input: 0 and 0.5 alternating, so that every partial sum in any order is a
+    # multiple of 0.5 below 2^23, exact in float32: each sum must equal NumPy's exactly
+    sh = (np.arange(n, dtype=np.int64) % 2).astype(np.float32) * np.float32(0.5)
+    s_in = cp.asarray(sh)
+    ref = float(np.sum(sh.astype(np.float64)))
+    for v, who in ((fsum(s_in), "fdlink's sum"), (float(cp.sum(s_in)), "cupy.sum")):
+        if v != ref:
             raise Failure(f"{who} = {v}, NumPy's = {ref}")
     maps = {"fdlink map": lambda: fmap(o1, a, b, stream=stream, sync=False),
             "CuPy ElementwiseKernel": lambda: ek(a, b, o2)}
     counts = {m: max(1, int(20.0 / max(events_time(cp, f, 3), 1e-3))) for m, f in maps.items()}
     ms = {m: [] for m in maps}
-    sums = {"fdlink sum": lambda: fsum(a), "cupy.sum (to the host)": lambda: float(cp.sum(a)),
-            "cupy.sum (no read-back)": lambda: cp.sum(a)}
+    sums = {"fdlink sum": lambda: fsum(s_in),
+            "cupy.sum (to the host)": lambda: float(cp.sum(s_in)),
+            "cupy.sum (no read-back)": lambda: cp.sum(s_in)}
     ss = {m: [] for m in sums}
     for i in range(reps):
         order = list(maps) if i % 2 == 0 else list(maps)[::-1]
@@ -460,9 +464,11 @@ def bench_generated(rep, reps, quick):
                 for _ in range(20):
                     sums[m]()
                 ss[m].append(4.0 * n / ((time.perf_counter() - t0) / 20 * 1e9))
-    # verify what the timed runs left
-    if not np.array_equal(cp.asnumpy(o1), want):
-        raise Failure("fdlink's map gave a wrong product in the timed runs")
+    # verify what the timed runs left, and the sums once more
+    if not (np.array_equal(cp.asnumpy(o1), want) and np.array_equal(cp.asnumpy(o2), want)):
+        raise Failure("a map gave a wrong product in the timed runs")
+    if fsum(s_in) != ref or float(cp.sum(s_in)) != ref:
+        raise Failure("a sum changed in the timed runs")
     rep.ratio("generated", "fdlink map / CuPy ElementwiseKernel", med(ms["fdlink map"]), "GB/s",
               "CuPy ElementwiseKernel", med(ms["CuPy ElementwiseKernel"]), ">=", 0.97,
               ms["fdlink map"], ms["CuPy ElementwiseKernel"], note="12 bytes an element")
