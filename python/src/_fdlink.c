@@ -15,12 +15,16 @@
  * registers (_set_error_factory): the record's fields, word for word, plus the link's diagnostic
  * records where there are some. Bad arguments are TypeError or ValueError naming the argument.
  *
- * Thread-safety: the GIL serialises every call; an fdlink device family is used by one thread at
- * a time, which the GIL gives. Module state: the error factory and a small cache of array types,
+ * Thread-safety: an fdlink device family (a device and everything made from it, generators
+ * included) is used by one thread at a time: every call that touches one holds the GIL
+ * throughout (waits for the GPU included), so Python threads never use a family at once. Only
+ * work outside any family releases the GIL: opening a device, links and compiles (distinct
+ * links may run at once). Module state: the error factory and a small cache of array types,
  * both per process (the module is single-phase and not for subinterpreters).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -178,6 +182,12 @@ static const char **str_array(PyObject *seq, const char *what)
 {
     if (seq == Py_None)
         return NULL;
+    /* a list or a tuple holds its str objects, whose UTF-8 the array borrows */
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a list or tuple of str, not %s", what,
+                     tname(seq));
+        return NULL;
+    }
     PyObject *fast = PySequence_Tuple(seq);
     if (!fast)
         return NULL;
@@ -739,9 +749,7 @@ static PyObject *Device_synchronize(DeviceObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_device_synchronize(self->dev, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -812,9 +820,7 @@ static PyObject *Module_check_status(ModuleObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_module_check_status(self->mod, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -932,9 +938,7 @@ static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_stream_synchronize(self->stream, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -982,6 +986,7 @@ typedef struct {
     char typestr[8];     /* "<f4"; "|u1" for raw bytes */
     Py_ssize_t itemsize;
     PyObject *shape;     /* tuple */
+    PyObject *weakrefs;  /* weak references to it (caches of arrays keep them) */
 } BufferObject;
 
 static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
@@ -1022,12 +1027,32 @@ static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
         Py_DECREF(o);
         return NULL;
     }
+    /* the interfaces it exports must describe the memory: shape * itemsize within the size */
+    unsigned long long count = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_Size(o->shape); i++) {
+        PyObject *d = PyTuple_GetItem(o->shape, i);
+        long long v = PyLong_Check(d) ? PyLong_AsLongLong(d) : -1;
+        if (v < 0 || (v && count > (unsigned long long)size / (unsigned long long)v)) {
+            PyErr_Clear();
+            Py_DECREF(o);
+            return PyErr_Format(PyExc_ValueError, "shape %R does not fit %zd bytes of %s", shape,
+                                size, typestr);
+        }
+        count *= (unsigned long long)v;
+    }
+    if (count * (unsigned long long)itemsize > (unsigned long long)size) {
+        Py_DECREF(o);
+        return PyErr_Format(PyExc_ValueError, "shape %R does not fit %zd bytes of %s", shape,
+                            size, typestr);
+    }
     return (PyObject *)o;
 }
 
 static void Buffer_dealloc(BufferObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    if (self->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)self);
     fdl_buffer_destroy(self->buf);
     Py_XDECREF(self->device);
     Py_XDECREF(self->shape);
@@ -1266,7 +1291,11 @@ static PyGetSetDef Buffer_getset[] = {
     {"shape", (getter)Buffer_shape, NULL, "shape", NULL},
     {"__cuda_array_interface__", (getter)Buffer_cai, NULL, "CUDA array interface v3", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+static PyMemberDef Buffer_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(BufferObject, weakrefs), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
 static PyType_Slot Buffer_slots[] = {{Py_tp_dealloc, (void *)Buffer_dealloc},
+                                     {Py_tp_members, Buffer_members},
                                      {Py_tp_methods, Buffer_methods},
                                      {Py_tp_getset, Buffer_getset},
                                      {Py_tp_doc, "device memory (Device.alloc())"},
@@ -2276,9 +2305,7 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
     fdl_error err = FDL_ERROR_INIT;
     int rc;
     if (cfg.flags & FDL_LAUNCH_SYNC) {
-        Py_BEGIN_ALLOW_THREADS
         rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
-        Py_END_ALLOW_THREADS
     } else {
         rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
     }
@@ -2305,6 +2332,7 @@ typedef struct {
     PyObject *kernel;
     PyObject *stream;
     PyObject *keep; /* list: arrays and consumed tensors the launch points into */
+    PyObject *rebound; /* dict: index -> what set_arg's value needs kept (replaced each time) */
 } LaunchObject;
 
 /* prepare(grid, block, shared_mem, stream, flags, *args) */
@@ -2370,6 +2398,7 @@ static void Launch_dealloc(LaunchObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     fdl_launch_destroy(self->launch);
     Py_XDECREF(self->keep);
+    Py_XDECREF(self->rebound);
     Py_XDECREF(self->stream);
     Py_XDECREF(self->kernel);
     PyObject_Free(self);
@@ -2406,13 +2435,31 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
     arg_ctx c = {"kernel", k->name, i, k->dev, NULL};
     stream_of(self->stream, &c.stream);
     conv_arg v;
-    if (convert_arg(&c, args[1], k->params_known ? k->sizes[i] : 0, want, k->ordinal, self->keep,
-                    &v) < 0)
+    PyObject *keep = PyList_New(0), *key = NULL;
+    if (!keep)
         return NULL;
+    if (convert_arg(&c, args[1], k->params_known ? k->sizes[i] : 0, want, k->ordinal, keep,
+                    &v) < 0) {
+        Py_DECREF(keep);
+        return NULL;
+    }
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_launch_set_arg(self->launch, (size_t)i, v.value, v.size, &err);
-    if (rc != FDL_OK)
+    if (rc != FDL_OK) {
+        Py_DECREF(keep);
         return raise_fdl(rc, &err, NULL);
+    }
+    /* what the new value needs kept replaces what the previous set_arg of @i kept */
+    if (!self->rebound && !(self->rebound = PyDict_New())) {
+        Py_DECREF(keep);
+        return NULL;
+    }
+    key = PyLong_FromSsize_t(i);
+    rc = key ? PyDict_SetItem(self->rebound, key, keep) : -1;
+    Py_XDECREF(key);
+    Py_DECREF(keep);
+    if (rc < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -2688,9 +2735,7 @@ static PyObject *Gen_map(GenObject *self, PyObject *args)
     fdl_error err = FDL_ERROR_INIT;
     fdl_map *map = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_map_create(&map, self->gen, name, modes, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return new_map(self, map, NULL, MapType);
@@ -2704,9 +2749,7 @@ static PyObject *Gen_elementwise(GenObject *self, PyObject *args)
     fdl_error err = FDL_ERROR_INIT;
     fdl_map *map = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_elementwise_create(&map, self->gen, arguments, operation, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return new_map(self, map, NULL, MapType);
@@ -2721,9 +2764,7 @@ static PyObject *Gen_reduction(GenObject *self, PyObject *args)
     fdl_error err = FDL_ERROR_INIT;
     fdl_reduction *red = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_reduction_create(&red, self->gen, &spec, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return new_map(self, NULL, red, ReductionType);
@@ -2820,11 +2861,9 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_map_launch_async(self->map, n, ga, (size_t)na, stream, &err);
     if (rc == FDL_OK && sync)
         rc = fdl_map_check(self->map, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
         goto done;
@@ -2843,9 +2882,7 @@ static PyObject *Map_check(MapObject *self, PyObject *unused)
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_map_check(self->map, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     Py_RETURN_NONE;
@@ -2878,11 +2915,9 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
     rc = fdl_reduction_launch_async(self->red, n, ga, (size_t)na, stream, &err);
     if (rc == FDL_OK)
         rc = fdl_reduction_result(self->red, out, rs, &err);
-    Py_END_ALLOW_THREADS
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
         goto done;

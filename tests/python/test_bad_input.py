@@ -209,3 +209,31 @@ def test_torch_and_cupy_fast_paths(saxpy_module, xy):
 
     with pytest.raises(RuntimeError, match="no pointer today"):
         k[1, 8](y, Raising(x), 2.0, 8)
+
+
+def test_rebinding_keeps_only_the_current_arrays(saxpy_module):
+    import gc
+    import weakref
+
+    k = saxpy_module.kernel("saxpy")
+    x, y = fdlink.empty(8, "f4"), fdlink.empty(8, "f4")
+    p = k.prepare(1, 8, (y, x, 1.0, 8))
+    refs = []
+    for _ in range(50):
+        b = fdlink.empty(8, "f4")
+        refs.append(weakref.ref(b))
+        p.set_arg(1, b)
+        p()
+        del b
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 1  # only the one bound now is kept
+
+
+def test_alloc_shape_must_fit():
+    with pytest.raises(ValueError, match="does not fit"):
+        fdlink.device().alloc(16, "<f4", (8,))
+    with pytest.raises(ValueError, match="does not fit"):
+        fdlink.device().alloc(16, "<f4", (-1,))
+    with pytest.raises(TypeError, match="list or tuple"):
+        fdlink.link('extern "C" __global__ void k() {}', arch="sm_90",
+                    extra=(o for o in ["-O3"]))

@@ -209,3 +209,37 @@ def test_reprs_and_context_manager():
         assert repr(b).startswith("<fdlink.Buffer <f4 (2, 3), 24 bytes at 0x")
     assert repr(b) == "<fdlink.Buffer (freed)>"
     assert "owned" in repr(fdlink.stream())
+
+
+def test_threads_share_a_device(saxpy_module, mul_lib):
+    # launches from several threads on one device family, and links meanwhile (which release
+    # the GIL): every result right, no error
+    import threading
+
+    k = saxpy_module.kernel("saxpy")
+    errors = []
+
+    def launcher(seed):
+        try:
+            x, y = _xy()
+            for _ in range(200):
+                k[1, 8](y, x, 1.0, 8)
+            fdlink.device().synchronize()
+            assert floats(y) == [1 + 200 * i for i in range(8)]
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def linker():
+        try:
+            for i in range(3):
+                mul_lib.link(f"// {i}\n" + 'extern "C" __global__ void k%d(float *y) {}' % i)
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    ts = [threading.Thread(target=launcher, args=(i,)) for i in range(4)]
+    ts.append(threading.Thread(target=linker))
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
