@@ -20,7 +20,8 @@ against NumPy (a wrong result fails the run, exit 1):
     arrays, one synchronisation, host clock: fdlink prepared (goal <= 1.15x raw cuLaunchKernel
     from C, raw_launch.c built here with cc: fdlink-bench's baseline) and unprepared (<= 1.5x),
     CuPy RawKernel, Numba (CuPy arrays, and its own device arrays) beside; with --fdlink-bench
-    (or build*/bench/fdlink-bench found) its own raw figure is added as a second anchor;
+    (or build*/bench/fdlink-bench found) its own launch and generated-kernel tables (the C
+    figures) are added to the notes;
  4. generated map and sum over 2^24 float32: fdlink's map of mul_f32_f32 against CuPy's
     ElementwiseKernel (goal >= 0.97x, CUDA events over back-to-back launches) and fdlink's
     reduction against cupy.sum (goal >= 0.95x; both returning the sum to the host each call,
@@ -357,10 +358,12 @@ def bench_launch(rep, launches, reps, tmp, fdlink_bench):
     fb = find_fdlink_bench(fdlink_bench)
     if fb:
         jf = os.path.join(tmp, "fb.json")
-        r = subprocess.run([fb, "--only", "launch", "--launches", str(launches), "--json", jf,
+        r = subprocess.run([fb, "--only", "launch,generated", "--launches", str(launches),
+                            "--json", jf,
                             "--markdown", os.path.join(tmp, "fb.md")],
                            capture_output=True, text=True, cwd=tmp, check=False)
-        rep.notes.append(f"fdlink-bench --only launch ({fb}) exit {r.returncode}; its table:\n" +
+        rep.notes.append(f"fdlink-bench --only launch,generated ({fb}), the C figures beside "
+                         f"these, exit {r.returncode}; its table:\n" +
                          textwrap.indent(r.stdout.strip()[-3000:], "    "))
     else:
         rep.notes.append("fdlink-bench not found (build*/bench/fdlink-bench): the C anchor is "
