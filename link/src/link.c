@@ -862,7 +862,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     return FDL_OK;
 }
 
-/* ---- CUDA C to checked PTX or LTO-IR, without a link ------------------------------------------- */
+/* ---- CUDA C to checked PTX or LTO-IR, without a link ------------------------------------- */
 
 /* A copy of a NUL-terminated log, or NULL for none or an empty one. */
 static char *copy_log(const char *log)

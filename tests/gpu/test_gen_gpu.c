@@ -609,7 +609,8 @@ Test(gpu_gen_reduction, launches_and_results_chain_on_a_stream)
         x[i] = (int32_t)(i % 11) - 5;
         want += x[i] + 1;
     }
-    fdl_buffer *dx = upload(dev, x, n * 4), *dres = buffer(dev, 8), *dy = buffer(dev, 16 * 8);
+    /* the result lands in element 0 of r; the expression over 16 indices takes 16 of each */
+    fdl_buffer *dx = upload(dev, x, n * 4), *dres = buffer(dev, 16 * 8), *dy = buffer(dev, 16 * 8);
     OK(fdl_buffer_zero(dres, err_), "zero");
     fdl_stream *own = NULL, *s = NULL;
     OK(fdl_stream_create(&own, dev, err_), "fdl_stream_create");

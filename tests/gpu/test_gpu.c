@@ -1331,8 +1331,10 @@ Test(gpu_stream, a_stream_waits_for_an_event_of_another)
         cr_assert_eq(fdl_stream_synchronize(a, &err), FDL_OK, "%s", err.message);
         expect_words(buf, WORDS, 1000u * round + 1u, WORDS, 0);
     }
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
     cr_assert_eq(fdl_stream_wait_event(b, NULL, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "fdl_stream_wait_event: event is NULL");
+#endif
     /* the default stream waits too */
     cr_assert_eq(fdl_stream_wait_event(NULL, done, &err), FDL_OK, "%s", err.message);
     fdl_stream_destroy(a);
@@ -1365,10 +1367,12 @@ Test(gpu_stream, the_default_stream_handles_are_wrapped_as_given)
         expect_words(buf, WORDS, 0x100u + (uint32_t)i, WORDS, 0);
         fdl_stream_destroy(s);
     }
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
     fdl_stream *s = (fdl_stream *)&s;
     cr_assert_eq(fdl_stream_wrap(&s, NULL, NULL, &err), FDL_EINVAL);
     cr_assert_null(s);
     cr_assert_str_eq(err.message, "fdl_stream_wrap: dev is NULL");
+#endif
     cr_assert_null(fdl_stream_handle(NULL));
     cr_assert_null(fdl_stream_device(NULL));
     fdl_buffer_destroy(buf);

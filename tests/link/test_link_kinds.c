@@ -1685,7 +1685,9 @@ Test(link_check, ltoir_is_checked_after_lto_without_a_cubin)
     link = make_link(FDL_LTO_AUTO, 0);
     cr_assert_eq(fdl_link_check(link, 0, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "nothing to check: no inputs were added");
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
     cr_assert_eq(fdl_link_check(NULL, 0, &err), FDL_EINVAL);
+#endif
     fdl_link_destroy(link);
     fdl_decls_destroy(decls);
 }
@@ -1846,8 +1848,8 @@ Test(link_cuda_compile, disagreements_are_refused_with_the_log)
     no.output = FDL_CUDA_OUTPUT_PTX;
     fdl_error fresh = FDL_ERROR_INIT;
     err = fresh;
-    int rc = fdl_cuda_compile(&out, &n, NULL, NULL, overload, strlen(overload), "overload.cu", "sm_90", decls,
-                              NULL, &no, &err);
+    int rc = fdl_cuda_compile(&out, &n, NULL, NULL, overload, strlen(overload), "overload.cu",
+                              "sm_90", decls, NULL, &no, &err);
     cr_assert_eq(rc, FDL_EABI, "%s %s", fdl_status_name(rc), err.message);
     cr_assert_null(out);
     char message[600];
@@ -1857,15 +1859,63 @@ Test(link_cuda_compile, disagreements_are_refused_with_the_log)
              fx("mul.decl"));
     cr_assert_str_eq(err.message, message);
     /* without declarations nothing is checked */
-    cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, NULL, overload, strlen(overload), "overload.cu", "sm_90",
-                                  NULL, NULL, &no, &err),
+    cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, NULL, overload, strlen(overload),
+                                  "overload.cu", "sm_90", NULL, NULL, &no, &err),
                  FDL_OK, "%s", err.message);
     free(out);
-    cr_assert_eq(fdl_cuda_compile(NULL, &n, NULL, NULL, overload, strlen(overload), "overload.cu", "sm_90",
-                                  decls, NULL, NULL, &err),
+#ifdef NDEBUG /* a NULL output asserts in debug builds */
+    cr_assert_eq(fdl_cuda_compile(NULL, &n, NULL, NULL, overload, strlen(overload),
+                                  "overload.cu", "sm_90", decls, NULL, NULL, &err),
                  FDL_EINVAL);
+#endif
     cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, NULL, "a\0b", 3, "nul.cu", "sm_90", NULL, NULL,
                                   NULL, &err),
                  FDL_EKIND);
+    fdl_decls_destroy(decls);
+}
+
+static void count_kinds(void *ctx, const fdl_cache_entry *entry)
+{
+    size_t *n = ctx;
+    n[0] += strcmp(entry->kind, "nvrtc") == 0;
+    n[1] += strcmp(entry->kind, "check") == 0;
+}
+
+Test(link_cuda_compile, the_compile_and_the_check_go_through_the_cache)
+{
+    char dir[] = "/tmp/fdlink-test-compile-cache-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    fdl_decls *decls = load_decls();
+    size_t size;
+    char *src = slurp(FDL_LINK_SOURCES "/mul.cu", &size);
+    fdl_link_options lo = FDL_LINK_OPTIONS_INIT;
+    lo.cache = FDL_CACHE_ON;
+    lo.cache_dir = dir;
+    fdl_error err = FDL_ERROR_INIT;
+    void *first = NULL, *again = NULL;
+    size_t n1 = 0, n2 = 0;
+    cr_assert_eq(fdl_cuda_compile(&first, &n1, NULL, NULL, src, size, "mul.cu", "sm_90", decls,
+                                  &lo, NULL, &err),
+                 FDL_OK, "%s", err.message);
+    size_t kinds[2] = {0, 0};
+    cr_assert_eq(fdl_cache_list(dir, count_kinds, kinds, &err), FDL_OK, "%s", err.message);
+    /* NVRTC's output (and the check's keeper of declared functions), the post-LTO view */
+    cr_assert_geq(kinds[0], 1, "NVRTC's output stored: %zu", kinds[0]);
+    cr_assert_geq(kinds[1], 1, "the LTO-IR check's post-LTO view stored: %zu", kinds[1]);
+    size_t stored = kinds[0] + kinds[1];
+    cr_assert_eq(fdl_cuda_compile(&again, &n2, NULL, NULL, src, size, "mul.cu", "sm_90", decls,
+                                  &lo, NULL, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(n1, n2);
+    cr_assert_eq(memcmp(first, again, n1), 0);
+    kinds[0] = kinds[1] = 0;
+    cr_assert_eq(fdl_cache_list(dir, count_kinds, kinds, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(kinds[0] + kinds[1], stored, "nothing new stored");
+    size_t removed = 0;
+    cr_assert_eq(fdl_cache_clear(dir, &removed, &err), FDL_OK, "%s", err.message);
+    rmdir(dir);
+    free(first);
+    free(again);
+    free(src);
     fdl_decls_destroy(decls);
 }

@@ -549,8 +549,10 @@ Test(gen_reduction, arguments_and_specifications_are_checked)
     expect_error(fdl_reduction_result_async(r, 0x10000, sizeof out, NULL, &err), FDL_ENODEVICE,
                  &err, "reduction 'a + b of x[i]' was made without a device");
     expect_error(fdl_reduction_check(r, &err), FDL_ENODEVICE, &err, "without a device");
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
     expect_error(fdl_reduction_check(NULL, &err), FDL_EINVAL, &err,
                  "fdl_reduction_check: red is NULL");
+#endif
     fdl_reduction_destroy(r);
     free_gen(&f);
 }

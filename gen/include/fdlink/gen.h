@@ -251,8 +251,8 @@ FDL_API int fdl_map_launch_async(fdl_map *map, size_t n, const fdl_gen_arg *args
 
 /**
  * Wait for the map's launches (every stream of the device) and report the lowest index whose
- * call failed since the last check: `device function mul_f32_f32 returned status 3 at index 17 in map 'mul_f32_f32'
- * (first of 5 failures)`; err->symbol is the function, err->backend_code the status. Clears the
+ * call failed since the last check: `device function mul_f32_f32 returned status 3 at index 17
+ * in map 'mul_f32_f32' (first of 5 failures)`; err->symbol is the function, err->backend_code the status. Clears the
  * record (and the module's FDL_CALL record). A failed call leaves out[i] zero.
  * @return FDL_OK, FDL_EDEVICE, FDL_ECUDA, FDL_ENODEVICE, FDL_EINVAL
  */

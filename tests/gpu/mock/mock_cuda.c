@@ -14,6 +14,7 @@
  *                             CUDA 12.4 entry points are absent
  *   MOCK_CUDA_NO_GPA          cuGetProcAddress finds nothing (fdlink falls back to dlsym)
  *   MOCK_CUDA_DEVICES         device count (default 1; 0 makes cuInit fail with NO_DEVICE)
+ *   MOCK_CUDA_STREAM_CTX_OTHER cuStreamGetCtx says every stream is of another context
  * mock_cuda_live(kind) reports what is still allocated, for leak checks; mock_cuda_live(-2) counts
  * the calls refused for an index or a name that does not exist (what compute-sanitizer reports as
  * API errors).
@@ -1394,8 +1395,11 @@ EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *ctx)
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
         r = stream_ok(s);
+    /* MOCK_CUDA_STREAM_CTX_OTHER: as if the stream were made in a context of its own */
+    static char other_ctx;
     if (r == CUDA_SUCCESS)
-        *ctx = (CUcontext)(void *)&g_ctx;
+        *ctx = getenv("MOCK_CUDA_STREAM_CTX_OTHER") ? (CUcontext)(void *)&other_ctx
+                                                    : (CUcontext)(void *)&g_ctx;
     return r;
 }
 
