@@ -71,6 +71,10 @@ def test_abi_error_names_file_line_symbol(arch):
     assert err.source.endswith("mul_wide.ptx") and err.line > 0
     assert err.symbol == "mul_f32_f32"
     assert err.rule is not None and err.rule.startswith("ABI-")
+    assert err.declaration is not None and err.declaration.endswith("mul.decl:2:1")
+    assert any(d["tool"] == "fdlink" and d["code"] == err.rule and d["severity"] == "error"
+               for d in err.diagnostics)
+    assert err.message in str(err)
 
 
 def test_cuda_c_that_disagrees_does_not_compile(arch):
@@ -214,3 +218,24 @@ def test_cu13_libraries_found_through_pathfinder(tmp_path):
     env["FDLINK_NVJITLINK"] = "/mine/libnvJitLink.so"  # a variable set by the user wins
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split()[0] == "/mine/libnvJitLink.so"
+
+
+@pytest.mark.parametrize("sig,types", [
+    ("void(float32[:], float32, int32)", ("*f4", "f4", "i4")),
+    ("float *y, const float *x, float a, int n", ("*f4", "*f4", "f4", "i4")),
+    ("unsigned int n, long long m, double *d", ("u4", "i8", "*f8")),
+    ("CPointer(float64), uint8, bool", ("*f8", "u1", "b1")),
+    (["float32[::1]", "int64", "voidptr"], ("*f4", "i8", None)),
+    ("float **pp, __half h", (None, "f2")),
+])
+def test_kernel_signatures(sig, types):
+    from fdlink._core import _parse_types
+
+    assert _parse_types(sig) == types
+
+
+def test_kernel_signature_unknown_type():
+    from fdlink._core import _parse_types
+
+    with pytest.raises(ValueError, match="unknown type 'float99'"):
+        _parse_types("float99 x")
