@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fdlink from Python beside Numba-CUDA and CuPy, in one run on one GPU (issue 31, docs/benchmarks.md).
+"""fdlink from Python beside Numba-CUDA and CuPy, in one run on one GPU (docs/benchmarks.md).
 
 usage: python3 bench/python/bench_python.py [--quick] [--reps N] [--json FILE] [--markdown FILE]
                                             [--fdlink-bench PATH] [--check]

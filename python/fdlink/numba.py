@@ -1,11 +1,11 @@
 """fdlink and Numba-CUDA: checked, cached foreign functions inside ``@cuda.jit`` kernels, and
-Numba device functions checked and used in fdlink's maps (docs/python.md, "Numba").
+Numba device functions checked and used in fdlink's maps (docs/python.md, "The Numba bridge").
 
     from numba import cuda
     import fdlink.numba
 
     fns = fdlink.numba.declare_device("funcs.decl", ["funcs.cu"])   # checked now, cached
-    mul = fns.mul_f32_f32                                           # a cuda.declare_device descriptor
+    mul = fns.mul_f32_f32                               # a cuda.declare_device descriptor
 
     @cuda.jit
     def scale(y, x):
