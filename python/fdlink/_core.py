@@ -92,6 +92,7 @@ Buffer = _fdlink.Buffer
 Stream = _fdlink.Stream
 PreparedLaunch = _fdlink.Launch
 
+
 _devices: Dict[int, "_fdlink.Device"] = {}
 _devices_lock = threading.Lock()
 

@@ -2482,7 +2482,77 @@ static PyObject *Launch_time_runs(LaunchObject *self, PyObject *arg)
     return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
 }
 
+/* set_geometry(grid, block, shared_mem): checked as at preparation */
+static PyObject *Launch_set_geometry(LaunchObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 3)
+        return PyErr_Format(PyExc_TypeError, "set_geometry(grid, block, shared_mem=0)");
+    fdl_dim3 grid, block;
+    if (dim3_of(args[0], &grid, "grid") < 0 || dim3_of(args[1], &block, "block") < 0)
+        return NULL;
+    size_t shared = nargs > 2 ? PyLong_AsSize_t(args[2]) : 0;
+    if (PyErr_Occurred())
+        return NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_launch_set_geometry(self->launch, grid, block, shared, &err);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    Py_RETURN_NONE;
+}
+
+/* set_stream(stream): the next runs go to that stream: an fdlink Stream, None (the default
+ * stream), an int handle or an object with __cuda_stream__ (wrapped on the kernel's device) */
+static PyObject *Launch_set_stream(LaunchObject *self, PyObject *arg)
+{
+    fdl_stream *st = NULL;
+    PyObject *wrapped = NULL;
+    if (arg != Py_None && !PyObject_TypeCheck(arg, StreamType)) {
+        PyObject *h = NULL;
+        if (PyLong_Check(arg)) {
+            h = arg;
+            Py_INCREF(h);
+        } else if (PyObject_HasAttrString(arg, "__cuda_stream__")) {
+            PyObject *v = PyObject_CallMethod(arg, "__cuda_stream__", NULL);
+            if (!v)
+                return NULL;
+            if (PyTuple_Check(v) && PyTuple_Size(v) == 2 && PyLong_Check(PyTuple_GetItem(v, 1))) {
+                h = PyTuple_GetItem(v, 1);
+                Py_INCREF(h);
+            }
+            Py_DECREF(v);
+        }
+        if (!h)
+            return PyErr_Format(PyExc_TypeError, "set_stream: %s is not a stream (pass "
+                                "fdlink.stream(s) for other libraries' stream objects)", tname(arg));
+        wrapped = Device_wrap_stream(((KernelObject *)self->kernel)->dev, h);
+        Py_DECREF(h);
+        if (!wrapped)
+            return NULL;
+        arg = wrapped;
+    }
+    if (stream_of(arg, &st) < 0) {
+        Py_XDECREF(wrapped);
+        return NULL;
+    }
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_launch_set_stream(self->launch, st, &err);
+    if (rc != FDL_OK) {
+        Py_XDECREF(wrapped);
+        return raise_fdl(rc, &err, NULL);
+    }
+    PyObject *old = self->stream; /* the stream must outlive the launch: keep the new one */
+    Py_INCREF(arg);
+    self->stream = arg;
+    Py_XDECREF(old);
+    Py_XDECREF(wrapped);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Launch_methods[] = {
+    {"set_geometry", (PyCFunction)(void (*)(void))Launch_set_geometry, METH_FASTCALL,
+     "set_geometry(grid, block, shared_mem=0): new geometry for the next runs (checked)"},
+    {"set_stream", (PyCFunction)Launch_set_stream, METH_O,
+     "set_stream(stream): the stream of the next runs (a Stream, None, a handle, __cuda_stream__)"},
     {"set_arg", (PyCFunction)(void (*)(void))Launch_set_arg, METH_FASTCALL,
      "set_arg(index, value): change one argument for the next runs"},
     {"_time_runs", (PyCFunction)Launch_time_runs, METH_O,

@@ -89,6 +89,26 @@ def test_prepared_launch(saxpy_module):
         p.set_arg(3, 1 << 40)
     with pytest.raises(IndexError):
         p.set_arg(9, 1)
+    # a new geometry (checked as at preparation) and a new stream for the next runs
+    put(y, [1.0] * 8)
+    p.set_arg(2, 1.0)
+    p.set_geometry(1, 4)
+    p()
+    assert floats(y) == [1 + i if i < 4 else 1.0 for i in range(8)]
+    with pytest.raises(fdlink.InvalidArgumentError, match="grid.x is 0"):
+        p.set_geometry(0, 4)
+    s = fdlink.stream()
+    p.set_stream(s)
+    p.set_geometry((1, 1, 1), (8, 1, 1), 0)
+    p()
+    s.synchronize()
+    p.set_stream(s.handle)  # a raw handle, wrapped
+    p()
+    p.set_stream(None)
+    p()
+    assert floats(y) == [1 + 4 * i if i < 4 else 1.0 + 3 * i for i in range(8)]
+    with pytest.raises(TypeError, match="not a stream"):
+        p.set_stream("s")
 
 
 def test_declared_types_checked(saxpy_module):
