@@ -217,7 +217,8 @@ def test_cu13_libraries_found_through_pathfinder(tmp_path):
         "def load_nvidia_dynamic_lib(name):\n"
         "    if name == 'nvJitLink': return Loaded('/opt/wheels/libnvJitLink.so.13')\n"
         "    raise RuntimeError('not found: ' + name)\n")
-    code = ("import os, fdlink._libs as l; l.ensure(); "
+    # as on a machine without a toolkit: libfdlink's own search would find neither library
+    code = ("import os, fdlink._libs as l; l._findable = lambda names: False; l.ensure(); "
             "print(os.environ.get('FDLINK_NVJITLINK'), os.environ.get('FDLINK_NVRTC'), "
             "l.found['nvJitLink'], l.found['nvrtc'])")
     env = {k: v for k, v in os.environ.items() if k not in ("FDLINK_NVJITLINK", "FDLINK_NVRTC")}
@@ -229,6 +230,29 @@ def test_cu13_libraries_found_through_pathfinder(tmp_path):
     env["FDLINK_NVJITLINK"] = "/mine/libnvJitLink.so"  # a variable set by the user wins
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split()[0] == "/mine/libnvJitLink.so"
+
+
+def test_pathfinder_not_asked_for_libraries_found_without_it(tmp_path):
+    # cuda.pathfinder loads what it finds: a library that libfdlink's own search finds is left to
+    # libfdlink, so that a process whose links are cache hits never loads nvJitLink or NVRTC
+    fake = tmp_path / "cuda"
+    (fake / "pathfinder").mkdir(parents=True)
+    (fake / "pathfinder" / "__init__.py").write_text(
+        "def load_nvidia_dynamic_lib(name):\n"
+        "    raise AssertionError('pathfinder asked for ' + name)\n")
+    libdir = tmp_path / "lib"
+    libdir.mkdir()
+    for n in ("libnvJitLink.so.13", "libnvrtc.so.13"):
+        (libdir / n).write_bytes(b"")
+    code = ("import os, fdlink._libs as l; l.ensure(); "
+            "print(os.environ.get('FDLINK_NVJITLINK'), os.environ.get('FDLINK_NVRTC'), "
+            "l.found['nvJitLink'], l.found['nvrtc'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("FDLINK_NVJITLINK", "FDLINK_NVRTC")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + sys.path)
+    env["LD_LIBRARY_PATH"] = str(libdir)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["None", "None", "None", "None"]
 
 
 @pytest.mark.parametrize("sig,types", [
