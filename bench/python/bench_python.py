@@ -116,7 +116,15 @@ ok = bool(np.array_equal(y, x * np.float32(3)))
 print(json.dumps({"ms": (_t.perf_counter() - _T0) * 1e3, "ok": ok}))
 '''
 
-CHILD_NUMBA = CHILD_PRELUDE + r'''
+# numba-cuda 0.30.4 (numba_cuda/np/arrayobj.py) refers to numpy.row_stack, which NumPy 2.5 removed
+# (an alias of vstack, deprecated since 2.0): without it no @cuda.jit kernel compiles. The
+# benchmark puts the alias back before Numba is imported, here and in its Numba children; the
+# fdlink package itself never patches NumPy.
+NUMPY_SHIM = ("import numpy as _np\n"
+              "if not hasattr(_np, 'row_stack'):\n"
+              "    _np.row_stack = _np.vstack\n")
+
+CHILD_NUMBA = CHILD_PRELUDE + NUMPY_SHIM + r'''
 import numpy as np
 from numba import cuda
 if os.environ.get("B_BRIDGE") == "1":
@@ -540,6 +548,7 @@ def markdown(env, rows, notes, seconds):
 
 
 def main():
+    exec(NUMPY_SHIM, {})  # before Numba is imported (see NUMPY_SHIM)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer samples, 2^22 elements in 4")
     ap.add_argument("--reps", type=int, default=None, help="samples a figure (default 5)")
