@@ -1789,7 +1789,8 @@ static int pack_float(const arg_ctx *c, PyObject *o, size_t size, conv_arg *out)
 
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
-enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY };
+enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY,
+       K_NPSCALAR };
 #define TYPE_CACHE 32
 static struct {
     PyTypeObject *type;
@@ -1844,7 +1845,9 @@ static int classify(PyObject *o)
     else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
     else if (PyObject_HasAttr(tp, s_array_interface))
-        kind = K_HOSTARRAY; /* NumPy: arrays are refused; 0-d scalars are packed by bytes */
+        /* NumPy's scalars (np.int32(n), np.float32(x)): read by value, not through the
+         * __array_interface__ dict and tobytes() */
+        kind = is_type_named(t, "numpy", "generic") ? K_NPSCALAR : K_HOSTARRAY; /* NumPy: arrays are refused; 0-d scalars are packed by bytes */
     else {
         /* an instance may have the attribute where its type does not: not cached */
         cacheable = 0;
@@ -2196,6 +2199,58 @@ static int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordina
 }
 
 /*
+ * A NumPy scalar of a native-order integer, bool, float32 or float64 type: its value packed
+ * as its own type's bytes (what tobytes() gives), the type from its dtype (cached by identity);
+ * the same checks and messages as from_host, which reads any other scalar.
+ */
+static int from_npscalar(const arg_ctx *c, PyObject *o, size_t size, const char *want,
+                         conv_arg *out)
+{
+    PyObject *dt = PyObject_GetAttr(o, s_dtype);
+    char code[24];
+    int rc = dt ? dtype_of(dt, 0, code) : -1;
+    Py_XDECREF(dt);
+    if (rc < 0)
+        return -1;
+    char k = code[0] ? code[1] : 0;
+    long n = k ? strtol(code + 2, NULL, 10) : 0;
+    if (!strchr("<|=", code[0]) || !k || !strchr("iubf", k) || n < 1 || n > 8 ||
+        (k == 'f' && n != 4 && n != 8))
+        return from_host(c, o, size, want, out);
+    if (want && check_dtype(c, code, want) < 0)
+        return -1;
+    if (size && (size_t)n != size) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is a scalar of %ld bytes (%s), but the parameter "
+                     "takes %zu", ARGV(c), n, code, size);
+        return -1;
+    }
+    if (k == 'f') {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        float f = (float)d; /* exact: the scalar was a float32 */
+        memcpy(out->value, n == 4 ? (const void *)&f : (const void *)&d, (size_t)n);
+    } else if (k == 'b') {
+        int t = PyObject_IsTrue(o);
+        if (t < 0)
+            return -1;
+        out->value[0] = (unsigned char)t;
+    } else {
+        PyObject *ix = PyNumber_Index(o);
+        if (!ix)
+            return -1;
+        unsigned long long u = k == 'u' ? PyLong_AsUnsignedLongLong(ix)
+                                        : (unsigned long long)PyLong_AsLongLong(ix);
+        Py_DECREF(ix);
+        if (PyErr_Occurred())
+            return -1;
+        memcpy(out->value, &u, (size_t)n); /* little-endian: the low bytes first */
+    }
+    out->size = (size_t)n;
+    return 0;
+}
+
+/*
  * Convert one argument. @p size: the parameter's bytes (0 when unknown). @p want: declared type,
  * "*f4" for an array of float32, "f4" for a float32 scalar, NULL when undeclared. @p ordinal:
  * the launch's device (-1: any). Objects that must outlive the launch go to @p keep.
@@ -2295,6 +2350,8 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
             return -1;
         return PyList_Append(keep, o);
     }
+    if (kind == K_NPSCALAR)
+        return from_npscalar(c, o, size, want_scalar, out);
     if (kind == K_HOSTARRAY)
         return from_host(c, o, size, want_scalar, out);
     PyErr_Format(PyExc_TypeError,
