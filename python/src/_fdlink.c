@@ -2011,6 +2011,7 @@ static const char *dtype_code(const char *name)
 static struct {
     PyObject *dtype; /* a strong reference */
     char code[24];   /* "<f4" (NumPy's dtype.str) or "f4" (a torch dtype) */
+    long long itemsize; /* NumPy's dtype.itemsize; 0 for a torch dtype */
 } g_dtypes[DTYPE_CACHE];
 static int g_ndtypes;
 
@@ -2018,13 +2019,20 @@ static int g_ndtypes;
  * The type code of @p dt into @p code (24 bytes): NumPy's dtype.str (@p torch 0) or the code
  * of str(torch dtype) (@p torch 1; its name where unknown). Cached by the dtype's identity.
  */
-static int dtype_of(PyObject *dt, int torch, char *code)
+static int dtype_of(PyObject *dt, int torch, char *code, long long *itemsize)
 {
     for (int i = 0; i < g_ndtypes; i++)
         if (g_dtypes[i].dtype == dt) {
             memcpy(code, g_dtypes[i].code, sizeof g_dtypes[i].code);
+            if (itemsize)
+                *itemsize = g_dtypes[i].itemsize;
             return 0;
         }
+    long long is = 0;
+    if (!torch && (is = get_ll(dt, s_itemsize, 0, "dtype.itemsize")) == -1 && PyErr_Occurred())
+        return -1;
+    if (itemsize)
+        *itemsize = is;
     PyObject *ds = torch ? PyObject_Str(dt) : PyObject_GetAttr(dt, s_str);
     const char *name = ds && PyUnicode_Check(ds) ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
     const char *c = name && torch ? dtype_code(name) : name;
@@ -2035,6 +2043,7 @@ static int dtype_of(PyObject *dt, int torch, char *code)
     if (g_ndtypes < DTYPE_CACHE && (torch ? c != NULL : name != NULL)) {
         Py_INCREF(dt);
         g_dtypes[g_ndtypes].dtype = dt;
+        g_dtypes[g_ndtypes].itemsize = is;
         memcpy(g_dtypes[g_ndtypes++].code, code, 24);
     }
     return 0;
@@ -2101,7 +2110,7 @@ static int from_torch(const arg_ctx *c, PyObject *o, const char *want, int ordin
     if (want) {
         PyObject *dt = PyObject_GetAttr(o, s_dtype);
         char got[24];
-        int rc = dt ? dtype_of(dt, 1, got) : -1;
+        int rc = dt ? dtype_of(dt, 1, got, NULL) : -1;
         Py_XDECREF(dt);
         if (rc < 0 || check_dtype(c, got, want) < 0)
             return -1;
@@ -2178,14 +2187,14 @@ static int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordina
     }
     PyObject *dt = PyObject_GetAttr(o, s_dtype);
     char got[24] = "?";
-    if (!dt || (want && (dtype_of(dt, 0, got) < 0 || check_dtype(c, got, want) < 0))) {
+    long long itemsize = -1;
+    if (!dt || dtype_of(dt, 0, got, &itemsize) < 0 || (want && check_dtype(c, got, want) < 0)) {
         Py_XDECREF(dt);
         Py_DECREF(mem);
         return -1;
     }
-    long long size = get_ll(o, s_size, 0, "size");
-    long long itemsize = size >= 0 ? get_ll(dt, s_itemsize, 0, "dtype.itemsize") : -1;
     Py_DECREF(dt);
+    long long size = get_ll(o, s_size, 0, "size");
     unsigned long long ptr = PyErr_Occurred() ? 0 : get_ptr(mem, s_ptr, 0, "data.ptr");
     Py_DECREF(mem);
     if (PyErr_Occurred())
@@ -2208,7 +2217,7 @@ static int from_npscalar(const arg_ctx *c, PyObject *o, size_t size, const char 
 {
     PyObject *dt = PyObject_GetAttr(o, s_dtype);
     char code[24];
-    int rc = dt ? dtype_of(dt, 0, code) : -1;
+    int rc = dt ? dtype_of(dt, 0, code, NULL) : -1;
     Py_XDECREF(dt);
     if (rc < 0)
         return -1;

@@ -63,7 +63,7 @@ def test_buffers(saxpy):
     x, y = _ref()
     bx, by = fdlink.to_device(x), fdlink.to_device(y)
     g, b = _grid(N)
-    saxpy[g, b](by, bx, 2.5, N)
+    saxpy[g, b](by, bx, np.float32(2.5), np.int32(N))  # NumPy scalars, packed by value
     _check_saxpy(fdlink.to_host(by), y, x, [2.5])
     p = saxpy.prepare(g, b, (by, bx, 1.0, N))
     p()
