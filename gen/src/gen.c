@@ -556,11 +556,14 @@ static int check_fail_read(launchable *l, void *out, size_t offset, size_t size,
     int rc = fdl__device_enter(dev, err);
     if (rc != FDL_OK)
         return rc;
-    CUresult r = dev->cu->ctx_synchronize();
-    if (r != CUDA_SUCCESS)
-        return fdl__device_error(err, dev, r, "cuCtxSynchronize");
+    fdl_module *mod = fdl_kernel_module(l->kernel);
+    if (!mod->status) { /* else fdl_module_read_status waits for the context itself */
+        CUresult r = dev->cu->ctx_synchronize();
+        if (r != CUDA_SUCCESS)
+            return fdl__device_error(err, dev, r, "cuCtxSynchronize");
+    }
     fdl_device_status st;
-    rc = fdl_module_read_status(fdl_kernel_module(l->kernel), &st, err);
+    rc = fdl_module_read_status(mod, &st, err);
     if (rc != FDL_OK)
         return rc;
     fail_record rec;
