@@ -695,8 +695,6 @@ static const char reduction_text[] =
     "    /* the last block: the partials in block order, then the same tree */\n"
     "    __threadfence();\n"
     "    fdl_t acc = fdl_neutral();\n"
-    "    /* unrolled: the loads of a thread's partials in flight together (the same order) */\n"
-    "#pragma unroll 8\n"
     "    for (unsigned int j = threadIdx.x; j < gridDim.x; j += FDL_BLOCK)\n"
     "        acc = fdl_reduce(acc, fdl_load_cg(partials + j));\n"
     "    sh[threadIdx.x] = acc;\n"

@@ -184,8 +184,6 @@ extern "C" __global__ void __launch_bounds__(256) fdl_reduction(
     /* the last block: the partials in block order, then the same tree */
     __threadfence();
     fdl_t acc = fdl_neutral();
-    /* unrolled: the loads of a thread's partials in flight together (the same order) */
-#pragma unroll 8
     for (unsigned int j = threadIdx.x; j < gridDim.x; j += FDL_BLOCK)
         acc = fdl_reduce(acc, fdl_load_cg(partials + j));
     sh[threadIdx.x] = acc;
