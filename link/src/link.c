@@ -183,6 +183,7 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory creating a link");
         goto cleanup;
     }
+    link->lease.fd = -1;
     if ((rc = copy_options(link, &o, err)) != FDL_OK ||
         (rc = choose_backend(link, err)) != FDL_OK ||
         (rc = resolve_arch(link, o.arch, err)) != FDL_OK)
@@ -247,6 +248,8 @@ void fdl_link_destroy(fdl_link *link)
 {
     if (!link)
         return;
+    fdl__jl_ahead_discard(link);
+    fdl__link_cache_unlease(link);
     fdl__strv_free(&link->extra);
     fdl__strv_free(&link->kernels_used);
     fdl__strv_free(&link->variables_used);
@@ -768,6 +771,13 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
+/* The link beside its checks, unless FDLINK_CHECK_AHEAD=0 (one after the other, as before). */
+static int ahead_wanted(void)
+{
+    const char *env = getenv("FDLINK_CHECK_AHEAD");
+    return !(env && strcmp(env, "0") == 0);
+}
+
 int fdl_link_complete(fdl_link *link, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(link))
@@ -785,7 +795,8 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         return rc;
     uint64_t lookup_start = fdl__now_ns();
     const char *before = link->info_log; /* NVRTC's, until the backend's replaces it */
-    if (fdl__link_cache_lookup(link)) {
+    /* a miss: when another process links the same key now, wait for its entry (a lease) */
+    if (fdl__link_cache_lookup(link) || fdl__link_cache_lease(link)) {
         link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
         if (link->wall_ms <= 0.0)
             link->wall_ms = 1e-6;
@@ -793,21 +804,37 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         backend_diags(link, before);
         return FDL_OK;
     }
-    if ((rc = prepare(link, err)) != FDL_OK)
+    if ((rc = prepare(link, err)) != FDL_OK) {
+        fdl__link_cache_unlease(link);
         return rc;
+    }
+    /* -split-compile-extended, when fdlink would choose it, unless it killed nvJitLink here */
+    if (fdl__link_extended_auto(link))
+        fdl__link_extended_recall(link);
+    /* the declaration check of LTO-IR runs nvJitLink too: the link's own run goes beside it,
+     * on a thread of its own, and is kept only when every check passes */
+    if (backend == &fdl__backend_nvjitlink && fdl__check_decls_links(link) &&
+        fdl__link_need_nv(link, NULL) == FDL_OK && ahead_wanted())
+        fdl__jl_ahead_start(link);
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
-        if ((rc = checks[i]->run(link, err)) != FDL_OK)
+        if ((rc = checks[i]->run(link, err)) != FDL_OK) {
+            fdl__jl_ahead_discard(link);
+            fdl__link_cache_unlease(link);
             return rc;
+        }
     uint64_t start = fdl__now_ns();
     rc = backend->run(link, err);
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
         link->wall_ms = 1e-6;
     backend_diags(link, before);
-    if (rc != FDL_OK)
+    if (rc != FDL_OK) {
+        fdl__link_cache_unlease(link);
         return rc;
+    }
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
+    fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */
     return FDL_OK;
 }
 

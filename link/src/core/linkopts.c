@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fdlink/link.h"
@@ -103,6 +104,12 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         o->version = FDL_LINK_OPTIONS_VERSION;
         return FDL_OK;
     }
+    if (in->version == 4) {
+        /* a version-4 struct ends with `cache_remote` */
+        memcpy(o, in, offsetof(fdl_link_options, cache_remote) + sizeof in->cache_remote);
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        return FDL_OK;
+    }
     if (in->version != FDL_LINK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
                          in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
@@ -172,6 +179,9 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (!tristate_ok(tri[i]))
             return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
                              "default)", tri_names[i], tri[i]);
+    if (o->cache_lease_ms < -1)
+        return fdl__fail(err, FDL_EINVAL, "invalid cache_lease_ms %ld (expected milliseconds, 0 "
+                         "for no waiting, or -1 for FDLINK_CACHE_LEASE_MS)", o->cache_lease_ms);
     if (!tristate_ok(o->isolate))
         return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
                          "FDLINK_LINK_ISOLATE)", o->isolate);
@@ -227,6 +237,21 @@ static int split_threads(const fdl_link *link)
         if (!link->inputs[i].builtin)
             code += link->inputs[i].size;
     return code >= FDL_LINK_PARALLEL_BYTES ? 0 : 1;
+}
+
+int fdl__link_extended_auto(const fdl_link *link)
+{
+    const fdl_link_options *o = &link->opts;
+    if (o->split_compile_extended != -1 || o->split_compile != -1 || !link->lto ||
+        link->no_extended || o->isolate == 0)
+        return 0;
+    const char *env = getenv("FDLINK_LINK_ISOLATE");
+    if (o->isolate == -1 && env && strcmp(env, "0") == 0)
+        return 0; /* no isolation: no fallback when the linker dies, so not by default */
+    env = getenv("FDLINK_SPLIT_COMPILE_EXTENDED");
+    if (env && strcmp(env, "0") == 0)
+        return 0;
+    return split_threads(link) == 0;
 }
 
 /*
@@ -286,7 +311,13 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         /* the optimiser's threads and ptxas's: on their own, each gives 1.3-1.6x on a large LTO
          * link of 16 cores; together 3.4x (bench/README.md, benchmark 9) */
         int threads = split_threads(link);
-        if (threads != 1) {
+        if (lto && fdl__link_extended_auto(link)) {
+            /* the most aggressive split (LTO partitioned, each part optimised and assembled on
+             * its own thread): 6.84x nvJitLink's defaults at 64 functions on 32 cores, where
+             * the two splits below give 2.83x (bench/README.md, benchmark 9); it has killed
+             * nvJitLink 13.0 on some programs, so it runs isolated and falls back to them */
+            ok = ok && fdl__strv_push(out, "-split-compile-extended=0", NULL);
+        } else if (threads != 1) {
             snprintf(num, sizeof num, "%d", threads);
             ok = ok && fdl__strv_push(out, "-split-compile=%s", num) &&
                  fdl__strv_push(out, "-Xptxas=--split-compile=%s", num);
