@@ -82,18 +82,21 @@ for n in $sizes; do
   echo "  raw nvJitLink default: $base s"
   run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, defaults" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
-  # fdlink's default for a large LTO link is -split-compile-extended=0 (isolated); where it
-  # kills nvJitLink, fdlink says so once and links with the next mode (docs/cache.md)
-  grep -q "split-compile-extended" "$out/fdlink_lto_$n.log" &&
-    echo "  fdlink: fell back: $(grep -m1 split-compile-extended "$out/fdlink_lto_$n.log")"
-  FDLINK_SPLIT_COMPILE_EXTENDED=0 run fdnext_$n "$d/fdnext.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdnext.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, FDLINK_SPLIT_COMPILE_EXTENDED=0 (the fallback)" "$d/fdnext.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  # asked for (FDLINK_SPLIT_COMPILE_EXTENDED=1), a large LTO link gets -split-compile-extended=0
+  # (isolated); where it kills nvJitLink, fdlink says so once and links with the default splits
+  FDLINK_SPLIT_COMPILE_EXTENDED=1 run fdext_$n "$d/fdext.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdext.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, FDLINK_SPLIT_COMPILE_EXTENDED=1" "$d/fdext.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  grep -q "split-compile-extended" "$out/fdext_$n.log" &&
+    echo "  fdlink: fell back: $(grep -m1 split-compile-extended "$out/fdext_$n.log")"
+  # determinism: fdlink's default again, byte for byte the same cubin
+  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   run split_$n "$d/split.cubin" "$out/rawlink" "$d/split.cubin" -arch=$arch -lto -split-compile=0 "${lto[@]}"
   row $n LTO-IR "raw, -split-compile=0 (LTO only)" "$d/split.cubin" $base "$d/raw.cubin" "$d/raw.out"
   run both_$n "$d/both.cubin" "$out/rawlink" "$d/both.cubin" -arch=$arch -lto -split-compile=0 -Xptxas=--split-compile=0 "${lto[@]}"
-  row $n LTO-IR "raw, fdlink's fallback (-split-compile=0 -Xptxas=--split-compile=0)" "$d/both.cubin" $base "$d/fdnext.cubin" "$d/raw.out"
+  row $n LTO-IR "raw, fdlink's options (-split-compile=0 -Xptxas=--split-compile=0)" "$d/both.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   run ext_$n "$d/ext.cubin" "$out/rawlink" "$d/ext.cubin" -arch=$arch -lto -split-compile-extended=0 "${lto[@]}"
-  row $n LTO-IR "raw, -split-compile-extended=0 (fdlink's default)" "$d/ext.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  row $n LTO-IR "raw, -split-compile-extended=0" "$d/ext.cubin" $base "$d/raw.cubin" "$d/raw.out"
   run one_$n "$d/one.cubin" "$fdlink" link -arch=$arch --no-cache --kernels-used k0000 -o "$d/one.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, --kernels-used k0000 (1 of 64)" "$d/one.cubin" $base "$d/raw.cubin" "$d/raw.out" k0000
   # PTX

@@ -987,8 +987,9 @@ static void xt_diag(void *ctx, const fdl_error *d)
     }
 }
 
-/* The caller's and mul's LTO-IR and 80 KB of PTX linked in a child process, cache in @p dir. */
-static xt_outcome xt_link_child(const char *dir)
+/* The caller's and mul's LTO-IR and 80 KB of PTX linked in a child process started now, cache
+   in @p dir; xt_reap waits for it. */
+static pid_t xt_start(const char *dir, int *fd)
 {
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
@@ -1033,21 +1034,63 @@ static xt_outcome xt_link_child(const char *dir)
         _exit(w == (ssize_t)sizeof o ? 0 : 1);
     }
     close(fds[1]);
+    *fd = fds[0];
+    return pid;
+}
+
+static xt_outcome xt_reap(pid_t pid, int fd)
+{
     xt_outcome o;
     memset(&o, 0, sizeof o);
     size_t got = 0;
     while (got < sizeof o) {
-        ssize_t r = read(fds[0], (char *)&o + got, sizeof o - got);
+        ssize_t r = read(fd, (char *)&o + got, sizeof o - got);
         if (r <= 0)
             break;
         got += (size_t)r;
     }
-    close(fds[0]);
+    close(fd);
     int status = 0;
     waitpid(pid, &status, 0);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof o,
               "the linking child failed");
     return o;
+}
+
+static xt_outcome xt_link_child(const char *dir)
+{
+    int fd;
+    pid_t pid = xt_start(dir, &fd);
+    return xt_reap(pid, fd);
+}
+
+/* Deterministic output (issue 32): fdlink's parallel default for a large link, linked by
+   several processes at once (each on every processor: the machine loaded by them) and again,
+   cached or not, gives the same bytes every time. */
+Test(cache_extended, a_large_link_gives_the_same_cubin_every_time_under_load)
+{
+    char *dir = make_temp_dir();
+    enum { N = 4 };
+    pid_t pid[N];
+    int fd[N];
+    uint64_t hash = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) /* round 1: the first two through the cache */
+            pid[i] = xt_start(round == 1 && i < 2 ? dir : NULL, &fd[i]);
+        for (int i = 0; i < N; i++) {
+            xt_outcome o = xt_reap(pid[i], fd[i]);
+            if (o.rc == FDL_ENOLIB)
+                cr_skip_test("%s", o.warning);
+            cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+            if (round == 0 && i == 0)
+                hash = o.cubin_hash;
+            cr_assert_eq(o.cubin_hash, hash, "round %d, link %d: another cubin", round, i);
+        }
+    }
+    xt_outcome hit = xt_link_child(dir); /* a hit: the bytes stored */
+    cr_assert_eq(hit.jl_runs, 0);
+    cr_assert_eq(hit.cubin_hash, hash);
+    free(dir);
 }
 
 /* Remove the entries (not the memos) of @p dir. */
@@ -1068,7 +1111,15 @@ static void remove_entries(const char *dir)
 Test(cache_extended, a_linker_killed_by_split_compile_extended_falls_back_once)
 {
     char *dir = make_temp_dir();
-    /* a large LTO link: fdlink chooses -split-compile-extended, isolated */
+    /* by default, the deterministic splits */
+    unsetenv("FDLINK_SPLIT_COMPILE_EXTENDED");
+    xt_outcome off = xt_link_child(NULL);
+    if (off.rc == FDL_ENOLIB)
+        cr_skip_test("%s", off.warning);
+    cr_assert_eq(off.rc, FDL_OK, "%s", off.warning);
+    cr_assert_eq(off.extended, 0);
+    /* asked for, a large LTO link gets -split-compile-extended, isolated */
+    setenv("FDLINK_SPLIT_COMPILE_EXTENDED", "1", 1);
     xt_outcome plain = xt_link_child(NULL);
     if (plain.rc == FDL_ENOLIB)
         cr_skip_test("%s", plain.warning);
@@ -1094,12 +1145,8 @@ Test(cache_extended, a_linker_killed_by_split_compile_extended_falls_back_once)
     cr_assert_eq(next.jl_runs, 1);
     cr_assert_eq(next.cubin_hash, died.cubin_hash, "the fallback's cubin either way");
     unsetenv("FDL_TEST_EXTENDED_DIES");
-    /* FDLINK_SPLIT_COMPILE_EXTENDED=0 turns the choice off */
-    setenv("FDLINK_SPLIT_COMPILE_EXTENDED", "0", 1);
-    xt_outcome off = xt_link_child(NULL);
     unsetenv("FDLINK_SPLIT_COMPILE_EXTENDED");
-    cr_assert_eq(off.extended, 0);
-    cr_assert_eq(off.cubin_hash, died.cubin_hash, "the fallback is the next mode");
+    cr_assert_eq(off.cubin_hash, died.cubin_hash, "the fallback is the default mode");
     free(dir);
 }
 

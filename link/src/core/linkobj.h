@@ -127,9 +127,10 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
 enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
 int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
 /*
- * Whether fdlink chooses -split-compile-extended for this link (split_compile and
- * split_compile_extended left to fdlink, LTO, a large link, isolation not turned off, and not
- * known to kill nvJitLink here): such a link runs isolated, and falls back when the linker dies.
+ * Whether fdlink chooses -split-compile-extended for this link (FDLINK_SPLIT_COMPILE_EXTENDED=1,
+ * split_compile and split_compile_extended left to fdlink, LTO, a large link, isolation not
+ * turned off, and not known to kill nvJitLink here): such a link runs isolated, and falls back
+ * when the linker dies.
  */
 int fdl__link_extended_auto(const fdl_link *link);
 /* "compute_90a" for sm_90a. */
