@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fdlink/abi.h"
 #include "fdlink/link.h"
@@ -184,6 +185,7 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         goto cleanup;
     }
     link->lease.fd = -1;
+    link->jobs.rfd = link->jobs.wfd = -1;
     if ((rc = copy_options(link, &o, err)) != FDL_OK ||
         (rc = choose_backend(link, err)) != FDL_OK ||
         (rc = resolve_arch(link, o.arch, err)) != FDL_OK)
@@ -249,6 +251,7 @@ void fdl_link_destroy(fdl_link *link)
     if (!link)
         return;
     fdl__jl_ahead_discard(link);
+    fdl__jobs_give_back(link);
     fdl__link_cache_unlease(link);
     fdl__strv_free(&link->extra);
     fdl__strv_free(&link->kernels_used);
@@ -771,6 +774,13 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
+void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
+{
+    *threads = link ? link->jobs.threads : 0;
+    *tokens = link ? link->jobs.taken : 0;
+    *jobserver = link ? link->jobs.had_server : 0;
+}
+
 /* The link beside its checks, unless FDLINK_CHECK_AHEAD=0 (one after the other, as before). */
 static int ahead_wanted(void)
 {
@@ -859,6 +869,11 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     /* -split-compile-extended, when fdlink would choose it, unless it killed nvJitLink here */
     if (fdl__link_extended_auto(link))
         fdl__link_extended_recall(link);
+    /* a link on every processor takes the build's job slots instead, when it runs under one */
+    if (backend == &fdl__backend_nvjitlink && fdl__link_split_threads(link) == 0) {
+        long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+        fdl__jobs_take(link, nproc > 0 && nproc < 4096 ? (int)nproc : 4096);
+    }
     /* fdl_link_check ran them on these very inputs: not again (their diagnostics are there) */
     if (!checked) {
         /* the declaration check of LTO-IR runs nvJitLink too: the link's own run goes beside
@@ -869,6 +884,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         forget_views(link); /* of an earlier fdl_link_check, if any */
         if ((rc = run_checks(link, err)) != FDL_OK) {
             fdl__jl_ahead_discard(link);
+            fdl__jobs_give_back(link);
             fdl__link_cache_unlease(link);
             return rc;
         }
@@ -878,6 +894,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
         link->wall_ms = 1e-6;
+    fdl__jobs_give_back(link);
     backend_diags(link, before);
     if (rc != FDL_OK) {
         fdl__link_cache_unlease(link);

@@ -14,4 +14,10 @@
  */
 int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err);
 
+/*
+ * The threads the completed link's split compilation ran on (0: every processor, or no split)
+ * and the jobserver tokens it took for them (issue 32), for `fdlink link -v`.
+ */
+void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver);
+
 #endif /* FDLINK_LINKTOP_H */

@@ -204,6 +204,13 @@ typedef struct fdl_link_options {
      * A lease ends with its holder, killed or not.
      */
     long cache_lease_ms;
+    /**
+     * Most threads a link that splits its compilation on every processor (split_compile -1 on a
+     * large link, or 0) may take: 0 (the default) for FDLINK_JOBS, else no bound. Under a GNU
+     * make or ninja jobserver (MAKEFLAGS) the link takes one slot and more as tokens are free,
+     * within this bound, and gives them back when it is done.
+     */
+    int jobs;
 } fdl_link_options;
 
 /** How long a link waits for another process's link of the same key by default (ms). */
@@ -217,7 +224,7 @@ typedef struct fdl_link_options {
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
      -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
      /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL,       \
-     /* issue 32 */ -1}
+     /* issue 32 */ -1, 0}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

@@ -87,6 +87,15 @@ struct fdl_link {
     size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
     size_t jl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
     size_t scans_put_off;   /* PTX inputs whose scan waited for the link to need it (tests) */
+    struct {
+        int server;         /* tokens were taken from a jobserver (rfd, wfd open) */
+        int rfd, wfd;
+        size_t ntokens;
+        char tokens[256];   /* the bytes taken, given back as they were */
+        int threads;        /* the split compile's threads for this run; 0: every processor */
+        int taken;          /* tokens taken for the last run (reported by fdlink link -v) */
+        int had_server;     /* the last run found a jobserver */
+    } jobs;                 /* the build's job slots (jobs.c) */
     int no_extended;         /* -split-compile-extended killed nvJitLink for this link before */
     fdl__cache_lease lease;  /* the key's lease while this link makes its entry (lease.c) */
     int lease_waited;        /* another process held the lease when this link missed (tests) */
@@ -137,6 +146,20 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
  * when the linker dies.
  */
 int fdl__link_extended_auto(const fdl_link *link);
+/* The threads of a split compile as the options ask: N, 0 every processor, 1 none. */
+int fdl__link_split_threads(const fdl_link *link);
+
+/* ---- jobs.c: the build's job slots ------------------------------------------------------------ */
+
+/*
+ * Take this link's split-compilation threads, at most @p want: from the jobserver of MAKEFLAGS
+ * (one implicit slot and the tokens free now), else FDLINK_JOBS; kept in link->jobs until
+ * fdl__jobs_give_back. @return the threads (0: no bound, every processor)
+ */
+int fdl__jobs_take(fdl_link *link, int want);
+/* Give the jobserver's tokens back (nothing when none were taken). */
+void fdl__jobs_give_back(fdl_link *link);
+
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 /*

@@ -182,6 +182,9 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     if (o->cache_lease_ms < -1)
         return fdl__fail(err, FDL_EINVAL, "invalid cache_lease_ms %ld (expected milliseconds, 0 "
                          "for no waiting, or -1 for FDLINK_CACHE_LEASE_MS)", o->cache_lease_ms);
+    if (o->jobs < 0 || o->jobs > MAX_THREADS)
+        return fdl__fail(err, FDL_EINVAL, "invalid jobs %d (expected a thread count 1..%d, or 0 "
+                         "for FDLINK_JOBS)", o->jobs, MAX_THREADS);
     if (!tristate_ok(o->isolate))
         return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
                          "FDLINK_LINK_ISOLATE)", o->isolate);
@@ -227,6 +230,11 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
  * and no option at all: small links, benchmark 4's, run exactly as before).
  */
 static int split_threads(const fdl_link *link)
+{
+    return fdl__link_split_threads(link);
+}
+
+int fdl__link_split_threads(const fdl_link *link)
 {
     if (link->opts.split_compile >= 0)
         return link->opts.split_compile;
@@ -320,9 +328,11 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
              * its own thread): 6.84x nvJitLink's defaults at 64 functions on 32 cores, where
              * the two splits below give 2.83x (bench/README.md, benchmark 9); it has killed
              * nvJitLink 13.0 on some programs, so it runs isolated and falls back to them */
-            ok = ok && fdl__strv_push(out, "-split-compile-extended=0", NULL);
+            snprintf(num, sizeof num, "-split-compile-extended=%d", link->jobs.threads);
+            ok = ok && fdl__strv_push(out, num, NULL);
         } else if (threads != 1) {
-            snprintf(num, sizeof num, "%d", threads);
+            /* "0" in the keys (the same word on every host); the build's slots in the run */
+            snprintf(num, sizeof num, "%d", threads == 0 ? link->jobs.threads : threads);
             ok = ok && fdl__strv_push(out, "-split-compile=%s", num) &&
                  fdl__strv_push(out, "-Xptxas=--split-compile=%s", num);
         }
