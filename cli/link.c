@@ -50,6 +50,8 @@ void help_link(FILE *out)
           "                              code, and can crash nvJitLink 13.0 on large programs\n"
           "  --jobs N                    at most N threads for a split on every processor\n"
           "                              (FDLINK_JOBS; under make -j or ninja, its job slots)\n"
+          "  --lto-report                a note per declared function: calls inlined, or why\n"
+          "                              they stayed calls (with --decl)\n"
           "  --jump-table-density N      switch density 0-101 for jump tables (LTO)\n"
           "  --optimize-unused-variables LTO may drop variables no device code uses\n"
           "  --device-stack-protector    stack canaries in device code\n"
@@ -327,6 +329,8 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
         a->opts.jl_cache = 0;
     } else if (strcmp(arg, "--time") == 0) {
         a->opts.time = 1;
+    } else if (strcmp(arg, "--lto-report") == 0) {
+        a->opts.lto_report = 1;
     } else if (strcmp(arg, "--optimize-unused-variables") == 0) {
         a->opts.optimize_unused_variables = 1;
     } else if (strcmp(arg, "--device-stack-protector") == 0) {

@@ -900,6 +900,8 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         fdl__link_cache_unlease(link);
         return rc;
     }
+    if (link->opts.lto_report && link->ndecls)
+        fdl__lto_report(link);
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
     fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */

@@ -1291,6 +1291,56 @@ Test(cache_check, the_link_runs_beside_the_check_with_the_same_results)
     cr_assert_eq(err.line, err_seq.line);
 }
 
+/* The LTO report's note for mul_f32_f32 after linking the caller and @p callee (uncached). */
+static void lto_note(const char *caller, const char *callee, char *out, size_t size)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF;
+    opts.lto_report = 1;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    out[0] = '\0';
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_decls_load(&decls, LINK_DATA "/mul.decl", &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, caller, FDL_KIND_AUTO, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, &err), FDL_OK, "%s", err.message);
+    int rc = fdl_link_complete(link, &err);
+    if (rc == FDL_ENOLIB) {
+        snprintf(out, size, "ENOLIB");
+    } else {
+        cr_assert_eq(rc, FDL_OK, "%s", err.message);
+        for (size_t i = 0; i < fdl_link_diagnostic_count(link); i++) {
+            const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
+            if (strcmp(d->code, "lto-report") == 0) {
+                cr_assert_eq(d->severity, FDL_SEVERITY_NOTE);
+                cr_assert_eq(d->line, 2, "at the declaration");
+                snprintf(out, size, "%s", d->message);
+            }
+        }
+    }
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(lto_report, says_whether_calls_were_inlined_and_why_not)
+{
+    char note[512];
+    lto_note(FDL_LINK_FIXTURES "/caller.ltoir", FDL_LINK_FIXTURES "/mul.ltoir", note,
+             sizeof note);
+    if (strcmp(note, "ENOLIB") == 0)
+        cr_skip_test("no nvJitLink");
+    cr_assert_str_eq(note, "mul_f32_f32: every call inlined (LTO left no function of that name "
+                           "in the cubin)");
+    lto_note(FDL_LINK_FIXTURES "/caller.ltoir", FDL_LINK_FIXTURES "/mul.ptx", note, sizeof note);
+    cr_assert(strstr(note, "calls stay calls: defined in ") && strstr(note, "mul.ptx (PTX), which "
+              "does not join LTO"), "%s", note);
+    lto_note(FDL_LINK_FIXTURES "/caller.ptx", FDL_LINK_FIXTURES "/mul.ptx", note, sizeof note);
+    cr_assert(strstr(note, "calls stay calls: the link is not LTO"), "%s", note);
+}
+
 /* ---- threads ----------------------------------------------------------------------------- */
 #include <pthread.h>
 

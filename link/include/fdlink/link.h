@@ -211,6 +211,13 @@ typedef struct fdl_link_options {
      * within this bound, and gives them back when it is done.
      */
     int jobs;
+    /**
+     * The LTO report: after a link that ran (not a cache hit), one note per declared function
+     * (fdl_link_diagnostic, severity FDL_SEVERITY_NOTE, code "lto-report"): every call inlined,
+     * or calls that stayed calls and why (its defining input is PTX or a cubin, which does not
+     * join LTO; the link is not LTO; or LTO kept the function).
+     */
+    int lto_report;
 } fdl_link_options;
 
 /** How long a link waits for another process's link of the same key by default (ms). */
@@ -224,7 +231,7 @@ typedef struct fdl_link_options {
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
      -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
      /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL,       \
-     /* issue 32 */ -1, 0}
+     /* issue 32 */ -1, 0, 0}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

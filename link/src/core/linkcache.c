@@ -398,7 +398,7 @@ void fdl__link_extended_failed(fdl_link *link, int sig)
                "with -split-compile (%s)",
                sig, strsignal(sig),
                kept ? "remembered in the cache directory" : "remembered in this process");
-    fdl__diags_add(&link->diags, "fdlink", "", 0, 0, FDL_SEVERITY_WARNING, "", e.message);
+    /* said as the cache's warnings are (FDL_EIO through the callback: the CLI's "warning:") */
     if (link->on_diag)
         link->on_diag(link->diag_ctx, &e);
 }
