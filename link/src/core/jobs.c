@@ -114,7 +114,10 @@ int fdl__jobs_take(fdl_link *link, int want)
     link->jobs.server = 1;
     link->jobs.had_server = 1;
     link->jobs.taken = (int)link->jobs.ntokens;
-    link->jobs.threads = (int)link->jobs.ntokens + 1;
+    /* at least two: a split of one thread is no split, and nvJitLink lays its code out
+     * otherwise (benchmark 9's program: 1,192 bytes differ), where two or more threads give the
+     * code of every processor's split (only ptxas's note of its command line differs) */
+    link->jobs.threads = link->jobs.ntokens + 1 < 2 ? 2 : (int)link->jobs.ntokens + 1;
     return link->jobs.threads;
 }
 
