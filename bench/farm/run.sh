@@ -86,12 +86,12 @@ farm() {
   fi
   for p in "${pids[@]}"; do wait "$p"; done
   exec 9>&-
-  local last=0 linked=0 bad=0 ok=0
+  local last=0 linked=0 bad=0 ok=0 seen_killed=
   for i in $(seq 1 "$procs"); do
     read -r rc s e < "$out/$tag/$i.status" || { rc=99; e=$start; }
     if [ "$rc" != 0 ]; then
       # the killed holder's own process
-      if [ -n "$killed" ] && grep -q . "$out/$tag/$i.log" 2>/dev/null && [ "$rc" = 137 ]; then continue; fi
+      if [ -n "$killed" ] && [ "$rc" = 137 ] && [ -z "${seen_killed:-}" ]; then seen_killed=1; continue; fi
       echo "  $tag: process $i exited $rc: $(tail -c 200 "$out/$tag/$i.log")"; bad=$((bad + 1)); continue
     fi
     cmp -s "$out/$tag/$i.cubin" "$out/single.cubin" || { echo "  $tag: process $i's cubin differs"; bad=$((bad + 1)); }
