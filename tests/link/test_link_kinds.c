@@ -216,7 +216,21 @@ Test(link_kinds, cuda_source)
         fdl_input_kind kind;
         cr_assert_str_eq(fdl_link_input(link, 1, &kind), "mul.cu");
         cr_assert_eq(kind, FDL_KIND_CUDA);
+        /* the NVRTC output as the backend gets it: LTO-IR (auto, LTO on) or PTX text */
+        size_t n = 0;
+        const unsigned char *bytes = fdl_link_input_data(link, 1, &n, &kind);
+        cr_assert(bytes && n > 16);
+        cr_assert_eq(kind, output ? FDL_KIND_PTX : FDL_KIND_LTOIR);
+        fdl_input_kind detected;
+        cr_assert_eq(fdl_input_detect(&detected, bytes, n, "x", &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(detected, kind);
+        if (output)
+            cr_assert(strstr((const char *)bytes, "mul_f32_f32") != NULL);
+        cr_assert_null(fdl_link_input_data(link, 2, &n, &kind));
+        cr_assert_eq(n, 0);
+        cr_assert_eq(kind, FDL_KIND_AUTO);
         cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_link_input_data(link, 1, &n, NULL), bytes); /* kept until destroy */
         cr_assert_eq(fdl_link_lto(link), !output);
         check_cubin(link, "multiply_vectors", MUL_DEFINED);
         fdl_link_destroy(link);
