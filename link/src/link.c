@@ -774,6 +774,11 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
+int fdl__cubin_defines_function(const void *data, size_t size, const char *name)
+{
+    return data && name && fdl__lto_cubin_keeps(data, size, name);
+}
+
 void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
 {
     *threads = link ? link->jobs.threads : 0;

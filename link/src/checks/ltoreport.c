@@ -20,8 +20,9 @@
 #include "linkobj.h"
 
 /* Whether the cubin @p p, @p n defines a function symbol @p name (any binding). */
-static int cubin_keeps(const unsigned char *p, size_t n, const char *name)
+int fdl__lto_cubin_keeps(const void *data, size_t n, const char *name)
 {
+    const unsigned char *p = data;
     fdl__elf e;
     const char *why = NULL;
     if (!p || fdl__elf_open(&e, p, n, &why) != 1)
@@ -92,7 +93,7 @@ void fdl__lto_report(fdl_link *link)
                 continue; /* declared in an earlier set too: said once */
             const char *kind = NULL;
             const fdl__link_input *in = defined_outside_lto(link, d->name, &kind);
-            if (!cubin_keeps(link->cubin, link->cubin_size, d->name)) {
+            if (!fdl__lto_cubin_keeps(link->cubin, link->cubin_size, d->name)) {
                 snprintf(text, sizeof text, "%s: every call inlined (LTO left no function of "
                          "that name in the cubin)", d->name);
             } else if (!link->lto) {
