@@ -880,12 +880,15 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         fdl__jobs_take(link, nproc > 0 && nproc < 4096 ? (int)nproc : 4096);
     }
     /* fdl_link_check ran them on these very inputs: not again (their diagnostics are there) */
+    uint64_t start = 0; /* the backend's time: from its run's start, beside the checks or not */
     if (!checked) {
         /* the declaration check of LTO-IR runs nvJitLink too: the link's own run goes beside
          * it, on a thread of its own, and is kept only when every check passes */
-        if (backend == &fdl__backend_nvjitlink && fdl__check_decls_links(link) &&
-            fdl__link_need_nv(link, NULL) == FDL_OK && ahead_wanted())
-            fdl__jl_ahead_start(link);
+        start = fdl__now_ns();
+        if (!(backend == &fdl__backend_nvjitlink && fdl__check_decls_links(link) &&
+              fdl__link_need_nv(link, NULL) == FDL_OK && ahead_wanted() &&
+              fdl__jl_ahead_start(link)))
+            start = 0;
         forget_views(link); /* of an earlier fdl_link_check, if any */
         if ((rc = run_checks(link, err)) != FDL_OK) {
             fdl__jl_ahead_discard(link);
@@ -894,7 +897,8 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
             return rc;
         }
     }
-    uint64_t start = fdl__now_ns();
+    if (!start)
+        start = fdl__now_ns();
     rc = backend->run(link, err);
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
