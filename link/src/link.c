@@ -91,6 +91,7 @@ static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *er
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->opts.cache_remote = link->cache_remote;
     fdl__cache_use_init(&link->cache, o->cache, link->cache_dir, link->cache_remote);
+    link->cache.payload = fdl__cache_payload_problem;
     return FDL_OK;
 }
 
@@ -806,6 +807,8 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     backend_diags(link, before);
     if (rc != FDL_OK)
         return rc;
+    if (!link->cubin || !link->cubin_size)
+        return fdl__fail(err, FDL_ELINK, "the link gave no cubin"); /* never success without */
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
     return FDL_OK;

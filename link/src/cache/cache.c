@@ -267,7 +267,8 @@ bad:
  * the problem. @p want_key NULL accepts any key.
  */
 static const char *check_any_entry(const unsigned char *b, size_t n,
-                                   const unsigned char *want_key, uint32_t *kind_out, int memo)
+                                   const unsigned char *want_key, uint32_t *kind_out, int memo,
+                                   fdl__cache_payload_fn payload)
 {
     if (n == 0)
         return "empty";
@@ -302,6 +303,12 @@ static const char *check_any_entry(const unsigned char *b, size_t n,
     unsigned char *none = NULL;
     if (!split(&s, none, b + HEADER_SIZE, n - HEADER_SIZE, get32(b + 40)))
         return "section lengths disagree";
+    if (!memo && payload) {
+        /* the payload as what it stands for: a hit is served as an input would be accepted */
+        const char *bad = payload(kind, &s);
+        if (bad[0])
+            return bad;
+    }
     *kind_out = kind;
     return "";
 }
@@ -349,9 +356,9 @@ static int signed_ok(const fdl__cache_use *u, const unsigned char *b, size_t n)
 
 /* An entry proper (".fdlc"): a memo's kind is foreign there. */
 static const char *check_entry(const unsigned char *b, size_t n, const unsigned char *want_key,
-                               uint32_t *kind_out)
+                               uint32_t *kind_out, fdl__cache_payload_fn payload)
 {
-    return check_any_entry(b, n, want_key, kind_out, 0);
+    return check_any_entry(b, n, want_key, kind_out, 0, payload);
 }
 
 /* ---- memory tier ------------------------------------------------------------------------- */
@@ -909,7 +916,7 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
         goto cleanup;
     }
     uint32_t got_kind = 0;
-    const char *problem = check_entry(b, n, key, &got_kind);
+    const char *problem = check_entry(b, n, key, &got_kind, u->payload);
     if (!problem[0] && got_kind != kind)
         problem = "another kind";
     if (problem[0]) {
@@ -961,7 +968,7 @@ int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_
     if (dfd < 0 || dir_read(dfd, name, &b, &n, &what) != 1)
         goto cleanup; /* none, or something that is no memo: the library is loaded instead */
     uint32_t kind = 0;
-    if (check_any_entry(b, n, key, &kind, 1)[0]) {
+    if (check_any_entry(b, n, key, &kind, 1, NULL)[0]) {
         unlinkat(dfd, name, 0); /* torn or foreign: gone, and the library is loaded instead */
         goto cleanup;
     }
@@ -1164,6 +1171,16 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
 {
     if (!u->on || nsecs > FDL__CACHE_MAX_SECTIONS)
         return;
+    /* never stored what would not be served */
+    fdl__cache_sections view;
+    memset(&view, 0, sizeof view);
+    view.n = nsecs;
+    for (size_t i = 0; i < nsecs; i++) {
+        view.p[i] = secs[i];
+        view.len[i] = lens[i];
+    }
+    if (u->payload && u->payload(kind, &view)[0])
+        return;
     size_t n = 0;
     unsigned char *b = encode(kind, key, secs, lens, nsecs, &n);
     if (!b)
@@ -1204,10 +1221,11 @@ cleanup:
 }
 
 const char *fdl__cache_check(const unsigned char *b, size_t n,
-                             const unsigned char want_key[FDL__CACHE_KEY_SIZE])
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE],
+                             fdl__cache_payload_fn payload)
 {
     uint32_t kind = 0;
-    return check_entry(b, n, want_key, &kind);
+    return check_entry(b, n, want_key, &kind, payload);
 }
 
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE])
@@ -1224,7 +1242,7 @@ int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want
     if (out)
         memset(out, 0, sizeof *out);
     uint32_t got_kind = 0;
-    if (check_entry(b, n, want_key, &got_kind)[0] || (kind && got_kind != kind))
+    if (check_entry(b, n, want_key, &got_kind, u->payload)[0] || (kind && got_kind != kind))
         return 'c';
     if (!signed_ok(u, b, n))
         return 'u';
@@ -1445,8 +1463,8 @@ int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_err
     return FDL_OK;
 }
 
-int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
-                     fdl_error *err)
+int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_entry_fn fn,
+                      void *ctx, size_t *bad, fdl_error *err)
 {
     if (bad)
         *bad = 0;
@@ -1476,7 +1494,7 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
         unsigned char key[FDL__CACHE_KEY_SIZE];
         hex_key(s.v[i].name, key);
         uint32_t kind = 0;
-        const char *problem = check_entry(b, n, key, &kind);
+        const char *problem = check_entry(b, n, key, &kind, payload);
         if (problem[0] && unlinkat(dfd, s.v[i].name, 0) == 0) {
             nbad++;
             count_event(d, 'c');

@@ -24,6 +24,7 @@
 #include "fdlink/cache.h"
 #include "internal.h"
 #include "libs.h"
+#include "linkobj.h"
 #include "nvjitlink.h"
 
 #define BUNDLE_FORMAT 1u
@@ -167,7 +168,7 @@ int fdl_cache_export(const char *dir, const char *path, const char *const *keys,
         if (good) {
             char hex[33];
             fdl__cache_key_hex(got, hex);
-            good = strcmp(hex, l.v[i]) == 0 && fdl__cache_check(entry, n, got)[0] == '\0';
+            good = strcmp(hex, l.v[i]) == 0 && fdl__cache_check(entry, n, got, fdl__cache_payload_problem)[0] == '\0';
         }
         if (!good) {
             free(entry);
@@ -231,6 +232,7 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
         return rc;
     fdl__cache_use u;
     fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
+    u.payload = fdl__cache_payload_problem;
     const unsigned char *b = (const unsigned char *)data;
     size_t good = 0, bad = 0, forged = 0;
     int nvrtc = 0;
@@ -309,4 +311,11 @@ cleanup:
     fdl__cache_use_free(&u);
     free(data);
     return rc;
+}
+
+int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
+                     fdl_error *err)
+{
+    /* here, above the cache folder: each payload checked as the link would accept it */
+    return fdl__cache_verify(dir, fdl__cache_payload_problem, fn, ctx, bad, err);
 }

@@ -195,6 +195,13 @@ void fdl__jl_run_free(fdl__jl_run *run);
  * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
  */
 int fdl__link_cache_lookup(fdl_link *link);
+/*
+ * An entry's payload checked as what it stands for (an fdl__cache_payload_fn, cacheint.h): a
+ * link's cubin validated whole as any input cubin is (fdl__elf_check) and a CUDA ELF, its flags
+ * and PTX as said; an NVRTC compile's output PTX, LTO-IR or a valid cubin; a check's PTX present.
+ * Thread-safety: safe.
+ */
+const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s);
 /* Store the completed link's result under the key that fdl__link_cache_lookup computed. */
 void fdl__link_cache_store(fdl_link *link);
 /*
