@@ -243,6 +243,18 @@ int fdl__write_outputs(size_t n, const char *const *paths, const void *const *da
 /* fdl__write_outputs of one output. */
 int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
 
+/*
+ * The signals that end a program from outside (SIGINT, SIGTERM, SIGHUP, SIGQUIT) held back in the
+ * calling thread while a named temporary file exists (a cache entry's, an output's before its
+ * rename), so that a program ended by one leaves no temporary behind: the signal is delivered
+ * when they are let go. Never held around what may block (a FIFO, a terminal).
+ * @p saved receives the thread's mask (an opaque buffer of FDL__SIGSET_SIZE bytes).
+ * Thread-safety: affects the calling thread only.
+ */
+#define FDL__SIGSET_SIZE 128
+void fdl__signals_hold(unsigned char saved[FDL__SIGSET_SIZE]);
+void fdl__signals_release(const unsigned char saved[FDL__SIGSET_SIZE]);
+
 /* ---- half.c: binary16 (__half) ------------------------------------------------------------- */
 
 /* @d rounded to the nearest binary16 (ties to even), with overflow to infinity and NaN kept. */

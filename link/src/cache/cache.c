@@ -768,7 +768,7 @@ static void host_tag(char *out, size_t size)
  * Write @p data to @p name in @p dir: a temporary created exclusively beside it (fdl__write_new_at,
  * not synced: an entry torn by a crash fails its checksum and is computed afresh), renamed over
  * the name. 1 done; 0 with errno on failure; -1 when something fdlink does not replace stands at
- * the name (a directory), *what saying what.
+ * the name (a directory), *what saying what; -2 when the temporary vanished before its rename.
  */
 static int dir_write(const char *dir, const char *name, const unsigned char *data, size_t n,
                      const char **what)
@@ -782,6 +782,9 @@ static int dir_write(const char *dir, const char *name, const unsigned char *dat
     if (dfd < 0)
         return 0;
     uint64_t nonce = fdl__now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&t;
+    /* a program ended while the temporary has a name leaves none behind */
+    unsigned char saved[FDL__SIGSET_SIZE];
+    fdl__signals_hold(saved);
     e = EEXIST;
     for (int attempt = 0; attempt < 16 && e == EEXIST; attempt++) {
         nonce = nonce * 6364136223846793005u + 1442695040888963407u;
@@ -799,6 +802,11 @@ static int dir_write(const char *dir, const char *name, const unsigned char *dat
     /* concurrent writers of one key write the same bytes: whichever rename lands last wins */
     if (renameat(dfd, t.data, dfd, name) != 0) {
         e = errno;
+        if (e == ENOENT && faccessat(dfd, t.data, F_OK, AT_EACCESS) != 0) {
+            /* someone removed the temporary meanwhile (a `cache clear` that did not wait) */
+            ok = -2;
+            goto cleanup;
+        }
         unlinkat(dfd, t.data, 0);
         if (e == EISDIR || e == ENOTEMPTY || e == EEXIST || e == EBUSY) {
             *what = dir_foreign(dfd, name);
@@ -808,6 +816,7 @@ static int dir_write(const char *dir, const char *name, const unsigned char *dat
     }
     ok = 1;
 cleanup:
+    fdl__signals_release(saved);
     close(dfd);
     fdl__buf_free(&t);
     errno = e;
@@ -1203,6 +1212,13 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
     snprintf(name, sizeof name, "%s" ENTRY_SUFFIX, hex);
     const char *what;
     int wrote = dir_write(u->dir, name, b, n, &what);
+    if (wrote == -2) {
+        if (!u->warning[0])
+            snprintf(u->warning, sizeof u->warning,
+                     "cache directory %.300s: %s not stored: its temporary file was removed "
+                     "while it was written (by a cache clear or another user)", u->dir, name);
+        goto cleanup;
+    }
     if (wrote < 0) {
         ignored(u, name, what);
         goto cleanup;
@@ -1400,6 +1416,10 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
     for (size_t i = 0; i < s.n && rc == FDL_OK; i++) {
+        /* a running writer's temporary stays (it renames it into place in milliseconds): only
+         * those of writers that are gone, or older than the bound, go */
+        if (s.v[i].temp && !temp_is_stale(&s.v[i]))
+            continue;
         if (dir_unlink(d, s.v[i].name) == 0) {
             if (removed)
                 ++*removed;
