@@ -245,7 +245,9 @@ static void free_server(server *s)
 }
 
 /* ---- small servers of the tests ------------------------------------------------------------ */
-typedef enum fake { SLOW, HTTP_GARBAGE, HTTP_CUT, HTTP_FULL, REDIS_GARBAGE, REDIS_CUT } fake;
+typedef enum fake {
+    SLOW, HTTP_GARBAGE, HTTP_CUT, HTTP_FULL, REDIS_GARBAGE, REDIS_CUT, REDIS_DRIP, HTTP_DRIP
+} fake;
 
 /* Read what a client sends (until a pause of 50 ms), so that closing does not reset it. */
 static void drain(int c)
@@ -318,6 +320,23 @@ static void fake_loop(int ls, fake how)
         case REDIS_CUT:
             put_all(c, "$100000\r\nFDLCACHE", 17);
             break;
+        case REDIS_DRIP:
+        case HTTP_DRIP: {
+            /* an answer that never ends: a piece well within every read's timeout, for ever
+             * (until the client hangs up) */
+            const char *head = how == REDIS_DRIP
+                                   ? "*100000000\r\n"
+                                   : "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n";
+            const char *piece = how == REDIS_DRIP ? ":1\r\n" : "F";
+            put_all(c, head, strlen(head));
+            for (;;) {
+                struct timespec ms20 = {0, 20000000};
+                nanosleep(&ms20, NULL);
+                if (write(c, piece, strlen(piece)) <= 0)
+                    break;
+            }
+            break;
+        }
         case SLOW:
             break;
         }
@@ -349,7 +368,7 @@ static server start_fake(fake how)
         _exit(0);
     }
     close(ls);
-    int redis = how == REDIS_GARBAGE || how == REDIS_CUT;
+    int redis = how == REDIS_GARBAGE || how == REDIS_CUT || how == REDIS_DRIP;
     snprintf(s.url, sizeof s.url, "%s://127.0.0.1:%d%s", redis ? "redis" : "http", s.port,
              redis ? "" : "/cache");
     return s;
@@ -604,6 +623,22 @@ Test(remote, a_slow_remote_is_cut_off_by_its_timeouts, .timeout = 60)
     snprintf(s.url, sizeof s.url, "redis://127.0.0.1:%d", s.port);
     survives(&s, "|operation-timeout=300", "GET failed", 10);
     stop_server(&s);
+}
+
+/*
+ * Issue 35: a server that drips its answer, a piece every 20 ms, for ever. Each read's timeout
+ * is met; only the whole request's deadline (operation-timeout) ends it. Before, a Redis GET
+ * waited without end (HTTP's was bounded by libcurl's CURLOPT_TIMEOUT_MS). The bound of 100 s
+ * only keeps a hang from lasting: the drip itself never ends.
+ */
+Test(remote, a_dripping_remote_is_set_aside_within_its_deadline, .timeout = 300)
+{
+    server r = start_fake(REDIS_DRIP);
+    survives(&r, "|operation-timeout=1000", "no whole answer within the operation timeout", 100);
+    stop_server(&r);
+    server h = start_fake(HTTP_DRIP);
+    survives(&h, "|operation-timeout=1000", "GET failed", 100);
+    stop_server(&h);
 }
 
 Test(remote, garbage_cut_and_full_answers_leave_links_right, .timeout = 120)
