@@ -117,5 +117,25 @@ if [ "${as[0]:-}" != skip ]; then
   after "ulimit -u" "$cache"
 fi
 
+# ---- a 2 GiB bundle (sparse, its checksum wrong at the end) imported in bounded memory ---------
+# (issue 35: import read the whole file into memory). Peak resident size, from getrusage.
+if command -v python3 >/dev/null; then
+  truncate -s 2G big.fdlb
+  printf 'FDLBUNDL\001\000\000\000\000\000\000\000' | dd of=big.fdlb conv=notrunc 2>/dev/null
+  peak=$(python3 -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+    "$fdlink" cache --dir "$work/cache-import" import big.fdlb)
+  rm -f big.fdlb
+  read -r rc kb <<<"$peak"
+  [ "$rc" = 1 ] || fail "import of a damaged 2 GiB bundle: exit $rc, not 1"
+  [ "$kb" -lt 262144 ] || fail "import of a 2 GiB bundle peaked at $kb KiB resident (bound: 256 MiB)"
+  [ -n "$(ls -A "$work/cache-import" 2>/dev/null | grep fdlc)" ] &&
+    fail "import of a damaged bundle stored entries"
+else
+  echo "limits: SKIP the bundle's memory bound: no python3"
+fi
+
 [ "$bad" = 0 ] && echo "limits: every run under a limit either linked or failed cleanly"
 exit $((bad != 0))

@@ -1016,6 +1016,33 @@ Test(bundle, each_entry_is_checked_and_a_damaged_bundle_refused, .timeout = 120)
     cr_assert_eq(t.status, 1);
     cr_assert_not_null(strstr(t.err, "error: byte "), "%s", t.err);
     cr_assert_not_null(strstr(t.err, bundle), "%s", t.err);
+    /* issue 35: a bundle whose count disagrees with its entries (one more, one fewer), resealed:
+     * refused whole before anything is stored (before, the entries ahead of the mismatch were) */
+    for (int delta = -1; delta <= 1; delta += 2) {
+        char *lie = malloc(n);
+        memcpy(lie, orig, n);
+        uint32_t count = (uint32_t)(unsigned char)lie[12] | (uint32_t)(unsigned char)lie[13] << 8;
+        cr_assert_gt(count, 0);
+        count = (uint32_t)((int)count + delta);
+        lie[12] = (char)(count & 0xff);
+        lie[13] = (char)(count >> 8);
+        spit(bundle, lie, n);
+        reseal(bundle);
+        char fresh[512];
+        snprintf(fresh, sizeof fresh, "%s/lie%d.cache", dir, delta + 1);
+        ran l = fdlink(dir, "import", fresh, "", "", cmd);
+        cr_assert_eq(l.status, 1, "%s", l.err);
+        cr_assert_not_null(strstr(l.err, "error: byte "), "%s", l.err);
+        char ls[1024];
+        snprintf(ls, sizeof ls, "ls '%s' 2>/dev/null | grep -c fdlc", fresh);
+        FILE *p = popen(ls, "r");
+        char got[32] = "";
+        cr_assert_not_null(fgets(got, sizeof got, p));
+        pclose(p);
+        cr_assert_eq(atoi(got), 0, "a refused bundle stored %s entries", got);
+        ran_free(&l);
+        free(lie);
+    }
     /* not a bundle at all */
     spit(bundle, "hello", 5);
     ran x = fdlink(dir, "import", cache, "", "", cmd);
