@@ -117,6 +117,21 @@ if [ "${as[0]:-}" != skip ]; then
   after "ulimit -u" "$cache"
 fi
 
+# ---- option texts at their bound (issue 35): nvJitLink's ptxas takes a 64 KiB option cleanly
+# (it overflows a heap buffer from 99,964 bytes; fdlink refuses more than 65,536), in process,
+# with glibc's heap checks on; one byte more is refused before nvJitLink is loaded (exit 2)
+long=$(head -c 65535 /dev/zero | tr '\0' x)
+GLIBC_TUNABLES=glibc.malloc.check=3 FDLINK_CACHE=0 "$fdlink" link --no-isolate -arch=sm_90 \
+  -Xptxas "-$long" caller.ptx mul.ptx -o out.cubin 2>err
+rc=$?
+[ "$rc" = 1 ] || fail "a 65,536-byte ptxas option: exit $rc, not 1 (nvJitLink's refusal)"
+rm -f out.cubin
+FDLINK_CACHE=0 "$fdlink" link --no-isolate -arch=sm_90 -Xptxas "-x$long" caller.ptx mul.ptx \
+  -o out.cubin 2>err
+rc=$?
+[ "$rc" = 2 ] || fail "a 65,537-byte ptxas option: exit $rc, not 2"
+grep -q 'a ptxas option may have at most 65536' err || fail "65,537 bytes: $(head -c 200 err)"
+
 # ---- a 2 GiB bundle (sparse, its checksum wrong at the end) imported in bounded memory ---------
 # (issue 35: import read the whole file into memory). Peak resident size, from getrusage.
 if command -v python3 >/dev/null; then

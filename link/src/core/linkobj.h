@@ -117,6 +117,13 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
                                 fdl_error *err);
 /* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
+/*
+ * Option @p index (from 0) of list @p list ("extra", "xptxas", ...) within the bounds that
+ * nvJitLink, NVRTC and ptxas survive (linkopts.c says how they were found); @p ptxas: the whole
+ * text goes to ptxas. @return FDL_OK, FDL_ELIMIT
+ */
+int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int ptxas,
+                             fdl_error *err);
 /* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
 /* @p ptx: FDL__JL_CUBIN, FDL__JL_PTX (-ptx), or FDL__JL_VIEW (-ptx at -O0, the checks' view) */
 enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
