@@ -289,6 +289,17 @@ int fdl__dlopen_table(void **handle, const char *env, const char *const *names, 
                       void *table, fdl_error *err);
 
 /*
+ * Try loading a library in a child process first, as fdl__dlopen_table would (@env's path, else
+ * @names in order): a library whose initialiser exits, crashes or does not finish within
+ * FDLINK_PROBE_LIBS_TIMEOUT_MS (default 30 s) is FDL_ENOLIB with one line naming it and what it
+ * did; FDL_OK when it loads or none is found (the real load then says why); FDL_EIO when no child
+ * can be made. fdl__dlopen_table runs it first when fdl__lib_trial_wanted (FDLINK_PROBE_LIBS=1;
+ * `fdlink doctor` sets it). Thread-safety: as fork(2) in the calling program.
+ */
+int fdl__lib_trial(const char *env, const char *const *names, const char *what, fdl_error *err);
+int fdl__lib_trial_wanted(void);
+
+/*
  * Open a shared library by the first name in @names (NULL-terminated) that dlopen accepts.
  * On failure: FDL_ENOLIB naming @what (the first name) and @purpose, with dlerror's text.
  */
