@@ -338,3 +338,9 @@ fdlink_bad_input(link_xptxas_too_long SPECS ${CALLER} ${MUL}
   ARGS link -arch=sm_90 -o app.cubin -Xptxas -${_fdl_long} caller.ptx mul.ptx)
 fdlink_bad_input(link_xnvjitlink_xptxas_too_long SPECS ${CALLER} ${MUL}
   ARGS link -arch=sm_90 -o app.cubin -Xnvjitlink -Xptxas=-${_fdl_long} caller.ptx mul.ptx)
+
+# ---- issue 35: size variables parsed strictly, naming the variable ----------------------------
+fdlink_bad_input(cache_prune_max_size_variable_not_a_size SPECS c=dir
+  ENV FDLINK_CACHE_MAX_SIZE=1.5G ARGS cache --dir c prune)
+fdlink_bad_input(embed_max_size_variable_not_a_size SPECS mul.cubin=copy:fx/mul.cubin
+  ENV FDLINK_EMBED_MAX_SIZE=1e9 ARGS embed -o out.c mul.cubin)

@@ -574,11 +574,29 @@ int fdl_cache_parse_size(const char *text, uint64_t *bytes)
     return 1;
 }
 
-/* FDLINK_CACHE_MAX_SIZE (fdl_cache_parse_size); the default when unset or malformed. */
+/* FDLINK_CACHE_MAX_SIZE (fdl_cache_parse_size), the default when unset or empty: 1, or 0 when
+ * it is set to what is no size (then *out is the default and @p err, unless NULL, says so). */
+static int max_size_env(uint64_t *out, fdl_error *err)
+{
+    const char *v = getenv("FDLINK_CACHE_MAX_SIZE");
+    *out = DEFAULT_MAX_SIZE;
+    if (!v || !v[0])
+        return 1;
+    uint64_t n = 0;
+    if (fdl_cache_parse_size(v, &n)) {
+        *out = n;
+        return 1;
+    }
+    fdl__fail(err, FDL_EINVAL, "FDLINK_CACHE_MAX_SIZE='%.40s%s' is not a size (bytes, or with K, "
+              "M or G: e.g. 512M, 2G)", v, strlen(v) > 40 ? "..." : "");
+    return 0;
+}
+
 static uint64_t max_size_from_env(void)
 {
-    uint64_t n = 0;
-    return fdl_cache_parse_size(getenv("FDLINK_CACHE_MAX_SIZE"), &n) ? n : DEFAULT_MAX_SIZE;
+    uint64_t n;
+    (void)max_size_env(&n, NULL);
+    return n;
 }
 
 void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir,
@@ -600,7 +618,13 @@ void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir
     }
     u->remotes = fdl__remotes_new(remote ? remote : getenv("FDLINK_CACHE_REMOTE"), u->warning,
                                   sizeof u->warning);
-    u->max_size = max_size_from_env();
+    fdl_error bad = FDL_ERROR_INIT;
+    if (!max_size_env(&u->max_size, &bad)) {
+        /* a bound that cannot be read is not guessed at: no cache, said once */
+        snprintf(u->warning, sizeof u->warning, "cache not used: %.400s", bad.message);
+        u->on = 0;
+        return;
+    }
     char path[4096];
     fdl_error e = FDL_ERROR_INIT;
     if (dir && dir[0])
@@ -1475,8 +1499,13 @@ int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_err
     scan s;
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
+    uint64_t bound = max_size;
+    if (!bound && !max_size_env(&bound, err)) {
+        scan_free(&s);
+        return FDL_EINVAL;
+    }
     size_t n = remove_stale_temps(d, &s, NULL, NULL);
-    n += evict(d, &s, max_size ? max_size : max_size_from_env());
+    n += evict(d, &s, bound);
     scan_free(&s);
     if (removed)
         *removed = n;
