@@ -581,6 +581,40 @@ Test(cache_entry, verify_reports_and_removes_bad_entries_and_dead_writers_files)
     free(dir);
 }
 
+/* Issue 35: `cache clear` beside running links leaves their temporaries alone. */
+Test(cache_entry, clear_leaves_a_running_writers_temporary)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.rc, FDL_OK);
+    char host[256] = "", clean[256] = "";
+    gethostname(host, sizeof host - 1);
+    size_t k = 0;
+    for (size_t i = 0; host[i] && k + 1 < sizeof clean; i++)
+        if ((host[i] >= 'a' && host[i] <= 'z') || (host[i] >= 'A' && host[i] <= 'Z') ||
+            (host[i] >= '0' && host[i] <= '9') || host[i] == '-')
+            clean[k++] = host[i];
+    /* a writer that runs (this process) and one that is gone (beyond pid_max) */
+    char live[512], dead[512];
+    snprintf(live, sizeof live, "%s.fdlc.tmp.%s.%ld.0000abcd", first.key, k ? clean : "h",
+             (long)getpid());
+    snprintf(dead, sizeof dead, "%s.fdlc.tmp.%s.%d.0000abce", first.key, k ? clean : "h",
+             4194305);
+    char *live_path = path_in(dir, live), *dead_path = path_in(dir, dead);
+    spit(live_path, "partial", 7);
+    spit(dead_path, "partial", 7);
+    size_t removed = 0;
+    cr_assert_eq(fdl_cache_clear(dir, &removed, NULL), FDL_OK);
+    cr_assert_eq(access(live_path, F_OK), 0, "a running writer's temporary was removed");
+    cr_assert_eq(access(dead_path, F_OK), -1, "a gone writer's temporary stayed");
+    cr_assert_eq(removed, 2, "the entry and the gone writer's temporary");
+    unlink(live_path);
+    free(live_path);
+    free(dead_path);
+    free(dir);
+}
+
 /* ---- the directory ----------------------------------------------------------------------- */
 
 Test(cache_dir, from_the_environment_in_order)
