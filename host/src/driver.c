@@ -81,6 +81,8 @@ static const entry entries[] = {
     E("cuStreamCreate", "cuStreamCreate", stream_create),
     E("cuStreamDestroy", "cuStreamDestroy_v2", stream_destroy),
     E("cuStreamSynchronize", "cuStreamSynchronize", stream_synchronize),
+    E("cuStreamGetCtx", "cuStreamGetCtx", stream_get_ctx),
+    E("cuStreamWaitEvent", "cuStreamWaitEvent", stream_wait_event),
     E("cuEventCreate", "cuEventCreate", event_create),
     E("cuEventDestroy", "cuEventDestroy_v2", event_destroy),
     E("cuEventRecord", "cuEventRecord", event_record),

@@ -57,6 +57,10 @@ struct fdl_link {
     fdl_diag_fn on_diag;
     void *diag_ctx;
     enum link_state state;
+    /* fdl_link_check: it passed (flags 0) with these many inputs and declaration sets */
+    int checked;
+    size_t checked_inputs, checked_decls;
+    int allow_undefined; /* the check in progress has FDL_LINK_CHECK_ALLOW_UNDEFINED */
     int lto;
     unsigned char *keeper; /* LTO-IR that keeps declared functions alive (declaration check) */
     size_t keeper_size;
