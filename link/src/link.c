@@ -425,6 +425,8 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
                         (int)o->output);
         goto cleanup;
     }
+    if ((rc = fdl__link_nvrtc_texts_ok(o, err)) != FDL_OK)
+        goto cleanup;
     int lto_possible = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
     ltoir = o->output == FDL_CUDA_OUTPUT_LTOIR ||
             (o->output == FDL_CUDA_OUTPUT_AUTO && lto_possible);

@@ -128,6 +128,8 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
  */
 int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int ptxas,
                              fdl_error *err);
+/* The option texts of NVRTC options @p o (extra, defines, include_dirs) within those bounds. */
+int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err);
 /* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
 /* @p ptx: FDL__JL_CUBIN, FDL__JL_PTX (-ptx), or FDL__JL_VIEW (-ptx at -O0, the checks' view) */
 enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };

@@ -188,6 +188,19 @@ static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
 }
 
 /* The options on their own, and the combinations no backend accepts. */
+int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err)
+{
+    static const char *const names[] = {"cuda extra", "cuda define", "cuda include_dirs"};
+    const char *const *lists[] = {o->extra, o->defines, o->include_dirs};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t i = 0; lists[l] && lists[l][i]; i++) {
+            int rc = fdl__link_option_text_ok(names[l], i, lists[l][i], 0, err);
+            if (rc != FDL_OK)
+                return rc;
+        }
+    return FDL_OK;
+}
+
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
 {
     unsigned number;
@@ -249,14 +262,8 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
                          "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
-    if (o->cuda) {
-        static const char *const names[] = {"cuda extra", "cuda define", "cuda include_dirs"};
-        const char *const *lists[] = {o->cuda->extra, o->cuda->defines, o->cuda->include_dirs};
-        for (size_t l = 0; l < 3; l++)
-            for (size_t i = 0; lists[l] && lists[l][i]; i++)
-                if ((rc = fdl__link_option_text_ok(names[l], i, lists[l][i], 0, err)) != FDL_OK)
-                    return rc;
-    }
+    if (o->cuda && (rc = fdl__link_nvrtc_texts_ok(o->cuda, err)) != FDL_OK)
+        return rc;
     return FDL_OK;
 }
 
