@@ -132,6 +132,16 @@ rc=$?
 [ "$rc" = 2 ] || fail "a 65,537-byte ptxas option: exit $rc, not 2"
 grep -q 'a ptxas option may have at most 65536' err || fail "65,537 bytes: $(head -c 200 err)"
 
+# ---- a parent that ignores SIGCHLD (its children are reaped for it): the isolated link's
+# waitpid finds none, and the link still gives its cubin
+if command -v python3 >/dev/null; then
+  FDLINK_CACHE=0 python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$fdlink" link -arch=sm_90 caller.ptx mul.ptx -o out.cubin 2>err
+  judge "SIGCHLD ignored" $?
+  [ "$linked" = 1 ] || fail "SIGCHLD ignored: no cubin: $(head -c 300 err)"
+fi
+
 # ---- a 2 GiB bundle (sparse, its checksum wrong at the end) imported in bounded memory ---------
 # (issue 35: import read the whole file into memory). Peak resident size, from getrusage.
 if command -v python3 >/dev/null; then

@@ -285,7 +285,11 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
     do
         got = waitpid(pid, &status, 0);
     while (got < 0 && errno == EINTR);
-    if (got != pid) {
+    if (got != pid && errno == ECHILD) {
+        /* a program that ignores SIGCHLD has its children reaped for it: how this one ended is
+         * not known, what it sent is (a complete answer, or an error below) */
+        status = 0;
+    } else if (got != pid) {
         rc = fdl__fail(err, FDL_EIO, "isolated link: cannot wait for the child: %s",
                        strerror(errno));
         goto cleanup;
