@@ -92,6 +92,7 @@ static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *er
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->opts.cache_remote = link->cache_remote;
     fdl__cache_use_init(&link->cache, o->cache, link->cache_dir, link->cache_remote);
+    link->cache.payload = fdl__cache_payload_problem;
     return FDL_OK;
 }
 
@@ -430,6 +431,8 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
                         (int)o->output);
         goto cleanup;
     }
+    if ((rc = fdl__link_nvrtc_texts_ok(o, err)) != FDL_OK)
+        goto cleanup;
     int lto_possible = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
     ltoir = o->output == FDL_CUDA_OUTPUT_LTOIR ||
             (o->output == FDL_CUDA_OUTPUT_AUTO && lto_possible);
@@ -908,6 +911,10 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     if (rc != FDL_OK) {
         fdl__link_cache_unlease(link);
         return rc;
+    }
+    if (!link->cubin || !link->cubin_size) {
+        fdl__link_cache_unlease(link);
+        return fdl__fail(err, FDL_ELINK, "the link gave no cubin"); /* never success without */
     }
     if (link->opts.lto_report && link->ndecls)
         fdl__lto_report(link);
