@@ -54,6 +54,15 @@ typedef struct fdl__cache_sections {
 void fdl__cache_sections_free(fdl__cache_sections *s);
 
 /* One use of the cache: what the options and the environment decided. */
+/*
+ * The payload of an entry of @p kind, checked as what it stands for: "" when good, else the
+ * problem (a static string). The cache folder knows sections, not cubins: the link (core,
+ * fdl__cache_payload_problem) hands its check down through fdl__cache_use.payload and the
+ * administration's entry points, so that the cache serves only what it would accept as input.
+ * Thread-safety: such a function must be safe to call from any thread.
+ */
+typedef const char *(*fdl__cache_payload_fn)(uint32_t kind, const fdl__cache_sections *s);
+
 typedef struct fdl__cache_use {
     int on;             /* look up and store at all */
     char *dir;          /* the directory, NULL when there is none */
@@ -62,6 +71,9 @@ typedef struct fdl__cache_use {
     struct fdl__remotes *remotes; /* remote stores (remote.h), NULL for none */
     unsigned char *sign_key;      /* FDLINK_CACHE_KEY_FILE's bytes, NULL for none */
     size_t sign_key_len;
+    int quiet_misses;             /* a second look (lease.c): memory and directory only, misses
+                                     not counted */
+    fdl__cache_payload_fn payload; /* each payload's check (NULL: structure only) */
 } fdl__cache_use;
 
 /*
@@ -90,6 +102,31 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
                     const unsigned char *const *secs, const size_t *lens, size_t nsecs);
 
 /*
+ * The lease of a key (lease.c): one process of those sharing a cache directory links a key that
+ * they all miss; the others wait for its entry. A lease is an flock(2) held on "<key>.lease" in
+ * the directory, so that it ends with its holder however the holder ends (killed included).
+ */
+typedef struct fdl__cache_lease {
+    int fd;     /* the lease file, locked; -1 when no lease is held */
+    int waited; /* another process held the key's lease when this one asked */
+} fdl__cache_lease;
+
+/*
+ * Look @p key up again under its lease: take the lease, waiting while another process holds it
+ * (at most @p timeout_ms), and look again once it is free. @return FDL_CACHE_HIT_* (*out holds
+ * the entry the holder stored; no lease held) or FDL_CACHE_MISS (lease->fd >= 0: the caller
+ * links and then calls fdl__cache_lease_release; -1: no lease could be had, within the time or
+ * at all, and the caller links all the same)
+ */
+fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
+                                       const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                       long timeout_ms, fdl__cache_lease *lease,
+                                       fdl__cache_sections *out);
+/* Give the lease up (its file removed first, so that a waiter looks at the entry). */
+void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                              fdl__cache_lease *lease);
+
+/*
  * An entry from elsewhere (a remote store, a bundle), whole as it was stored: checked as the
  * directory's entries are (header, @p want_key unless NULL, @p kind unless 0, lengths,
  * checksum, and with a key in force its tag), then written to the directory (and kept in memory).
@@ -98,9 +135,14 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
  */
 int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want_key,
                      const unsigned char *b, size_t n, fdl__cache_sections *out);
-/* Check a whole entry (the directory's checks): "" when good, else the problem. */
+/* Check a whole entry (the directory's checks, @p payload's too unless NULL): "" when good, else
+ * the problem. */
 const char *fdl__cache_check(const unsigned char *b, size_t n,
-                             const unsigned char want_key[FDL__CACHE_KEY_SIZE]);
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE],
+                             fdl__cache_payload_fn payload);
+/* fdl_cache_verify, each entry's payload checked by @p payload too unless NULL. */
+int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_entry_fn fn,
+                      void *ctx, size_t *bad, fdl_error *err);
 /* The key of a whole entry's header (0 when it is too short to have one). */
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
 

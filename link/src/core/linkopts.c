@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fdlink/link.h"
@@ -103,6 +104,12 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         o->version = FDL_LINK_OPTIONS_VERSION;
         return FDL_OK;
     }
+    if (in->version == 4) {
+        /* a version-4 struct ends with `cache_remote` */
+        memcpy(o, in, offsetof(fdl_link_options, cache_remote) + sizeof in->cache_remote);
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        return FDL_OK;
+    }
     if (in->version != FDL_LINK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_link_options version %u (expected %u)",
                          in->version, (unsigned)FDL_LINK_OPTIONS_VERSION);
@@ -114,6 +121,43 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
  * The version-4 nvJitLink options (issue 25): each value in nvJitLink 13.0's range, so that a bad
  * one is said here, in one line, rather than as nvJitLink's NVJITLINK_ERROR_UNRECOGNIZED_OPTION.
  */
+/*
+ * Option texts bounded before NVIDIA's libraries see them (issue 35). Found by a fuzz of option
+ * lengths against the real libraries, each in a child (nvJitLink 13.0, NVRTC 13.0): a ptxas
+ * option (-Xptxas=OPT through nvJitLink or NVRTC) of 99,964 bytes or more overflows a heap
+ * buffer inside ptxas (glibc: "malloc(): corrupted top size"; AddressSanitizer confirms), while
+ * 99,963 and below are refused or taken cleanly; every other option text, -Xnvvm, -D, -I and
+ * unknown ones, was taken or refused cleanly up to 1,000,000 bytes, the longest tried. The bounds
+ * leave a margin below what was seen to crash, and lie far above any real option.
+ */
+#define PTXAS_OPTION_MAX 65536
+#define OPTION_TEXT_MAX 1000000
+
+/* The ptxas option inside @p x when it passes one ("-Xptxas=OPT", "--ptxas-options=OPT"). */
+static const char *ptxas_part(const char *x)
+{
+    if (strncmp(x, "-Xptxas=", 8) == 0)
+        return x + 8;
+    if (strncmp(x, "--ptxas-options=", 16) == 0)
+        return x + 16;
+    return NULL;
+}
+
+int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int ptxas,
+                             fdl_error *err)
+{
+    size_t n = strlen(x);
+    const char *p = ptxas ? x : ptxas_part(x);
+    if (p && strlen(p) > PTXAS_OPTION_MAX)
+        return fdl__fail(err, FDL_ELIMIT, "%s option %zu ('%.24s...') is %zu bytes: a ptxas "
+                         "option may have at most %d (longer ones overflow a buffer in ptxas)",
+                         list, index + 1, x, strlen(p), PTXAS_OPTION_MAX);
+    if (n > OPTION_TEXT_MAX)
+        return fdl__fail(err, FDL_ELIMIT, "%s option %zu ('%.24s...') is %zu bytes: an option "
+                         "may have at most %d", list, index + 1, x, n, OPTION_TEXT_MAX);
+    return FDL_OK;
+}
+
 static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
 {
     static const char *const flag_names[] = {"time", "optimize_unused_variables",
@@ -139,6 +183,9 @@ static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
                          "0..101, or -1 for the default)", o->jump_table_density);
     for (size_t i = 0; o->xptxas && o->xptxas[i]; i++) {
         const char *x = o->xptxas[i];
+        int rc = fdl__link_option_text_ok("xptxas", i, x, 1, err);
+        if (rc != FDL_OK)
+            return rc;
         /* ptxas takes options; a word that is not one would be read by it as an input file */
         if (x[0] != '-' || x[1] == '\0' || strpbrk(x, " \t\n"))
             return fdl__fail(err, FDL_EINVAL, "invalid xptxas option '%.64s' (expected one ptxas "
@@ -148,6 +195,19 @@ static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
 }
 
 /* The options on their own, and the combinations no backend accepts. */
+int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err)
+{
+    static const char *const names[] = {"cuda extra", "cuda define", "cuda include_dirs"};
+    const char *const *lists[] = {o->extra, o->defines, o->include_dirs};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t i = 0; lists[l] && lists[l][i]; i++) {
+            int rc = fdl__link_option_text_ok(names[l], i, lists[l][i], 0, err);
+            if (rc != FDL_OK)
+                return rc;
+        }
+    return FDL_OK;
+}
+
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
 {
     unsigned number;
@@ -172,6 +232,12 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (!tristate_ok(tri[i]))
             return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
                              "default)", tri_names[i], tri[i]);
+    if (o->cache_lease_ms < -1)
+        return fdl__fail(err, FDL_EINVAL, "invalid cache_lease_ms %ld (expected milliseconds, 0 "
+                         "for no waiting, or -1 for FDLINK_CACHE_LEASE_MS)", o->cache_lease_ms);
+    if (o->jobs < 0 || o->jobs > MAX_THREADS)
+        return fdl__fail(err, FDL_EINVAL, "invalid jobs %d (expected a thread count 1..%d, or 0 "
+                         "for FDLINK_JOBS)", o->jobs, MAX_THREADS);
     if (!tristate_ok(o->isolate))
         return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
                          "FDLINK_LINK_ISOLATE)", o->isolate);
@@ -184,6 +250,8 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         return fdl__fail(err, FDL_ELIMIT, "more than %d options in one list", MAX_OPTIONS);
     for (size_t i = 0; i < nextra; i++) {
         const char *x = o->extra[i];
+        if ((rc = fdl__link_option_text_ok("extra", i, x, 0, err)) != FDL_OK)
+            return rc;
         /* what has a field of its own must go there: the checks depend on it */
         if (strncmp(x, "-arch", 5) == 0)
             return fdl__fail(err, FDL_EINVAL, "extra option '%.64s': set the arch field instead",
@@ -207,6 +275,8 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
                          "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
+    if (o->cuda && (rc = fdl__link_nvrtc_texts_ok(o->cuda, err)) != FDL_OK)
+        return rc;
     return FDL_OK;
 }
 
@@ -218,6 +288,11 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
  */
 static int split_threads(const fdl_link *link)
 {
+    return fdl__link_split_threads(link);
+}
+
+int fdl__link_split_threads(const fdl_link *link)
+{
     if (link->opts.split_compile >= 0)
         return link->opts.split_compile;
     /* the inputs as given (the cache is looked up before they are unpacked), the toolkit's
@@ -227,6 +302,25 @@ static int split_threads(const fdl_link *link)
         if (!link->inputs[i].builtin)
             code += link->inputs[i].size;
     return code >= FDL_LINK_PARALLEL_BYTES ? 0 : 1;
+}
+
+int fdl__link_extended_auto(const fdl_link *link)
+{
+    const fdl_link_options *o = &link->opts;
+    if (o->split_compile_extended != -1 || o->split_compile != -1 || !link->lto ||
+        link->no_extended || o->isolate == 0)
+        return 0;
+    const char *env = getenv("FDLINK_LINK_ISOLATE");
+    if (o->isolate == -1 && env && strcmp(env, "0") == 0)
+        return 0; /* no isolation: no fallback when the linker dies, so not by default */
+    /* asked for: its cubin differs from run to run in layout (the same code, placed in another
+     * order: measured on the 2-core VM, 64 functions, two runs differ in 212,042 of 1,650,464
+     * bytes, where the two splits below give the same bytes every time), so by default fdlink
+     * keeps to the deterministic splits (issue 32's deterministic output) */
+    env = getenv("FDLINK_SPLIT_COMPILE_EXTENDED");
+    if (!env || strcmp(env, "1") != 0)
+        return 0;
+    return split_threads(link) == 0;
 }
 
 /*
@@ -286,8 +380,16 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         /* the optimiser's threads and ptxas's: on their own, each gives 1.3-1.6x on a large LTO
          * link of 16 cores; together 3.4x (bench/README.md, benchmark 9) */
         int threads = split_threads(link);
-        if (threads != 1) {
-            snprintf(num, sizeof num, "%d", threads);
+        if (lto && fdl__link_extended_auto(link)) {
+            /* the most aggressive split (LTO partitioned, each part optimised and assembled on
+             * its own thread): 6.84x nvJitLink's defaults at 64 functions on 32 cores, where
+             * the two splits below give 2.83x (bench/README.md, benchmark 9); it has killed
+             * nvJitLink 13.0 on some programs, so it runs isolated and falls back to them */
+            snprintf(num, sizeof num, "-split-compile-extended=%d", link->jobs.threads);
+            ok = ok && fdl__strv_push(out, num, NULL);
+        } else if (threads != 1) {
+            /* "0" in the keys (the same word on every host); the build's slots in the run */
+            snprintf(num, sizeof num, "%d", threads == 0 ? link->jobs.threads : threads);
             ok = ok && fdl__strv_push(out, "-split-compile=%s", num) &&
                  fdl__strv_push(out, "-Xptxas=--split-compile=%s", num);
         }
