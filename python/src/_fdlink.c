@@ -1845,9 +1845,9 @@ static int classify(PyObject *o)
     else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
     else if (PyObject_HasAttr(tp, s_array_interface))
-        /* NumPy's scalars (np.int32(n), np.float32(x)): read by value, not through the
-         * __array_interface__ dict and tobytes() */
-        kind = is_type_named(t, "numpy", "generic") ? K_NPSCALAR : K_HOSTARRAY; /* NumPy: arrays are refused; 0-d scalars are packed by bytes */
+        /* NumPy: arrays are refused; scalars (np.int32(n), np.float32(x)) are read by value
+         * (from_npscalar), other 0-d objects packed by their bytes (from_host) */
+        kind = is_type_named(t, "numpy", "generic") ? K_NPSCALAR : K_HOSTARRAY;
     else {
         /* an instance may have the attribute where its type does not: not cached */
         cacheable = 0;
