@@ -389,7 +389,8 @@ static int push_input(fdl_link *link, unsigned char *data, size_t size, const ch
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory adding an input");
         goto cleanup;
     }
-    if ((rc = fdl__unpack(&in.images, in.data, in.size, in.name, kind, err)) != FDL_OK ||
+    if ((rc = fdl__unpack_for_link(&in.images, in.data, in.size, in.name, kind,
+                                   link->arch_number, err)) != FDL_OK ||
         (rc = check_input(link, &in, err)) != FDL_OK)
         goto cleanup;
     link->inputs[link->ninputs++] = in;
@@ -698,7 +699,9 @@ static int validate_compressed(fdl_link *link, fdl_error *err)
         for (size_t k = 0; k < in->images.n; k++) {
             fdl__image *img = &in->images.v[k];
             int rc;
+            /* (a member for another architecture is not read by the linker either) */
             if (img->pub.kind == FDL_KIND_CUBIN && img->flags &&
+                img->pub.arch_number == link->arch_number &&
                 (rc = fdl__image_load(img, err)) != FDL_OK)
                 return rc;
         }

@@ -26,6 +26,14 @@ foreach(_d shoff_zero sym_names_past overlap overlap_header symtab_outside symta
   fdlink_bad_input(link_archive_${_d} SPECS ${_fdl_caller} libbad.a=elf:${_d}:archive:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx libbad.a)
 endforeach()
+# a damaged member for an architecture the link does not use is not read by nvJitLink (it links
+# such a fatbin for sm_80 without dying: jloracle --all --arch sm_80), so it is no reason to refuse
+# the input either (issue 34): the link for sm_80 reports what is missing, not the damage
+foreach(_d overlap symtab_outside)
+  fdlink_bad_input(link_fatbin_other_arch_${_d} SPECS ${_fdl_caller}
+    bad.fatbin=elf:${_d}:fatbin:fx/mul.cubin
+    ARGS link -arch=sm_80 -o out.cubin caller.ptx bad.fatbin)
+endforeach()
 # linked (executable) cubins: the program header table and its segments
 foreach(_d phoff_past phoff_misaligned phentsize segment_outside segment_filesz)
   fdlink_bad_input(inspect_exec_cubin_${_d} SPECS bad.cubin=elf:${_d}:cubin:fx/mul_exec.cubin

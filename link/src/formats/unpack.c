@@ -21,7 +21,14 @@
 int fdl__unpack(fdl__images *out, const unsigned char *p, size_t n, const char *name,
                 fdl_input_kind kind, fdl_error *err)
 {
+    return fdl__unpack_for_link(out, p, n, name, kind, 0, err);
+}
+
+int fdl__unpack_for_link(fdl__images *out, const unsigned char *p, size_t n, const char *name,
+                         fdl_input_kind kind, unsigned arch, fdl_error *err)
+{
     memset(out, 0, sizeof *out);
+    out->link_arch = arch;
     int rc;
     switch (kind) {
     case FDL_KIND_PTX:
