@@ -82,7 +82,7 @@ typedef struct cli_link_args {
     const char **inputs;     /* argc + 1 slots */
     fdl_input_kind *kinds;   /* argc + 1 slots */
     size_t ninputs;
-    cli_list extra, kernels, variables, xptxas, defines, includes, decl_paths;
+    cli_list extra, kernels, variables, xptxas, xnvrtc, defines, includes, decl_paths;
     fdl_decls **decls;       /* loaded by cli_link_build */
     size_t nsets;
     const char *ptx_path;    /* --emit-ptx */

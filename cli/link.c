@@ -44,6 +44,8 @@ void help_link(FILE *out)
           "  --variables-used NAME       keep only these variables under LTO (repeatable)\n"
           "  -Xnvjitlink OPT             a raw nvJitLink option (repeatable)\n"
           "  -Xptxas OPT                 a ptxas option, e.g. -warn-spills (repeatable)\n"
+          "  -Xnvrtc OPT                 an NVRTC option for CUDA C inputs, e.g.\n"
+          "                              --device-as-default-execution-space (repeatable)\n"
           "  --split-compile N           threads for LTO and ptxas: 0 every processor, 1 one\n"
           "                              (default: every processor for large links)\n"
           "  --split-compile-extended N  LTO split further (0 every processor); changes the\n"
@@ -144,6 +146,7 @@ void cli_link_args_free(cli_link_args *a)
     free(a->inputs);
     free(a->kinds);
     free(a->extra.v);
+    free(a->xnvrtc.v);
     free(a->kernels.v);
     free(a->variables.v);
     free(a->xptxas.v);
@@ -272,6 +275,9 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
     } else if ((v = cli_option_value(arg, "-Xnvjitlink", argc, argv, i, &missing)) || missing) {
         if (!v || !cli_list_add(&a->extra, v))
             ok = 0;
+    } else if ((v = cli_option_value(arg, "-Xnvrtc", argc, argv, i, &missing)) || missing) {
+        if (!v || !cli_list_add(&a->xnvrtc, v))
+            ok = 0;
     } else if ((v = cli_option_value(arg, "--std", argc, argv, i, &missing)) ||
                (!missing && (v = cli_option_value(arg, "-std", argc, argv, i, &missing))) ||
                missing) {
@@ -343,6 +349,7 @@ int cli_link_check_options(cli_link_args *a)
     a->opts.xptxas = a->xptxas.v;
     a->cuda.defines = a->defines.v;
     a->cuda.include_dirs = a->includes.v;
+    a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
     if (fdl__link_options_check(&a->opts, &err) != FDL_OK) {
         cli_print_error(&err);
@@ -390,6 +397,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     a->opts.xptxas = a->xptxas.v;
     a->cuda.defines = a->defines.v;
     a->cuda.include_dirs = a->includes.v;
+    a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
     a->decls = calloc(a->decl_paths.n + 1, sizeof *a->decls);
     if (!a->decls) {

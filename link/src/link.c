@@ -435,7 +435,9 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
                                                             : "LTO is off");
         goto cleanup;
     }
-    int ok = fdl__link_nvrtc_args(link, ltoir, o->include_dirs, !o->no_toolkit_include, &args);
+    int whole = fdl__nvrtc_user_whole_program(o->extra);
+    int ok = fdl__link_nvrtc_args(link, ltoir, o->include_dirs, !o->no_toolkit_include, !whole,
+                                  &args);
     for (size_t i = 0; o->defines && o->defines[i]; i++)
         ok = ok && fdl__strv_push(&args, "-D%s", o->defines[i]);
     if (o->std)

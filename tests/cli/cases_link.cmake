@@ -49,3 +49,28 @@ fdlink_cli_test(inspect_cuda ARGS inspect link/src/mul.cu)
 fdlink_cli_test(inspect_not_an_input ARGS inspect link/logo.png cli/notes.txt link/empty.ptx link)
 fdlink_cli_test(inspect_no_inputs ARGS inspect)
 fdlink_cli_test(inspect_bad_kind ARGS inspect --kind=png link/logo.png)
+
+# -Xnvrtc (issue 34): raw NVRTC options for CUDA C inputs, as MathDx's NVRTC recipes compile.
+# Unannotated (constexpr) functions are host functions to NVRTC unless it is told otherwise.
+fdlink_cli_test(link_cuda_unannotated_needs_default_device ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin nvrtc/unannotated.cu)
+fdlink_cli_test(link_xnvrtc_device_as_default_execution_space PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc --device-as-default-execution-space
+       -o @OUT@/app.cubin nvrtc/unannotated.cu)
+fdlink_cli_test(link_xnvrtc_default_device PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc -default-device -o @OUT@/app.cubin
+       nvrtc/unannotated.cu)
+# nvcc's --expt-relaxed-constexpr is no NVRTC 13 option: NVRTC's refusal, with the alternative
+fdlink_cli_test(link_xnvrtc_expt_relaxed_constexpr ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc --expt-relaxed-constexpr -o @OUT@/app.cubin
+       nvrtc/host_constexpr.cu)
+# whole-program code: fdlink leaves out its -rdc=true, which NVRTC refuses beside -ewp
+fdlink_cli_test(link_xnvrtc_extensible_whole_program PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc --extensible-whole-program -o @OUT@/app.cubin
+       nvrtc/whole_program.cu)
+fdlink_cli_test(link_xnvrtc_ewp_without_lto PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --no-lto -Xnvrtc -ewp -o @OUT@/app.cubin
+       nvrtc/whole_program.cu)
+fdlink_cli_test(link_xnvrtc_dopt PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc -dopt=on -o @OUT@/app.cubin nvrtc/whole_program.cu)
+fdlink_cli_test(link_xnvrtc_missing_value ARGS link -arch=sm_90 -o @OUT@/app.cubin -Xnvrtc)

@@ -104,7 +104,10 @@ typedef struct fdl_nvrtc_options {
     const char *std;                   /**< language standard ("c++17"), NULL for NVRTC's default */
     fdl_cuda_output output;            /**< PTX or LTO-IR */
     int no_toolkit_include;            /**< do not add <toolkit>/include */
-    const char *const *extra;          /**< NULL-terminated raw NVRTC options, or NULL */
+    const char *const *extra;          /**< NULL-terminated raw NVRTC options (the CLI's -Xnvrtc),
+                                            or NULL; part of the compile's cache key; -ewp,
+                                            --extensible-whole-program or -rdc=false leave
+                                            out fdlink's -rdc=true */
 } fdl_nvrtc_options;
 
 #define FDL_NVRTC_OPTIONS_VERSION 1
