@@ -861,9 +861,8 @@ static int make_map(fdl_gen **gen, fdl_map **map, fdl_device *dev, const cli_lin
     }
     if (fdl_map_create(map, *gen, name, modes, &err) != FDL_OK) {
         cli_print_error(&err);
-        /* NVRTC's or nvJitLink's whole log */
-        if (err.log && err.log[0])
-            fprintf(stderr, "%s%s", err.log, err.log[strlen(err.log) - 1] == '\n' ? "" : "\n");
+        /* NVRTC's or nvJitLink's log: what it adds to the headline (all of it with -v) */
+        cli_print_log_rest(err.log, &err, la->opts.verbose || la->whole_logs);
         return 1;
     }
     return 0;
@@ -1158,6 +1157,7 @@ int cmd_run(int argc, char **argv)
             coop_flags = FDL_LAUNCH_NOT_COOPERATIVE;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
+            la.whole_logs = 1;
         } else if (cli_link_option(&la, "run", argc, argv, &i, &urc)) {
             if (urc) {
                 rc = urc;

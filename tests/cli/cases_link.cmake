@@ -74,3 +74,12 @@ fdlink_cli_test(link_xnvrtc_ewp_without_lto PRESENT app.cubin
 fdlink_cli_test(link_xnvrtc_dopt PRESENT app.cubin
   ARGS link -arch=sm_90 --no-cache -Xnvrtc -dopt=on -o @OUT@/app.cubin nvrtc/whole_program.cu)
 fdlink_cli_test(link_xnvrtc_missing_value ARGS link -arch=sm_90 -o @OUT@/app.cubin -Xnvrtc)
+# the headline is the first fatal error (the missing header), not the cascade before it; NVRTC's
+# log follows with what it adds (the other errors), never the headline again (issue 34)
+fdlink_cli_test(link_cuda_missing_header_is_the_headline ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin nvrtc/missing_header.cu)
+fdlink_cli_test(link_cuda_missing_header_verbose_log_whole ABSENT app.cubin
+  ARGS link -arch=sm_90 -v --no-cache -o @OUT@/app.cubin nvrtc/missing_header.cu)
+fdlink_cli_test(link_cuda_missing_header_json_has_the_log ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --diagnostics-format=json -o @OUT@/app.cubin
+       nvrtc/missing_header.cu)

@@ -531,6 +531,12 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
         fdl__diags d = {0};
         const fdl_diagnostic *e1 = NULL;
         fdl__diags_parse_nvrtc(&d, *log ? *log : "");
+        /* the headline is the first fatal error, where one stopped the compile (a missing
+         * header, issue 34: the errors before it are often its cascade), else the first */
+        for (size_t i = 0; i < d.n && !e1; i++)
+            if (d.v[i].severity == FDL_SEVERITY_ERROR &&
+                strncmp(d.v[i].message, "catastrophic error", 18) == 0)
+                e1 = &d.v[i];
         for (size_t i = 0; i < d.n && !e1; i++)
             if (d.v[i].severity == FDL_SEVERITY_ERROR)
                 e1 = &d.v[i];
