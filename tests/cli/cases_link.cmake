@@ -83,3 +83,18 @@ fdlink_cli_test(link_cuda_missing_header_verbose_log_whole ABSENT app.cubin
 fdlink_cli_test(link_cuda_missing_header_json_has_the_log ABSENT app.cubin
   ARGS link -arch=sm_90 --no-cache --diagnostics-format=json -o @OUT@/app.cubin
        nvrtc/missing_header.cu)
+
+# undefined symbols (issue 34): C++ names demangled with the mangled name kept, and the input or
+# the well-known library that defines or would define them
+fdlink_cli_test(link_undefined_mathdx_demangled ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin undefined/mathdx.cu)
+fdlink_cli_test(link_undefined_nvshmem ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin undefined/nvshmem.cu)
+fdlink_cli_test(link_undefined_libdevice ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin undefined/libdevice_caller.ptx)
+fdlink_cli_test(link_undefined_extern_c_on_one_side ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --no-lto -o @OUT@/app.cubin link/caller.ptx
+       undefined/mul_cxx.cu)
+fdlink_cli_test(link_undefined_mathdx_json ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --diagnostics-format=json -o @OUT@/app.cubin
+       undefined/mathdx.cu)

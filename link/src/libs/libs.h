@@ -22,6 +22,14 @@
 /* ---- decompression --------------------------------------------------------------------------- */
 
 /*
+ * The readable form of the C++ name @p name ("_Z...") into @p out (@p cap bytes, truncated):
+ * __cxa_demangle of libstdc++ or libc++abi, opened once with dlopen (FDLINK_LIBCXXABI names
+ * another). 1 when demangled; 0 (out "") when the name is not mangled, does not demangle, or no
+ * C++ runtime is here. Thread-safety: any thread.
+ */
+int fdl__demangle(const char *name, char *out, size_t cap);
+
+/*
  * Decompress a fatbin payload (LZ4 block format through liblz4.so.1, or zstd through
  * libzstd.so.1, each loaded on first use; FDLINK_LIBLZ4 and FDLINK_LIBZSTD name other paths)
  * into exactly @p out_size bytes.
