@@ -16,7 +16,8 @@ void help_inspect(FILE *out)
           "registers, shared memory, constant bank and stack of each function and kernel.\n"
           "\n"
           "options:\n"
-          "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda\n"
+          "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda,\n"
+          "                 bitcode\n"
           "  -h, --help     show this help\n",
           out);
 }
@@ -31,6 +32,7 @@ static const char *kind_title(fdl_input_kind kind)
     case FDL_KIND_OBJECT: return "host object with device code";
     case FDL_KIND_LIBRARY: return "static library";
     case FDL_KIND_CUDA: return "CUDA C source (compiled with NVRTC when linked)";
+    case FDL_KIND_BITCODE: return "NVVM bitcode (compiled with libNVVM when linked)";
     default: return "unknown";
     }
 }
@@ -184,7 +186,8 @@ int cmd_inspect(int argc, char **argv)
         }
         size_t n = fdl_inspection_count(ins);
         printf("%s: %s", files[f], kind_title(fdl_inspection_kind(ins)));
-        if (fdl_inspection_kind(ins) != FDL_KIND_CUDA)
+        if (fdl_inspection_kind(ins) != FDL_KIND_CUDA &&
+            fdl_inspection_kind(ins) != FDL_KIND_BITCODE)
             printf(", %zu image%s", n, n == 1 ? "" : "s");
         printf("\n");
         for (size_t i = 0; i < n; i++)

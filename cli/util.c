@@ -142,8 +142,19 @@ static int log_repeats(const log_line *l, const fdl_error *err)
             q = end;
         }
     }
-    /* the headline's own words */
-    return err->message[0] && line_has(l, err->message);
+    /* the headline's own words, or a line the headline quotes whole */
+    if (err->message[0] && line_has(l, err->message))
+        return 1;
+    size_t n = (size_t)(l->e - l->p);
+    while (n && (l->p[n - 1] == ' ' || l->p[n - 1] == '\r'))
+        n--;
+    if (n < 8)
+        return 0;
+    for (const char *hit = strstr(err->message, (char[2]){l->p[0], 0}); hit;
+         hit = strchr(hit + 1, l->p[0]))
+        if (strncmp(hit, l->p, n) == 0)
+            return 1;
+    return 0;
 }
 
 void cli_print_log_rest(const char *log, const fdl_error *err, int verbose)

@@ -498,6 +498,35 @@ cleanup:
     return rc;
 }
 
+/*
+ * Compile NVVM bitcode with libNVVM and add it (issue 34): LTO-IR where the link has LTO
+ * (nvJitLink, LTO not off), else PTX. The input reports FDL_KIND_BITCODE.
+ */
+static int add_bitcode(fdl_link *link, const unsigned char *bc, size_t size, const char *name,
+                       fdl_error *err)
+{
+    unsigned char *out = NULL;
+    size_t out_size = 0;
+    char *log = NULL, arch[32];
+    int ltoir = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
+    fdl__link_virtual_arch(link, arch, sizeof arch);
+    int rc = fdl__nvvm_compile(&out, &out_size, &log, bc, size, name, arch, ltoir, err);
+    if (rc != FDL_OK) {
+        if (log && fdl__link_set_log(link, 0, log)) {
+            log = NULL;
+            if (err)
+                err->log = link->error_log;
+        }
+        goto cleanup;
+    }
+    rc = push_input(link, out, out_size, name, ltoir ? FDL_KIND_LTOIR : FDL_KIND_PTX, 2, 0, err);
+    out = NULL; /* push_input owns it now, whatever happened */
+cleanup:
+    free(log);
+    free(out);
+    return rc;
+}
+
 int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
                       const fdl_nvrtc_options *opts, fdl_error *err)
 {
@@ -524,6 +553,8 @@ int fdl_link_add_data(fdl_link *link, const void *data, size_t size, const char 
         return rc;
     if (detected == FDL_KIND_CUDA)
         return add_cuda(link, (const char *)data, size, name, &link->cuda, err);
+    if (detected == FDL_KIND_BITCODE)
+        return add_bitcode(link, data, size, name, err);
     size_t cap;
     unsigned char *copy = NULL;
     if (fdl__size_add(&cap, size, 1))
@@ -553,6 +584,10 @@ int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind kind, fdl
         goto cleanup;
     if (detected == FDL_KIND_CUDA) {
         rc = add_cuda(link, data, size, path, &link->cuda, err);
+        goto cleanup;
+    }
+    if (detected == FDL_KIND_BITCODE) {
+        rc = add_bitcode(link, (const unsigned char *)data, size, path, err);
         goto cleanup;
     }
     rc = push_input(link, (unsigned char *)data, size, path, detected, 0, 0, err);
@@ -911,7 +946,9 @@ const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kind *kind)
     if (!link || i >= link->ninputs)
         return NULL;
     if (kind)
-        *kind = link->inputs[i].from_cuda ? FDL_KIND_CUDA : link->inputs[i].kind;
+        *kind = link->inputs[i].from_cuda == 2   ? FDL_KIND_BITCODE
+                : link->inputs[i].from_cuda ? FDL_KIND_CUDA
+                                            : link->inputs[i].kind;
     return link->inputs[i].name;
 }
 

@@ -98,3 +98,22 @@ fdlink_cli_test(link_undefined_extern_c_on_one_side ABSENT app.cubin
 fdlink_cli_test(link_undefined_mathdx_json ABSENT app.cubin
   ARGS link -arch=sm_90 --no-cache --diagnostics-format=json -o @OUT@/app.cubin
        undefined/mathdx.cu)
+
+# NVVM bitcode inputs (issue 34), recognised from their bytes and compiled with libNVVM into
+# LTO-IR: the toolkit's libdevice defines __nv_sinf for a caller that left it to the link
+set(_fdl_libdevice ${FDLINK_CUDA_ROOT}/nvvm/libdevice)
+if(EXISTS ${_fdl_libdevice}/libdevice.10.bc)
+  fdlink_cli_test(inspect_bitcode_libdevice WORKDIR ${_fdl_libdevice} ARGS inspect libdevice.10.bc)
+  fdlink_cli_test(link_bitcode_libdevice PRESENT app.cubin WORKDIR ${_fdl_libdevice}
+    ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin
+         ${PROJECT_SOURCE_DIR}/tests/data/undefined/libdevice_caller.ptx libdevice.10.bc)
+  fdlink_cli_test(link_bitcode_libdevice_without_lto PRESENT app.cubin WORKDIR ${_fdl_libdevice}
+    ARGS link -arch=sm_90 --no-cache --no-lto -o @OUT@/app.cubin
+         ${PROJECT_SOURCE_DIR}/tests/data/undefined/libdevice_caller.ptx
+         --kind=bitcode:libdevice.10.bc)
+endif()
+if(EXISTS ${_fdl_libdevice}/libdevice.10.bc)
+  fdlink_cli_test(link_bitcode_without_libnvvm ABSENT app.cubin WORKDIR ${_fdl_libdevice}
+    ENV FDLINK_NVVM=/nonexistent/libnvvm.so.4
+    ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin libdevice.10.bc)
+endif()

@@ -40,7 +40,9 @@ typedef enum fdl_input_kind {
     FDL_KIND_LTOIR = 4,   /**< an NVVM container (magic 0x7F4E43ED), e.g. nvcc -dlto, NVRTC -dlto */
     FDL_KIND_OBJECT = 5,  /**< a host object with device code (`.nv_fatbin`/`__nv_relfatbin`) */
     FDL_KIND_LIBRARY = 6, /**< a static library (`!<arch>`) of such objects */
-    FDL_KIND_CUDA = 7     /**< CUDA C source, compiled with NVRTC */
+    FDL_KIND_CUDA = 7,    /**< CUDA C source, compiled with NVRTC */
+    FDL_KIND_BITCODE = 8  /**< NVVM (LLVM) bitcode ('BC' 0xC0DE), e.g. libdevice.10.bc, compiled
+                               with libNVVM into LTO-IR (or PTX without LTO) */
 } fdl_input_kind;
 
 /** Name of a kind ("ptx", "cubin", ...; "unknown" for other values); static string. */

@@ -23,7 +23,7 @@ typedef struct fdl__link_input {
     unsigned char *data; /* size bytes, then a NUL */
     size_t size;
     fdl_input_kind kind; /* as given to the backend (CUDA C: PTX or LTO-IR) */
-    int from_cuda;       /* compiled from CUDA C by NVRTC */
+    int from_cuda;       /* compiled from CUDA C by NVRTC (1), from NVVM bitcode by libNVVM (2) */
     int builtin;         /* libcudadevrt.a, added by the cudadevrt option */
     fdl__images images;
     fdl__image **chosen; /* per unit: the image the backend will use */

@@ -46,6 +46,7 @@ int fdl__unpack_for_link(fdl__images *out, const unsigned char *p, size_t n, con
         rc = fdl__archive_parse(out, p, n, name, err);
         break;
     case FDL_KIND_CUDA:
+    case FDL_KIND_BITCODE: /* compiled by the link; inspected as it is */
         rc = FDL_OK;
         break;
     case FDL_KIND_AUTO:

@@ -39,6 +39,22 @@ int fdl__demangle(const char *name, char *out, size_t cap);
 int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *in, size_t in_size,
                     unsigned flags, fdl_error *err);
 
+/* ---- libNVVM -------------------------------------------------------------------------------- */
+
+/* Whether @p p (@p n bytes) is LLVM bitcode: 'BC' 0xC0DE, or the wrapper 0x0B17C0DE. */
+int fdl__is_bitcode(const unsigned char *p, size_t n);
+
+/*
+ * Compile NVVM bitcode @p bc (@p n bytes, input @p name) for @p arch ("compute_90") with
+ * libNVVM, opened once at run time (FDLINK_NVVM names another): into LTO-IR (-gen-lto) with
+ * @p ltoir, else PTX. *out (malloc'ed, the caller's; NUL after *out_size bytes) and *log
+ * (libNVVM's log or NULL, the caller's) on return, whatever the outcome.
+ * @return FDL_OK, FDL_ENOLIB (no libNVVM), FDL_EPARSE (libNVVM refused it: its first log line),
+ *         FDL_ENOMEM. Thread-safety: any thread.
+ */
+int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const unsigned char *bc,
+                      size_t n, const char *name, const char *arch, int ltoir, fdl_error *err);
+
 /* ---- NVRTC ----------------------------------------------------------------------------------- */
 
 /* One header handed to NVRTC in memory. */
