@@ -88,3 +88,15 @@ foreach(_a ar_empty_first ar_bsd)
   fdlink_bad_input(link_${_a}_cubin_member SPECS ${_fdl_caller} libk.a=${_a}:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx libk.a)
 endforeach()
+
+# a cubin's kernel parameters from its .nv.info (EIATTR_KPARAM_INFO: count and sizes), checked
+# before a GPU is needed, as PTX's are (issue 34); a device function of that name is no kernel
+fdlink_bad_input(run_cubin_too_few_args SPECS k.cubin=copy:fx/kernel_named.cubin
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+  ARGS run k.cubin -k mul_f32_f32 f32[1] f32:2)
+fdlink_bad_input(run_cubin_wrong_size SPECS k.cubin=copy:fx/kernel_named.cubin
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+  ARGS run k.cubin -k mul_f32_f32 f32[1] f64:2 f32:3)
+fdlink_bad_input(run_cubin_args_agree_then_no_gpu SPECS k.cubin=copy:fx/kernel_named.cubin
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+  ARGS run k.cubin -k mul_f32_f32 f32[1] f32:2 f32:3)
