@@ -18,6 +18,7 @@ void help_inspect(FILE *out)
           "options:\n"
           "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda,\n"
           "                 bitcode\n"
+          "  --code         kernels and functions only; variables as a count\n"
           "  -h, --help     show this help\n",
           out);
 }
@@ -114,7 +115,7 @@ static void print_symbol(const fdl_symbol *s)
     printf("\n");
 }
 
-static void print_image(const fdl_image *img, size_t nimages)
+static void print_image(const fdl_image *img, size_t nimages, int code_only)
 {
     printf("  ");
     if (img->member[0])
@@ -135,13 +136,24 @@ static void print_image(const fdl_image *img, size_t nimages)
         printf("    its functions are known only after link-time optimisation\n");
     if (img->ptx)
         print_ptx(img->ptx);
-    for (size_t i = 0; i < img->nsymbols; i++)
+    size_t vars = 0, weak = 0;
+    for (size_t i = 0; i < img->nsymbols; i++) {
+        if (code_only && img->symbols[i].kind == FDL_SYMBOL_VARIABLE) {
+            vars++;
+            weak += img->symbols[i].weak != 0;
+            continue;
+        }
         print_symbol(&img->symbols[i]);
+    }
+    /* --code: the variables summed up (issue 34: thousands of weak ones from C++ headers) */
+    if (vars)
+        printf("    variables: %zu (%zu weak), not shown\n", vars, weak);
 }
 
 int cmd_inspect(int argc, char **argv)
 {
     fdl_input_kind kind = FDL_KIND_AUTO;
+    int code_only = 0;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     size_t nfiles = 0;
     int rc = 1;
@@ -164,6 +176,8 @@ int cmd_inspect(int argc, char **argv)
                                      v ? kerr.message : "option --kind needs a kind");
                 goto cleanup;
             }
+        } else if (strcmp(a, "--code") == 0) {
+            code_only = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             rc = cli_usage_error("inspect", "unknown option '%s'", a);
             goto cleanup;
@@ -191,7 +205,7 @@ int cmd_inspect(int argc, char **argv)
             printf(", %zu image%s", n, n == 1 ? "" : "s");
         printf("\n");
         for (size_t i = 0; i < n; i++)
-            print_image(fdl_inspection_image(ins, i), n);
+            print_image(fdl_inspection_image(ins, i), n, code_only);
         fdl_inspection_destroy(ins);
     }
 cleanup:

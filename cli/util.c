@@ -150,8 +150,9 @@ static int log_repeats(const log_line *l, const fdl_error *err)
         n--;
     if (n < 8)
         return 0;
-    for (const char *hit = strstr(err->message, (char[2]){l->p[0], 0}); hit;
-         hit = strchr(hit + 1, l->p[0]))
+    if (n > 80) /* a long line the headline quotes cut short: its start */
+        n = 80;
+    for (const char *hit = strchr(err->message, l->p[0]); hit; hit = strchr(hit + 1, l->p[0]))
         if (strncmp(hit, l->p, n) == 0)
             return 1;
     return 0;

@@ -831,6 +831,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
             link->wall_ms = 1e-6;
         link->state = LINK_DONE;
         backend_diags(link, before);
+        fdl__link_advice(link, 0);
         return FDL_OK;
     }
     if ((rc = prepare(link, err)) != FDL_OK)
@@ -848,6 +849,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         return rc;
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
+    fdl__link_advice(link, 1);
     return FDL_OK;
 }
 

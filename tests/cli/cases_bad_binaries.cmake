@@ -100,3 +100,7 @@ fdlink_bad_input(run_cubin_wrong_size SPECS k.cubin=copy:fx/kernel_named.cubin
 fdlink_bad_input(run_cubin_args_agree_then_no_gpu SPECS k.cubin=copy:fx/kernel_named.cubin
   ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
   ARGS run k.cubin -k mul_f32_f32 f32[1] f32:2 f32:3)
+
+# inspect --code: kernels and functions only, the variables counted (issue 34)
+fdlink_bad_input(inspect_code_only SPECS k.cubin=copy:fx/cuda13_traits_values.cubin
+  ARGS inspect --code k.cubin)

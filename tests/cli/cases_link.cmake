@@ -104,8 +104,9 @@ fdlink_cli_test(link_undefined_mathdx_json ABSENT app.cubin
 set(_fdl_libdevice ${FDLINK_CUDA_ROOT}/nvvm/libdevice)
 if(EXISTS ${_fdl_libdevice}/libdevice.10.bc)
   fdlink_cli_test(inspect_bitcode_libdevice WORKDIR ${_fdl_libdevice} ARGS inspect libdevice.10.bc)
+  # (-w: a PTX caller beside libdevice's LTO-IR is warned about, naming the absolute path)
   fdlink_cli_test(link_bitcode_libdevice PRESENT app.cubin WORKDIR ${_fdl_libdevice}
-    ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin
+    ARGS link -arch=sm_90 --no-cache -w -o @OUT@/app.cubin
          ${PROJECT_SOURCE_DIR}/tests/data/undefined/libdevice_caller.ptx libdevice.10.bc)
   fdlink_cli_test(link_bitcode_libdevice_without_lto PRESENT app.cubin WORKDIR ${_fdl_libdevice}
     ARGS link -arch=sm_90 --no-cache --no-lto -o @OUT@/app.cubin
@@ -117,3 +118,8 @@ if(EXISTS ${_fdl_libdevice}/libdevice.10.bc)
     ENV FDLINK_NVVM=/nonexistent/libnvvm.so.4
     ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin libdevice.10.bc)
 endif()
+
+# advice after a link (issue 34): a PTX caller beside large LTO-IR (nvJitLink then compiles the
+# library without seeing its callers), said once
+fdlink_cli_test(link_ptx_caller_of_large_ltoir PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin link/caller.ptx advice/large_library.cu)

@@ -63,6 +63,11 @@ case $mode in
       build coop.fatbin fatbin sm -rdc=true -- coop.cu || exit 1
     for f in globals caller textures coop; do inspect $f.fatbin; done
     link_all -- caller.fatbin globals.fatbin textures.fatbin coop.fatbin
+    # inspect --code: the kernel and the function, the variables only counted
+    "$fdlink" inspect --code globals.fatbin >code.txt 2>&1 || fail "inspect --code"
+    grep -q "kernel    corpus_globals" code.txt && grep -q "function  corpus_scale" code.txt &&
+      grep -q "    variables: [1-9][0-9]* (" code.txt && ! grep -q "^    variable  " code.txt ||
+      { head -20 code.txt; fail "inspect --code shows what it should not"; }
     # the one-line reproduction, a lone cubin
     echo '__device__ int counter;' >counter.cu
     "$nvcc" -rdc=true -cubin -arch=sm_90 -o counter.cubin counter.cu || fail "nvcc counter.cu"

@@ -119,6 +119,21 @@ int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const u
             size_t k = strcspn(*log, "\n");
             snprintf(first, sizeof first, ": %.*s", (int)(k < 280 ? k : 280), *log);
         }
+        /* bitcode of a newer LLVM than libNVVM's (NVSHMEM 3.8's .bc are LLVM 22's, for
+         * LLVM-based compilers; libNVVM 13 reads LLVM 7's): say what to link instead */
+        const char *producer = *log ? strstr(*log, "Producer: 'LLVM") : NULL;
+        if (producer) {
+            long major = strtol(producer + strlen("Producer: 'LLVM"), NULL, 10);
+            if (major > 7) {
+                rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL,
+                                "LLVM %d bitcode, which libNVVM (LLVM 7 IR) cannot read: it is "
+                                "for LLVM-based compilers; link the library's cubins, fatbin or "
+                                "static library (.a) instead", (int)major);
+                if (err)
+                    err->backend_code = compiled;
+                goto cleanup;
+            }
+        }
         rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL, "libNVVM cannot compile it for %s "
                         "(%s)%s", arch, fn->error_string(compiled), first);
         if (err)
