@@ -680,6 +680,9 @@ static int cmp_str(const void *a, const void *b)
 
 int cmd_doctor(int argc, char **argv)
 {
+    /* each library tried in a child before it is loaded here: one that exits, crashes or hangs
+     * while loading is a line of the report, not the end of it (FDLINK_PROBE_LIBS=0: not) */
+    setenv("FDLINK_PROBE_LIBS", "1", 0);
     int json = 0, no_gpu = 0, rc = 1;
     cli_list archs = {0};
     char **env = NULL;

@@ -351,9 +351,11 @@ int cli_link_check_options(cli_link_args *a)
     a->cuda.include_dirs = a->includes.v;
     a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
-    if (fdl__link_options_check(&a->opts, &err) != FDL_OK) {
+    int rc = fdl__link_options_check(&a->opts, &err);
+    if (rc != FDL_OK) {
         cli_print_error(&err);
-        return 1;
+        /* a bad option value is a usage error, as the parser's own are */
+        return rc == FDL_EINVAL || rc == FDL_ELIMIT ? EXIT_USAGE : 1;
     }
     return 0;
 }
@@ -528,8 +530,9 @@ int cmd_link(int argc, char **argv)
     fdl_error err = FDL_ERROR_INIT;
     /* cuLink and "native" need a current context: open the device, which makes it current
      * (after the options are known to be right: what is wrong with them needs no GPU to say). */
-    if (cli_link_check_options(&a) != 0)
+    if ((rc = cli_link_check_options(&a)) != 0)
         goto cleanup;
+    rc = 1;
     if (cli_link_needs_device(&a) && fdl_device_open(&dev, a.device, &err) != FDL_OK) {
         cli_print_device_error(&a, &err);
         goto cleanup;

@@ -75,9 +75,31 @@ static int finish_stdout(int rc)
 
 static int dispatch(int argc, char **argv);
 
+/*
+ * No exit 0 without fdlink's own say: a library whose initialiser calls exit() (a fake or broken
+ * nvJitLink, NVRTC or driver) would end fdlink with that status, as if the command had worked.
+ * An exit that does not come from main's return is a failure, said in one line.
+ */
+static volatile int g_main_returned;
+
+static void exit_guard(void)
+{
+    if (g_main_returned)
+        return;
+    static const char msg[] = "fdlink: error: the process was ended from inside a library it "
+                              "loaded (an initialiser that calls exit); try FDLINK_PROBE_LIBS=1 "
+                              "or fdlink doctor\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+    _exit(1);
+}
+
 int main(int argc, char **argv)
 {
-    return finish_stdout(dispatch(argc, argv));
+    atexit(exit_guard);
+    int rc = finish_stdout(dispatch(argc, argv));
+    g_main_returned = 1;
+    return rc;
 }
 
 static int dispatch(int argc, char **argv)

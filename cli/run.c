@@ -976,9 +976,9 @@ static int run_map(cli_link_args *la, const char *name, karg *args, size_t nargs
     }
     if ((rc = check_map_args(d, args, nargs, file_data, modes, &n)) != 0)
         goto cleanup;
-    rc = 1;
-    if (cli_link_check_options(la) != 0)
+    if ((rc = cli_link_check_options(la)) != 0)
         goto cleanup;
+    rc = 1;
 
     /* ---- the device, and the map ---- */
     if (fdl_device_open(&dev, la->device, &err) != FDL_OK) {
@@ -1305,8 +1305,9 @@ int cmd_run(int argc, char **argv)
 
     /* ---- the code, and the device ---- */
     int lrc = 0;
-    if (cli_link_check_options(&la) != 0)
+    if ((rc = cli_link_check_options(&la)) != 0)
         goto cleanup;
+    rc = 1;
     int must_link = needs_link(&la, &lrc);
     if (lrc)
         goto cleanup;

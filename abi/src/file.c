@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,6 +466,27 @@ static void out_discard(out *o)
     o->fd = -1;
 }
 
+void fdl__signals_hold(unsigned char saved[FDL__SIGSET_SIZE])
+{
+    _Static_assert(sizeof(sigset_t) <= FDL__SIGSET_SIZE, "FDL__SIGSET_SIZE holds a sigset_t");
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT);
+    sigemptyset(&old);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    memcpy(saved, &old, sizeof old);
+}
+
+void fdl__signals_release(const unsigned char saved[FDL__SIGSET_SIZE])
+{
+    sigset_t old;
+    memcpy(&old, saved, sizeof old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 int fdl__write_outputs(size_t n, const char *const *paths, const void *const *data,
                        const size_t *sizes, fdl_error *err)
 {
@@ -480,6 +502,13 @@ int fdl__write_outputs(size_t n, const char *const *paths, const void *const *da
     /* 1. every output's path judged: what cannot be written is refused before any is written */
     for (i = 0; i < n && rc == FDL_OK; i++)
         rc = out_open(&v[i], err);
+    /* the ending signals wait while temporaries have names, unless a node may block */
+    int hold = rc == FDL_OK;
+    for (i = 0; i < n; i++)
+        hold &= v[i].kind == OUT_REPLACE;
+    unsigned char saved[FDL__SIGSET_SIZE];
+    if (hold)
+        fdl__signals_hold(saved);
     /* 2. every replaced file complete in its temporary */
     for (i = 0; i < n && rc == FDL_OK; i++)
         if (v[i].kind == OUT_REPLACE)
@@ -505,6 +534,8 @@ int fdl__write_outputs(size_t n, const char *const *paths, const void *const *da
     }
     for (i = 0; i < n; i++)
         out_discard(&v[i]);
+    if (hold)
+        fdl__signals_release(saved);
     free(v);
     return rc;
 }

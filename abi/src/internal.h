@@ -244,6 +244,18 @@ int fdl__write_outputs(size_t n, const char *const *paths, const void *const *da
 /* fdl__write_outputs of one output. */
 int fdl__write_atomic(const char *path, const void *data, size_t size, fdl_error *err);
 
+/*
+ * The signals that end a program from outside (SIGINT, SIGTERM, SIGHUP, SIGQUIT) held back in the
+ * calling thread while a named temporary file exists (a cache entry's, an output's before its
+ * rename), so that a program ended by one leaves no temporary behind: the signal is delivered
+ * when they are let go. Never held around what may block (a FIFO, a terminal).
+ * @p saved receives the thread's mask (an opaque buffer of FDL__SIGSET_SIZE bytes).
+ * Thread-safety: affects the calling thread only.
+ */
+#define FDL__SIGSET_SIZE 128
+void fdl__signals_hold(unsigned char saved[FDL__SIGSET_SIZE]);
+void fdl__signals_release(const unsigned char saved[FDL__SIGSET_SIZE]);
+
 /* ---- half.c: binary16 (__half) ------------------------------------------------------------- */
 
 /* @d rounded to the nearest binary16 (ties to even), with overflow to infinity and NaN kept. */
@@ -276,6 +288,17 @@ typedef struct fdl__symbol {
 int fdl__dlopen_table(void **handle, const char *env, const char *const *names, const char *what,
                       const char *purpose, const fdl__symbol *symbols, size_t nsymbols,
                       void *table, fdl_error *err);
+
+/*
+ * Try loading a library in a child process first, as fdl__dlopen_table would (@env's path, else
+ * @names in order): a library whose initialiser exits, crashes or does not finish within
+ * FDLINK_PROBE_LIBS_TIMEOUT_MS (default 30 s) is FDL_ENOLIB with one line naming it and what it
+ * did; FDL_OK when it loads or none is found (the real load then says why); FDL_EIO when no child
+ * can be made. fdl__dlopen_table runs it first when fdl__lib_trial_wanted (FDLINK_PROBE_LIBS=1;
+ * `fdlink doctor` sets it). Thread-safety: as fork(2) in the calling program.
+ */
+int fdl__lib_trial(const char *env, const char *const *names, const char *what, fdl_error *err);
+int fdl__lib_trial_wanted(void);
 
 /*
  * Open a shared library by the first name in @names (NULL-terminated) that dlopen accepts.

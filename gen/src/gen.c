@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h" /* fdl__copy_async */
 #include "genint.h"
 
 /* One compiled source: what it was made from and what it became. */
@@ -487,11 +488,11 @@ static int prepare_launch(launchable *l, size_t n, const fdl_gen_arg *args, size
     return FDL_OK;
 }
 
-int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
-                   fdl_error *err)
+static int map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
+                      fdl_stream *stream, const char *what, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(map != NULL))
-        return fdl__fail(err, FDL_EINVAL, "fdl_map_launch: map is NULL");
+        return fdl__fail(err, FDL_EINVAL, "%s: map is NULL", what);
     launchable *l = &map->l;
     fdl_arg kargs[FDL_SIG_MAX_PARAMS + 4];
     uint64_t addrs[FDL_SIG_MAX_PARAMS + 4];
@@ -519,7 +520,20 @@ int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
     cfg.grid.x = blocks ? (unsigned)blocks : 1u;
     cfg.block.x = FDL_GEN_BLOCK;
+    cfg.stream = stream;
     return fdl_kernel_launch_ex(l->kernel, &cfg, kargs, na, err);
+}
+
+int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
+                   fdl_error *err)
+{
+    return map_launch(map, n, args, nargs, NULL, "fdl_map_launch", err);
+}
+
+int fdl_map_launch_async(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
+                         fdl_stream *stream, fdl_error *err)
+{
+    return map_launch(map, n, args, nargs, stream, "fdl_map_launch_async", err);
 }
 
 /* Wait, clear the module's FDL_CALL record, and report the failure record of @l. */
@@ -528,8 +542,19 @@ static int check_fail(launchable *l, fdl_error *err)
     if (!l->gen->dev)
         return fdl__error(err, FDL_ENODEVICE, NULL, 0, 0, l->k.kernel,
                           "%s was made without a device", l->label);
+    /*
+     * Wait for the whole context: launches on a non-blocking stream (fdl_map_launch_async with
+     * another library's stream) are not ordered with the default stream's copies below.
+     */
+    fdl_device *dev = l->gen->dev;
+    int rc = fdl__device_enter(dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = dev->cu->ctx_synchronize();
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, dev, r, "cuCtxSynchronize");
     fdl_device_status st;
-    int rc = fdl_module_read_status(fdl_kernel_module(l->kernel), &st, err);
+    rc = fdl_module_read_status(fdl_kernel_module(l->kernel), &st, err);
     if (rc != FDL_OK)
         return rc;
     fail_record rec;
@@ -622,11 +647,11 @@ size_t fdl_reduction_result_size(const fdl_reduction *red)
     return red ? fdl_type_size(red->l.k.result) : 0;
 }
 
-int fdl_reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg *args, size_t nargs,
-                         fdl_error *err)
+static int reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg *args,
+                            size_t nargs, fdl_stream *stream, const char *what, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(red != NULL))
-        return fdl__fail(err, FDL_EINVAL, "fdl_reduction_launch: red is NULL");
+        return fdl__fail(err, FDL_EINVAL, "%s: red is NULL", what);
     launchable *l = &red->l;
     fdl_arg kargs[FDL_SIG_MAX_PARAMS + 4];
     uint64_t addrs[FDL_SIG_MAX_PARAMS + 4];
@@ -646,16 +671,28 @@ int fdl_reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg *args, 
     if (cfg.grid.x > red->max_blocks)
         cfg.grid.x = red->max_blocks;
     cfg.block.x = FDL_GEN_BLOCK;
+    cfg.stream = stream;
     rc = fdl_kernel_launch_ex(l->kernel, &cfg, kargs, na, err);
     if (rc == FDL_OK)
         red->launched = 1;
     return rc;
 }
 
-int fdl_reduction_result(fdl_reduction *red, void *out, size_t size, fdl_error *err)
+int fdl_reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg *args, size_t nargs,
+                         fdl_error *err)
 {
-    if (!FDL__CHECK_ARG(red && out))
-        return fdl__fail(err, FDL_EINVAL, "fdl_reduction_result: red or out is NULL");
+    return reduction_launch(red, n, args, nargs, NULL, "fdl_reduction_launch", err);
+}
+
+int fdl_reduction_launch_async(fdl_reduction *red, size_t n, const fdl_gen_arg *args,
+                               size_t nargs, fdl_stream *stream, fdl_error *err)
+{
+    return reduction_launch(red, n, args, nargs, stream, "fdl_reduction_launch_async", err);
+}
+
+/* The checks of a result's request: size, a device, a launch. */
+static int result_ready(const fdl_reduction *red, size_t size, fdl_error *err)
+{
     size_t want = fdl_type_size(red->l.k.result);
     if (size != want)
         return fdl__fail(err, FDL_EINVAL, "%s: the result has %zu bytes, but %zu were given",
@@ -665,7 +702,39 @@ int fdl_reduction_result(fdl_reduction *red, void *out, size_t size, fdl_error *
                           "%s was made without a device", red->l.label);
     if (!red->launched)
         return fdl__fail(err, FDL_EINVAL, "%s was never launched", red->l.label);
-    int rc = check_fail(&red->l, err);
+    return FDL_OK;
+}
+
+int fdl_reduction_result_async(fdl_reduction *red, uint64_t address, size_t size,
+                               fdl_stream *stream, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(red != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_reduction_result_async: red is NULL");
+    int rc = result_ready(red, size, err);
+    if (rc != FDL_OK)
+        return rc;
+    if (!address)
+        return fdl__fail(err, FDL_EINVAL, "%s: the result's device address is NULL",
+                         red->l.label);
+    return fdl__copy_async(red->l.gen->dev, address,
+                           fdl_buffer_address(red->l.scratch) + FDL__GEN_RED_RESULT, size, stream,
+                           "fdl_reduction_result_async", err);
+}
+
+int fdl_reduction_check(fdl_reduction *red, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(red != NULL))
+        return fdl__fail(err, FDL_EINVAL, "fdl_reduction_check: red is NULL");
+    return check_fail(&red->l, err);
+}
+
+int fdl_reduction_result(fdl_reduction *red, void *out, size_t size, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(red && out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_reduction_result: red or out is NULL");
+    int rc = result_ready(red, size, err);
+    if (rc == FDL_OK)
+        rc = check_fail(&red->l, err);
     if (rc != FDL_OK)
         return rc;
     return fdl_buffer_read(red->l.scratch, FDL__GEN_RED_RESULT, out, size, err);

@@ -246,6 +246,23 @@ int fdl_buffer_copy_async(fdl_buffer *dst, size_t dst_offset, const fdl_buffer *
     return FDL_OK;
 }
 
+int fdl__copy_async(fdl_device *dev, uint64_t dst, uint64_t src, size_t size, fdl_stream *stream,
+                    const char *what, fdl_error *err)
+{
+    if (size && (!dst || !src))
+        return fdl__fail(err, FDL_EINVAL, "%s: a NULL device address", what);
+    CUstream s;
+    int rc = fdl__stream_of(&s, stream, dev, what, err);
+    if (rc != FDL_OK || !size)
+        return rc;
+    if ((rc = fdl__device_enter(dev, err)) != FDL_OK)
+        return rc;
+    CUresult r = dev->cu->memcpy_dtod_async((CUdeviceptr)dst, (CUdeviceptr)src, size, s);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, dev, r, "cuMemcpyDtoDAsync");
+    return FDL_OK;
+}
+
 int fdl_buffer_zero_async(fdl_buffer *buf, fdl_stream *stream, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(buf))

@@ -81,6 +81,8 @@ static const entry entries[] = {
     E("cuStreamCreate", "cuStreamCreate", stream_create),
     E("cuStreamDestroy", "cuStreamDestroy_v2", stream_destroy),
     E("cuStreamSynchronize", "cuStreamSynchronize", stream_synchronize),
+    E("cuStreamGetCtx", "cuStreamGetCtx", stream_get_ctx),
+    E("cuStreamWaitEvent", "cuStreamWaitEvent", stream_wait_event),
     E("cuEventCreate", "cuEventCreate", event_create),
     E("cuEventDestroy", "cuEventDestroy_v2", event_destroy),
     E("cuEventRecord", "cuEventRecord", event_record),
@@ -195,6 +197,12 @@ static void load(void)
     fdl_error *err = &g_cuda.error;
     const char *override = getenv("FDLINK_LIBCUDA");
     const char *path = override && override[0] ? override : "libcuda.so.1";
+    /* FDLINK_PROBE_LIBS=1 (fdlink doctor): a driver that exits, crashes or hangs while loading
+     * does so in a child first */
+    static const char *const names[] = {"libcuda.so.1", NULL};
+    if (fdl__lib_trial_wanted() &&
+        (g_cuda.status = fdl__lib_trial("FDLINK_LIBCUDA", names, "the CUDA driver", err)) != FDL_OK)
+        return;
     /* An explicit choice is the only candidate: falling back would hide the mistake. */
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {

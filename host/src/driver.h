@@ -73,6 +73,8 @@ typedef struct fdl__cuda {
     CUresult (*stream_create)(CUstream *stream, unsigned int flags);
     CUresult (*stream_destroy)(CUstream stream);
     CUresult (*stream_synchronize)(CUstream stream);
+    CUresult (*stream_get_ctx)(CUstream stream, CUcontext *ctx);
+    CUresult (*stream_wait_event)(CUstream stream, CUevent event, unsigned int flags);
     CUresult (*event_create)(CUevent *event, unsigned int flags);
     CUresult (*event_destroy)(CUevent event);
     CUresult (*event_record)(CUevent event, CUstream stream);
@@ -204,6 +206,7 @@ struct fdl_stream {
     fdl__child child;
     fdl_device *dev;
     CUstream stream;
+    int owned; /* 0: wrapped (fdl_stream_wrap); the CUstream is not destroyed with it */
 };
 
 /* Make the device's context current on the calling thread. @return FDL_OK, FDL_ECUDA */
@@ -231,6 +234,15 @@ static inline void fdl__note_launch(fdl_kernel *k)
  */
 int fdl__stream_of(CUstream *out, const fdl_stream *stream, const fdl_device *dev,
                    const char *what, fdl_error *err);
+
+/*
+ * Queue a copy of @p size bytes of device memory from @p src to @p dst (any addresses of the
+ * device's context, fdlink's buffers or another library's) in @p stream (NULL: the default
+ * stream); @p what names the caller in messages. Nothing is checked beyond the stream's device
+ * and non-zero addresses. @return FDL_OK, FDL_EINVAL, FDL_ECUDA
+ */
+int fdl__copy_async(fdl_device *dev, uint64_t dst, uint64_t src, size_t size, fdl_stream *stream,
+                    const char *what, fdl_error *err);
 
 /*
  * Find the module's device status record (cuModuleGetGlobal of FDL__STATUS_SYMBOL) and remember

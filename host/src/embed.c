@@ -56,13 +56,16 @@ static void append_comment_text(fdl__buf *out, const char *text)
  * compilers take minutes over it), or FDLINK_EMBED_MAX_SIZE (fdl_cache_parse_size's syntax). */
 #define EMBED_MAX_DEFAULT ((uint64_t)1 << 30)
 
-static uint64_t embed_max(void)
+/* The bound into *out; FDL_EINVAL naming the variable when it is set to what is no size. */
+static int embed_max(uint64_t *out, fdl_error *err)
 {
     const char *v = getenv("FDLINK_EMBED_MAX_SIZE");
-    uint64_t max = 0;
-    if (!v || !fdl_cache_parse_size(v, &max) || max == 0)
-        max = EMBED_MAX_DEFAULT;
-    return max > SIZE_MAX - 1 ? SIZE_MAX - 1 : max;
+    uint64_t max = EMBED_MAX_DEFAULT;
+    if (v && v[0] && (!fdl_cache_parse_size(v, &max) || max == 0))
+        return fdl__fail(err, FDL_EINVAL, "FDLINK_EMBED_MAX_SIZE='%.40s%s' is not a size above 0 "
+                         "(bytes, or with K, M or G: e.g. 4G)", v, strlen(v) > 40 ? "..." : "");
+    *out = max > SIZE_MAX - 1 ? SIZE_MAX - 1 : max;
+    return FDL_OK;
 }
 
 int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n, fdl_error *err)
@@ -75,6 +78,10 @@ int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n,
     fdl__buf out = {0};
     char *data = NULL;
     for (size_t i = 0; i < n; i++) {
+        /* never a NULL path to a system call */
+        if (!FDL__CHECK_ARG(items[i].path && items[i].name))
+            return fdl__fail(err, FDL_EINVAL, "fdl_embed_write: item %zu has a NULL %s", i,
+                             items[i].path ? "name" : "path");
         if (!name_ok(items[i].name))
             return fdl__error(err, FDL_EINVAL, items[i].path, 0, 0, NULL,
                               "cannot embed under the name '%s' (printable, no quotes)",
@@ -92,7 +99,9 @@ int fdl_embed_write(const char *out_path, const fdl_embed_item *items, size_t n,
                     "size_t fdl_embedded_count(void);\n"
                     "const char *fdl_embedded_name(size_t i);\n\n",
                     FDLINK_VERSION_STRING);
-    uint64_t max = embed_max();
+    uint64_t max = 0;
+    if ((rc = embed_max(&max, err)) != FDL_OK)
+        goto cleanup;
     size_t left = (size_t)max;
     char what[160];
     snprintf(what, sizeof what,

@@ -24,6 +24,7 @@ struct fdl_launch {
     CUstream stream;
     unsigned grid[3], block[3];
     unsigned shared_bytes;
+    unsigned flags; /* FDL_LAUNCH_* it was prepared with */
     int cooperative;
     size_t nargs;
     void **params;         /* nargs pointers into values */
@@ -339,6 +340,7 @@ int fdl_launch_create(fdl_launch **out, fdl_kernel *kernel, const fdl_launch_con
     l->block[1] = cfg->block.y;
     l->block[2] = cfg->block.z;
     l->shared_bytes = (unsigned)cfg->shared_bytes;
+    l->flags = cfg->flags;
     l->cooperative = coop;
     l->nargs = nargs;
     if (nargs) {
@@ -394,6 +396,42 @@ int fdl_launch_set_arg(fdl_launch *l, size_t index, const void *value, size_t si
                           "kernel %s: argument %zu has %zu byte%s, but it was prepared with %zu",
                           name, index, size, size == 1 ? "" : "s", l->sizes[index]);
     memcpy(l->params[index], value, size);
+    return FDL_OK;
+}
+
+int fdl_launch_set_geometry(fdl_launch *l, fdl_dim3 grid, fdl_dim3 block, size_t shared_bytes,
+                            fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(l))
+        return fdl__fail(err, FDL_EINVAL, "fdl_launch_set_geometry: launch is NULL");
+    fdl_kernel *k = l->kernel;
+    int coop = 0;
+    /* the checks of fdl_launch_create; the cooperative one asks the driver for the occupancy */
+    int rc = fdl__device_enter(k->mod->dev, err);
+    if (rc == FDL_OK)
+        rc = check_geometry(k, grid, block, shared_bytes, l->flags, &coop, err);
+    if (rc != FDL_OK)
+        return rc;
+    l->grid[0] = grid.x;
+    l->grid[1] = grid.y;
+    l->grid[2] = grid.z;
+    l->block[0] = block.x;
+    l->block[1] = block.y;
+    l->block[2] = block.z;
+    l->shared_bytes = (unsigned)shared_bytes;
+    l->cooperative = coop;
+    return FDL_OK;
+}
+
+int fdl_launch_set_stream(fdl_launch *l, fdl_stream *stream, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(l))
+        return fdl__fail(err, FDL_EINVAL, "fdl_launch_set_stream: launch is NULL");
+    CUstream s = NULL;
+    int rc = fdl__stream_of(&s, stream, l->kernel->mod->dev, "fdl_launch_set_stream", err);
+    if (rc != FDL_OK)
+        return rc;
+    l->stream = s;
     return FDL_OK;
 }
 

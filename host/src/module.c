@@ -600,6 +600,17 @@ int fdl_kernel_param(const fdl_kernel *kernel, size_t index, size_t *offset, siz
     return FDL_OK;
 }
 
+const size_t *fdl_kernel_param_sizes(const fdl_kernel *kernel, size_t *count)
+{
+    if (count)
+        *count = kernel && kernel->attrs.params_known ? kernel->attrs.nparams : 0;
+    if (!kernel || !kernel->attrs.params_known)
+        return NULL;
+    /* a kernel without parameters still answers, with an array that is never read */
+    static const size_t none[1] = {0};
+    return kernel->attrs.nparams ? kernel->param_sizes : none;
+}
+
 int fdl_kernel_set_max_dynamic_shared(fdl_kernel *kernel, size_t bytes, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(kernel))

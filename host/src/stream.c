@@ -50,16 +50,66 @@ int fdl_stream_create(fdl_stream **out, fdl_device *dev, fdl_error *err)
         free(s);
         return fdl__device_error(err, dev, r, "cuStreamCreate");
     }
+    s->owned = 1;
     fdl__children_add(&dev->children, &s->child, FDL__STREAM, stream_child_destroy);
     *out = s;
     return FDL_OK;
+}
+
+int fdl_stream_wrap(fdl_stream **out, fdl_device *dev, void *handle, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_wrap: out is NULL");
+    *out = NULL;
+    if (!FDL__CHECK_ARG(dev))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_wrap: dev is NULL");
+    int rc = fdl__device_enter(dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUstream cs = (CUstream)handle;
+    /* the default streams belong to whichever context is current: the device's, at each use */
+    if (cs && cs != CU_STREAM_LEGACY && cs != CU_STREAM_PER_THREAD) {
+        CUcontext ctx = NULL;
+        CUresult r = dev->cu->stream_get_ctx(cs, &ctx);
+        if (r != CUDA_SUCCESS)
+            return fdl__device_error(err, dev, r, "fdl_stream_wrap: cuStreamGetCtx");
+        if (ctx != dev->ctx)
+            return fdl__fail(err, FDL_EINVAL,
+                             "fdl_stream_wrap: stream %p belongs to another CUDA context than "
+                             "the primary context of device %d",
+                             handle, dev->info.ordinal);
+    }
+    fdl_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory wrapping a stream");
+    s->dev = dev;
+    s->stream = cs;
+    s->owned = 0;
+    fdl__children_add(&dev->children, &s->child, FDL__STREAM, stream_child_destroy);
+    *out = s;
+    return FDL_OK;
+}
+
+void *fdl_stream_handle(const fdl_stream *stream)
+{
+    return stream ? (void *)stream->stream : NULL;
+}
+
+fdl_device *fdl_stream_device(const fdl_stream *stream)
+{
+    return stream ? stream->dev : NULL;
+}
+
+int fdl_stream_owned(const fdl_stream *stream)
+{
+    return stream ? stream->owned : 0;
 }
 
 void fdl_stream_destroy(fdl_stream *s)
 {
     if (!s)
         return;
-    if (fdl__device_enter(s->dev, NULL) == FDL_OK)
+    if (s->owned && fdl__device_enter(s->dev, NULL) == FDL_OK)
         s->dev->cu->stream_destroy(s->stream);
     fdl__children_remove(&s->dev->children, &s->child);
     free(s);
@@ -144,6 +194,22 @@ static int wait_event(fdl_event *e, const char *which, fdl_error *err)
     CUresult r = e->dev->cu->event_synchronize(e->event);
     if (r != CUDA_SUCCESS)
         return fdl__device_error(err, e->dev, r, "cuEventSynchronize");
+    return FDL_OK;
+}
+
+int fdl_stream_wait_event(fdl_stream *stream, fdl_event *e, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(e))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_wait_event: event is NULL");
+    CUstream s;
+    int rc = fdl__stream_of(&s, stream, e->dev, "fdl_stream_wait_event", err);
+    if (rc == FDL_OK)
+        rc = fdl__device_enter(e->dev, err);
+    if (rc != FDL_OK)
+        return rc;
+    CUresult r = e->dev->cu->stream_wait_event(s, e->event, 0);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, e->dev, r, "cuStreamWaitEvent");
     return FDL_OK;
 }
 

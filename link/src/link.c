@@ -91,6 +91,7 @@ static int copy_options(fdl_link *link, const fdl_link_options *o, fdl_error *er
         return fdl__fail(err, FDL_ENOMEM, "out of memory copying the link options");
     link->opts.cache_remote = link->cache_remote;
     fdl__cache_use_init(&link->cache, o->cache, link->cache_dir, link->cache_remote);
+    link->cache.payload = fdl__cache_payload_problem;
     return FDL_OK;
 }
 
@@ -425,6 +426,8 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
                         (int)o->output);
         goto cleanup;
     }
+    if ((rc = fdl__link_nvrtc_texts_ok(o, err)) != FDL_OK)
+        goto cleanup;
     int lto_possible = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
     ltoir = o->output == FDL_CUDA_OUTPUT_LTOIR ||
             (o->output == FDL_CUDA_OUTPUT_AUTO && lto_possible);
@@ -808,6 +811,52 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
+/* Forget the post-LTO views of an earlier check: inputs or declarations may have come since. */
+static void forget_views(fdl_link *link)
+{
+    for (size_t i = 0; i < link->ninputs; i++) {
+        fdl_ptx_destroy(link->inputs[i].post_lto);
+        link->inputs[i].post_lto = NULL;
+    }
+}
+
+/* The checks of fdl_link_complete (declarations, duplicates), after prepare. */
+static int run_checks(fdl_link *link, fdl_error *err)
+{
+    int rc = FDL_OK;
+    for (size_t i = 0; rc == FDL_OK && i < sizeof checks / sizeof checks[0]; i++)
+        rc = checks[i]->run(link, err);
+    return rc;
+}
+
+int fdl_link_check(fdl_link *link, unsigned flags, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(link))
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_check: link is NULL");
+    if (flags & ~FDL_LINK_CHECK_ALLOW_UNDEFINED)
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_check: unknown flags 0x%x",
+                         flags & ~FDL_LINK_CHECK_ALLOW_UNDEFINED);
+    if (link->state != LINK_OPEN)
+        return fdl__fail(err, FDL_EINVAL, "the link is already complete");
+    if (!link->ninputs)
+        return fdl__fail(err, FDL_EINVAL, "nothing to check: no inputs were added");
+    link->checked = 0;
+    forget_views(link);
+    int rc = prepare(link, err);
+    if (rc == FDL_OK) {
+        link->allow_undefined = (flags & FDL_LINK_CHECK_ALLOW_UNDEFINED) != 0;
+        rc = run_checks(link, err);
+        link->allow_undefined = 0;
+    }
+    /* a whole check stands for fdl_link_complete's while nothing is added */
+    if (rc == FDL_OK && !flags) {
+        link->checked = 1;
+        link->checked_inputs = link->ninputs;
+        link->checked_decls = link->ndecls;
+    }
+    return rc;
+}
+
 int fdl_link_complete(fdl_link *link, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(link))
@@ -820,6 +869,8 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     int rc;
     if (backend->ready && (rc = backend->ready(err)) != FDL_OK)
         return rc;
+    int checked = link->checked && link->checked_inputs == link->ninputs &&
+                  link->checked_decls == link->ndecls;
     link->state = LINK_FAILED;
     if (link->devrt && (rc = add_devrt(link, err)) != FDL_OK)
         return rc;
@@ -836,9 +887,12 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     }
     if ((rc = prepare(link, err)) != FDL_OK)
         return rc;
-    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
-        if ((rc = checks[i]->run(link, err)) != FDL_OK)
+    /* fdl_link_check ran them on these very inputs: not again (their diagnostics are there) */
+    if (!checked) {
+        forget_views(link); /* of an earlier fdl_link_check, if any */
+        if ((rc = run_checks(link, err)) != FDL_OK)
             return rc;
+    }
     uint64_t start = fdl__now_ns();
     rc = backend->run(link, err);
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
@@ -847,13 +901,109 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     backend_diags(link, before);
     if (rc != FDL_OK)
         return rc;
+    if (!link->cubin || !link->cubin_size)
+        return fdl__fail(err, FDL_ELINK, "the link gave no cubin"); /* never success without */
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
     fdl__link_advice(link, 1);
     return FDL_OK;
 }
 
+/* ---- CUDA C to checked PTX or LTO-IR, without a link ------------------------------------- */
+
+/* A copy of a NUL-terminated log, or NULL for none or an empty one. */
+static char *copy_log(const char *log)
+{
+    return log && log[0] ? fdl__strdup(log) : NULL;
+}
+
+int fdl_cuda_compile(void **out, size_t *size, fdl_input_kind *kind, char **log,
+                     const char *source, size_t len, const char *name, const char *arch,
+                     const fdl_decls *decls, const fdl_link_options *link_opts,
+                     const fdl_nvrtc_options *nvrtc_opts, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(out) || !FDL__CHECK_ARG(size))
+        return fdl__fail(err, FDL_EINVAL, "fdl_cuda_compile: out or size is NULL");
+    *out = NULL;
+    *size = 0;
+    if (kind)
+        *kind = FDL_KIND_AUTO;
+    if (log)
+        *log = NULL;
+    if (!FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(source || !len))
+        return fdl__fail(err, FDL_EINVAL, "fdl_cuda_compile: name or source is NULL");
+    fdl_link *link = NULL;
+    unsigned char *copy = NULL;
+    int rc;
+    fdl_link_options o = FDL_LINK_OPTIONS_INIT;
+    /* the options of any version, as the current one, with the arch given */
+    if (link_opts && (rc = fdl__link_options_normalise(&o, link_opts, err)) != FDL_OK)
+        goto cleanup;
+    if (arch)
+        o.arch = arch;
+    /* a compile, not a link: the fdl_link is only the way through NVRTC, the cache and checks */
+    if ((rc = fdl_link_create(&link, &o, err)) != FDL_OK)
+        goto cleanup;
+    if (decls && (rc = fdl_link_add_decls(link, decls, err)) != FDL_OK)
+        goto cleanup;
+    if ((rc = fdl_link_add_cuda(link, source, len, name, nvrtc_opts, err)) != FDL_OK)
+        goto cleanup;
+    /* what it defines against the declarations; the rest is defined elsewhere */
+    if (decls && (rc = fdl_link_check(link, FDL_LINK_CHECK_ALLOW_UNDEFINED, err)) != FDL_OK)
+        goto cleanup;
+    size_t n = 0, cap;
+    fdl_input_kind k = FDL_KIND_AUTO;
+    const void *data = fdl_link_input_data(link, 0, &n, &k);
+    if (!fdl__size_add(&cap, n, 1) || !(copy = malloc(cap))) {
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory copying %zu bytes", n);
+        goto cleanup;
+    }
+    memcpy(copy, data, n);
+    copy[n] = '\0';
+    *out = copy;
+    *size = n;
+    if (kind)
+        *kind = k;
+    copy = NULL;
+    rc = FDL_OK;
+cleanup:
+    /* NVRTC's log (warnings too) is the caller's; err->log would outlive the link it points into */
+    if (log && link) {
+        const char *l = rc == FDL_OK ? "" : fdl_link_error_log(link);
+        *log = copy_log(l[0] ? l : fdl_link_info_log(link));
+    }
+    if (err && link && err->log)
+        err->log = NULL;
+    if (rc == FDL_OK && log && !*log && fdl_link_info_log(link)[0]) {
+        free(*out);
+        *out = NULL;
+        *size = 0;
+        if (kind)
+            *kind = FDL_KIND_AUTO;
+        rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory copying the log");
+    }
+    free(copy);
+    fdl_link_destroy(link);
+    return rc;
+}
+
 /* ---- results --------------------------------------------------------------------------------- */
+const void *fdl_link_input_data(const fdl_link *link, size_t i, size_t *size,
+                                fdl_input_kind *kind)
+{
+    if (size)
+        *size = 0;
+    if (kind)
+        *kind = FDL_KIND_AUTO;
+    if (!link || i >= link->ninputs)
+        return NULL;
+    if (size)
+        *size = link->inputs[i].size;
+    if (kind)
+        *kind = link->inputs[i].kind;
+    return link->inputs[i].data;
+}
+
 const void *fdl_link_cubin(const fdl_link *link, size_t *size)
 {
     if (size)

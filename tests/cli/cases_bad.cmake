@@ -334,3 +334,18 @@ fdlink_bad_input(header_output_name_with_an_escape SPECS ${OK_DECL}
 fdlink_bad_input(link_bitcode_not_a_module SPECS bad.bc=bitcode_bad
   ARGS link -arch=sm_90 -o out.cubin bad.bc)
 fdlink_bad_input(inspect_bitcode_not_a_module SPECS bad.bc=bitcode_bad ARGS inspect bad.bc)
+
+# ---- issue 35: option texts bounded before NVIDIA's libraries see them ------------------------
+# A ptxas option of 99,964 bytes or more overflows a heap buffer inside nvJitLink's and NVRTC's
+# ptxas (linkopts.c); fdlink refuses one over 64 KiB, whichever way it comes, as a usage error.
+string(REPEAT "x" 70000 _fdl_long)
+fdlink_bad_input(link_xptxas_too_long SPECS ${CALLER} ${MUL}
+  ARGS link -arch=sm_90 -o app.cubin -Xptxas -${_fdl_long} caller.ptx mul.ptx)
+fdlink_bad_input(link_xnvjitlink_xptxas_too_long SPECS ${CALLER} ${MUL}
+  ARGS link -arch=sm_90 -o app.cubin -Xnvjitlink -Xptxas=-${_fdl_long} caller.ptx mul.ptx)
+
+# ---- issue 35: size variables parsed strictly, naming the variable ----------------------------
+fdlink_bad_input(cache_prune_max_size_variable_not_a_size SPECS c=dir
+  ENV FDLINK_CACHE_MAX_SIZE=1.5G ARGS cache --dir c prune)
+fdlink_bad_input(embed_max_size_variable_not_a_size SPECS mul.cubin=copy:fx/mul.cubin
+  ENV FDLINK_EMBED_MAX_SIZE=1e9 ARGS embed -o out.c mul.cubin)

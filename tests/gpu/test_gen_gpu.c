@@ -593,6 +593,71 @@ Test(gpu_gen_reduction, edge_sizes_sum_min_max_product_and_custom, .timeout = 60
     done(&f);
 }
 
+/*
+ * Work chained on one stream with no host wait between: an expression, a reduction, its result
+ * copied into device memory, and an expression that reads it; the stream is a wrapped one, as
+ * another library's would be.
+ */
+Test(gpu_gen_reduction, launches_and_results_chain_on_a_stream)
+{
+    fdl_device *dev = open_or_skip();
+    fixture f = make(dev, "", NULL, NULL);
+    size_t n = 1000003;
+    int32_t *x = malloc(n * 4);
+    long long want = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (int32_t)(i % 11) - 5;
+        want += x[i] + 1;
+    }
+    /* the result lands in element 0 of r; the expression over 16 indices takes 16 of each */
+    fdl_buffer *dx = upload(dev, x, n * 4), *dres = buffer(dev, 16 * 8), *dy = buffer(dev, 16 * 8);
+    OK(fdl_buffer_zero(dres, err_), "zero");
+    fdl_stream *own = NULL, *s = NULL;
+    OK(fdl_stream_create(&own, dev, err_), "fdl_stream_create");
+    OK(fdl_stream_wrap(&s, dev, fdl_stream_handle(own), err_), "fdl_stream_wrap");
+    fdl_map *inc = NULL, *use = NULL;
+    OK(fdl_elementwise_create(&inc, f.gen, "int *x", "x[i] += 1", err_), "x += 1");
+    OK(fdl_elementwise_create(&use, f.gen, "const long long *r, long long *y",
+                              "y[i] = r[0] * 2 + (long long)i", err_), "y = 2 r + i");
+    fdl_reduction *sum = reduction(&f, "int64", "const int *x", "x[i]", "sum", NULL);
+    fdl_gen_arg xa[] = {fdl_gen_buffer(dx)};
+    fdl_gen_arg ya[] = {fdl_gen_buffer(dres), fdl_gen_buffer(dy)};
+    OK(fdl_map_launch_async(inc, n, xa, 1, s, err_), "x += 1 on the stream");
+    OK(fdl_reduction_launch_async(sum, n, xa, 1, s, err_), "sum on the stream");
+    OK(fdl_reduction_result_async(sum, fdl_buffer_address(dres), 8, s, err_), "result");
+    OK(fdl_map_launch_async(use, 16, ya, 2, s, err_), "y = 2 r + i on the stream");
+    OK(fdl_stream_synchronize(s, err_), "fdl_stream_synchronize");
+    long long *y = download(dy, 0, 16 * 8), *r = download(dres, 0, 8);
+    cr_assert_eq(r[0], want, "sum %lld, want %lld", r[0], want);
+    for (size_t i = 0; i < 16; i++)
+        cr_assert_eq(y[i], 2 * want + (long long)i, "y[%zu] = %lld", i, y[i]);
+    OK(fdl_reduction_check(sum, err_), "fdl_reduction_check");
+    OK(fdl_map_check(use, err_), "fdl_map_check");
+    /* the synchronous result agrees with the asynchronous one */
+    long long again = 0;
+    OK(fdl_reduction_result(sum, &again, 8, err_), "fdl_reduction_result");
+    cr_assert_eq(again, want);
+    /* the default stream too (NULL), and a refused request leaves nothing queued */
+    OK(fdl_reduction_launch_async(sum, 0, xa, 1, NULL, err_), "n = 0 on the default stream");
+    OK(fdl_reduction_result_async(sum, fdl_buffer_address(dres), 8, NULL, err_), "result");
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_reduction_result_async(sum, 0, 8, s, &e), FDL_EINVAL);
+    cr_assert_str_eq(e.message, "reduction 'sum of x[i]': the result's device address is NULL");
+    OK(fdl_device_synchronize(dev, err_), "fdl_device_synchronize");
+    free(r);
+    r = download(dres, 0, 8);
+    cr_assert_eq(r[0], 0, "the sum of nothing is %lld", r[0]);
+    free(r);
+    free(y);
+    fdl_map_destroy(inc);
+    fdl_map_destroy(use);
+    fdl_reduction_destroy(sum);
+    fdl_stream_destroy(s);
+    fdl_stream_destroy(own);
+    free(x);
+    done(&f);
+}
+
 Test(gpu_gen_reduction, float_sums_are_accurate_and_the_same_every_run)
 {
     fdl_device *dev = open_or_skip();

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -834,8 +835,20 @@ Test(gpu_kernel, attributes_and_parameter_layout)
     }
     cr_assert_eq(fdl_kernel_param(k, 6, NULL, NULL, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "kernel 'params_mixed' has no parameter 6 (it takes 6)");
+    /* all the sizes at once, as fdl_kernel_param gives them */
+    size_t count = 99;
+    const size_t *all = fdl_kernel_param_sizes(k, &count);
+    cr_assert_not_null(all);
+    cr_assert_eq(count, 6);
+    for (size_t i = 0; i < 6; i++)
+        cr_assert_eq(all[i], sizes[i], "parameter %zu of %zu bytes", i, all[i]);
     cr_assert_eq(fdl_kernel_get_attrs(kernel_or_fail(mod, "empty"), &a, &err), FDL_OK);
     cr_assert_eq(a.nparams, 0);
+    count = 99;
+    cr_assert_not_null(fdl_kernel_param_sizes(kernel_or_fail(mod, "empty"), &count));
+    cr_assert_eq(count, 0);
+    cr_assert_null(fdl_kernel_param_sizes(NULL, &count));
+    cr_assert_eq(count, 0);
     fdl_module_destroy(mod);
     fdl_device_destroy(dev);
 }
@@ -1152,6 +1165,218 @@ Test(gpu_launch, prepared_launch_runs_repeatedly)
     cr_assert_null(refused);
     fdl_module_destroy(mod);
     fdl_stream_destroy(stream);
+    fdl_device_destroy(dev);
+}
+
+/*
+ * The driver fdlink loaded, for making streams as another library would (without <cuda.h>: a
+ * CUstream is a pointer, CUDA_SUCCESS 0, CU_STREAM_NON_BLOCKING 1).
+ */
+typedef struct foreign_driver {
+    void *lib;
+    int (*create)(void **stream, unsigned flags); /* cuStreamCreate */
+    int (*destroy)(void *stream);                 /* cuStreamDestroy_v2 */
+    int (*sync)(void *stream);                    /* cuStreamSynchronize */
+} foreign_driver;
+
+static foreign_driver foreign_open(void)
+{
+    const char *path = getenv("FDLINK_LIBCUDA");
+    foreign_driver d = {0};
+    d.lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(d.lib, "%s", dlerror());
+    void *c = dlsym(d.lib, "cuStreamCreate"), *x = dlsym(d.lib, "cuStreamDestroy_v2"),
+         *y = dlsym(d.lib, "cuStreamSynchronize");
+    cr_assert(c && x && y);
+    /* POSIX: a function pointer fits in a void * (as dlsym returns them) */
+    memcpy(&d.create, &c, sizeof c);
+    memcpy(&d.destroy, &x, sizeof x);
+    memcpy(&d.sync, &y, sizeof y);
+    return d;
+}
+
+/* fill_u32 of @p value over @p words words with @p blocks blocks of 256 threads, on @p s. */
+static void fill_on(fdl_kernel *fill, fdl_buffer *buf, uint32_t value, uint32_t words,
+                    unsigned blocks, fdl_stream *s)
+{
+    uint64_t p = fdl_buffer_address(buf);
+    fdl_arg args[] = {FDL_ARG(p), FDL_ARG(value), FDL_ARG(words)};
+    fdl_launch_config cfg = config((fdl_dim3){blocks, 1, 1}, (fdl_dim3){256, 1, 1});
+    cfg.stream = s;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_kernel_launch_ex(fill, &cfg, args, 3, &err), FDL_OK, "%s", err.message);
+}
+
+static void expect_words(const fdl_buffer *buf, size_t words, uint32_t value, size_t upto,
+                         uint32_t rest)
+{
+    uint32_t *got = read_words(buf, words);
+    for (size_t i = 0; i < words; i++)
+        cr_assert_eq(got[i], i < upto ? value : rest, "word %zu is 0x%x", i, got[i]);
+    free(got);
+}
+
+Test(gpu_stream, a_foreign_stream_is_wrapped_used_and_left_alive)
+{
+    fdl_device *dev = open_or_skip();
+    fdl_module *mod = load_kernels(dev);
+    fdl_kernel *fill = kernel_or_fail(mod, "fill_u32");
+    enum { WORDS = 1024 };
+    fdl_buffer *buf = new_buffer(dev, WORDS * sizeof(uint32_t));
+    fdl_error err = FDL_ERROR_INIT;
+    foreign_driver d = foreign_open();
+    void *theirs = NULL;
+    cr_assert_eq(d.create(&theirs, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+
+    fdl_stream *s = (fdl_stream *)&s;
+    cr_assert_eq(fdl_stream_wrap(&s, dev, theirs, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_handle(s), theirs);
+    cr_assert_eq(fdl_stream_device(s), dev);
+    cr_assert_eq(fdl_stream_owned(s), 0);
+    fill_on(fill, buf, 0xa11ce5u, WORDS, 4, s);
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%s", err.message);
+    expect_words(buf, WORDS, 0xa11ce5u, WORDS, 0);
+
+    /* a prepared launch moved onto it, its grid changed: 1 block, then 4 */
+    fdl_stream *mine = NULL;
+    cr_assert_eq(fdl_stream_create(&mine, dev, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_owned(mine), 1);
+    cr_assert_not_null(fdl_stream_handle(mine));
+    uint64_t p = fdl_buffer_address(buf);
+    uint32_t value = 0xbeefu, words = WORDS;
+    fdl_arg args[] = {FDL_ARG(p), FDL_ARG(value), FDL_ARG(words)};
+    fdl_launch_config cfg = config((fdl_dim3){1, 1, 1}, (fdl_dim3){256, 1, 1});
+    cfg.stream = mine;
+    fdl_launch *l = NULL;
+    cr_assert_eq(fdl_launch_create(&l, fill, &cfg, args, 3, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_launch_set_stream(l, s, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_launch_run(l, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%s", err.message);
+    expect_words(buf, WORDS, 0xbeefu, 256, 0xa11ce5u);
+    cr_assert_eq(fdl_launch_set_geometry(l, (fdl_dim3){4, 1, 1}, (fdl_dim3){256, 1, 1}, 0, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_launch_run(l, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%s", err.message);
+    expect_words(buf, WORDS, 0xbeefu, WORDS, 0);
+    /* a geometry refused is not taken: the launch still runs 4 blocks */
+    cr_assert_eq(fdl_launch_set_geometry(l, (fdl_dim3){4, 0, 1}, (fdl_dim3){256, 1, 1}, 0, &err),
+                 FDL_EINVAL);
+    cr_assert_str_eq(err.message, "grid.y is 0 in the launch of kernel 'fill_u32' (every "
+                                  "dimension must be at least 1)");
+    cr_assert_eq(fdl_launch_set_geometry(l, (fdl_dim3){1, 1, 1}, (fdl_dim3){2048, 1, 1}, 0, &err),
+                 FDL_EINVAL);
+    cr_assert_str_eq(err.message, "block (2048,1,1) = 2048 threads exceeds the 1024 that kernel "
+                                  "fill_u32 allows");
+    value = 0x5eedu;
+    cr_assert_eq(fdl_launch_set_arg(l, 1, &value, sizeof value, &err), FDL_OK, "%s", err.message);
+    /* back to the default stream */
+    cr_assert_eq(fdl_launch_set_stream(l, NULL, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_launch_run(l, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "%s", err.message);
+    expect_words(buf, WORDS, 0x5eedu, WORDS, 0);
+    fdl_launch_destroy(l);
+    fdl_stream_destroy(mine);
+
+    /* the wrapper goes, the stream stays: theirs to use and to destroy */
+    fdl_stream_destroy(s);
+    cr_assert_eq(d.sync(theirs), 0);
+    /*
+     * A second wrapper is freed with the device, and the stream stays again. The other library
+     * holds the primary context as long as its stream lives (a context's streams go with it):
+     * here a second device handle holds it.
+     */
+    fdl_device *holder = NULL;
+    cr_assert_eq(fdl_device_open(&holder, fdl_device_ordinal(dev), &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_stream_wrap(&s, dev, theirs, &err), FDL_OK, "%s", err.message);
+    fdl_buffer_destroy(buf);
+    fdl_module_destroy(mod);
+    fdl_device_destroy(dev);
+    cr_assert_eq(d.sync(theirs), 0);
+    cr_assert_eq(d.destroy(theirs), 0);
+    fdl_device_destroy(holder);
+    dlclose(d.lib);
+}
+
+Test(gpu_stream, a_stream_waits_for_an_event_of_another)
+{
+    fdl_device *dev = open_or_skip();
+    fdl_module *mod = load_kernels(dev);
+    fdl_kernel *fill = kernel_or_fail(mod, "fill_u32"), *add = kernel_or_fail(mod, "add_one");
+    enum { WORDS = 1 << 20 };
+    fdl_buffer *buf = new_buffer(dev, WORDS * sizeof(uint32_t));
+    fdl_error err = FDL_ERROR_INIT;
+    foreign_driver d = foreign_open();
+    void *theirs = NULL;
+    cr_assert_eq(d.create(&theirs, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+    fdl_stream *a = NULL, *b = NULL;
+    fdl_event *done = NULL;
+    cr_assert_eq(fdl_stream_wrap(&a, dev, theirs, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_create(&b, dev, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_event_create(&done, dev, &err), FDL_OK, "%s", err.message);
+    /* an event never recorded is no wait, as for the driver */
+    cr_assert_eq(fdl_stream_wait_event(b, done, &err), FDL_OK, "%s", err.message);
+    for (uint32_t round = 1; round <= 5; round++) {
+        /* a (non-blocking, theirs): fill; b (fdlink's): after it, add one */
+        fill_on(fill, buf, 1000u * round, WORDS, WORDS / 256, a);
+        cr_assert_eq(fdl_event_record(done, a, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_stream_wait_event(b, done, &err), FDL_OK, "%s", err.message);
+        uint64_t p = fdl_buffer_address(buf);
+        uint32_t n = WORDS;
+        fdl_arg args[] = {FDL_ARG(p), FDL_ARG(n)};
+        fdl_launch_config cfg = config((fdl_dim3){WORDS / 256, 1, 1}, (fdl_dim3){256, 1, 1});
+        cfg.stream = b;
+        cr_assert_eq(fdl_kernel_launch_ex(add, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_stream_synchronize(b, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_stream_synchronize(a, &err), FDL_OK, "%s", err.message);
+        expect_words(buf, WORDS, 1000u * round + 1u, WORDS, 0);
+    }
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
+    cr_assert_eq(fdl_stream_wait_event(b, NULL, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_stream_wait_event: event is NULL");
+#endif
+    /* the default stream waits too */
+    cr_assert_eq(fdl_stream_wait_event(NULL, done, &err), FDL_OK, "%s", err.message);
+    fdl_stream_destroy(a);
+    fdl_stream_destroy(b);
+    fdl_event_destroy(done);
+    cr_assert_eq(d.destroy(theirs), 0);
+    fdl_buffer_destroy(buf);
+    fdl_module_destroy(mod);
+    fdl_device_destroy(dev);
+    dlclose(d.lib);
+}
+
+Test(gpu_stream, the_default_stream_handles_are_wrapped_as_given)
+{
+    fdl_device *dev = open_or_skip();
+    fdl_module *mod = load_kernels(dev);
+    fdl_kernel *fill = kernel_or_fail(mod, "fill_u32");
+    enum { WORDS = 512 };
+    fdl_buffer *buf = new_buffer(dev, WORDS * sizeof(uint32_t));
+    fdl_error err = FDL_ERROR_INIT;
+    void *const handles[] = {NULL, FDL_STREAM_LEGACY, FDL_STREAM_PER_THREAD};
+    for (size_t i = 0; i < 3; i++) {
+        fdl_stream *s = NULL;
+        cr_assert_eq(fdl_stream_wrap(&s, dev, handles[i], &err), FDL_OK, "%zu: %s", i,
+                     err.message);
+        cr_assert_eq(fdl_stream_handle(s), handles[i]);
+        cr_assert_eq(fdl_stream_owned(s), 0);
+        fill_on(fill, buf, 0x100u + (uint32_t)i, WORDS, 2, s);
+        cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%zu: %s", i, err.message);
+        expect_words(buf, WORDS, 0x100u + (uint32_t)i, WORDS, 0);
+        fdl_stream_destroy(s);
+    }
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
+    fdl_stream *s = (fdl_stream *)&s;
+    cr_assert_eq(fdl_stream_wrap(&s, NULL, NULL, &err), FDL_EINVAL);
+    cr_assert_null(s);
+    cr_assert_str_eq(err.message, "fdl_stream_wrap: dev is NULL");
+#endif
+    cr_assert_null(fdl_stream_handle(NULL));
+    cr_assert_null(fdl_stream_device(NULL));
+    fdl_buffer_destroy(buf);
+    fdl_module_destroy(mod);
     fdl_device_destroy(dev);
 }
 

@@ -216,7 +216,21 @@ Test(link_kinds, cuda_source)
         fdl_input_kind kind;
         cr_assert_str_eq(fdl_link_input(link, 1, &kind), "mul.cu");
         cr_assert_eq(kind, FDL_KIND_CUDA);
+        /* the NVRTC output as the backend gets it: LTO-IR (auto, LTO on) or PTX text */
+        size_t n = 0;
+        const unsigned char *bytes = fdl_link_input_data(link, 1, &n, &kind);
+        cr_assert(bytes && n > 16);
+        cr_assert_eq(kind, output ? FDL_KIND_PTX : FDL_KIND_LTOIR);
+        fdl_input_kind detected;
+        cr_assert_eq(fdl_input_detect(&detected, bytes, n, "x", &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(detected, kind);
+        if (output)
+            cr_assert(strstr((const char *)bytes, "mul_f32_f32") != NULL);
+        cr_assert_null(fdl_link_input_data(link, 2, &n, &kind));
+        cr_assert_eq(n, 0);
+        cr_assert_eq(kind, FDL_KIND_AUTO);
         cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        cr_assert_eq(fdl_link_input_data(link, 1, &n, NULL), bytes); /* kept until destroy */
         cr_assert_eq(fdl_link_lto(link), !output);
         check_cubin(link, "multiply_vectors", MUL_DEFINED);
         fdl_link_destroy(link);
@@ -1623,4 +1637,285 @@ Test(link_isolated, environment_and_validation)
     cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "invalid isolate 2 (expected 0, 1, or -1 for "
                                   "FDLINK_LINK_ISOLATE)");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checks without a link (fdl_link_check), inputs' bytes, CUDA C compiled alone                */
+/* ------------------------------------------------------------------------------------------ */
+
+Test(link_check, ltoir_is_checked_after_lto_without_a_cubin)
+{
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    ndiag = 0;
+    cr_assert_eq(fdl_link_set_diag(link, count_diag, NULL), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    /* the caller alone: mul_f32_f32 is declared but defined nowhere, unless that is allowed */
+    cr_assert_eq(fdl_link_check(link, 0, &err), FDL_EABI, "%s", err.message);
+    cr_assert(strstr(err.message, "mul_f32_f32"), "%s", err.message);
+    cr_assert(strstr(err.message, "ABI-6"), "%s", err.message);
+    size_t before = ndiag;
+    cr_assert_geq(before, 1);
+    cr_assert_eq(fdl_link_check(link, FDL_LINK_CHECK_ALLOW_UNDEFINED, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(ndiag, before);
+    /* a definition of the wrong width in LTO-IR, found in the post-LTO view, as complete does */
+    add(link, "mul_wide.ltoir", 0);
+    cr_assert_eq(fdl_link_check(link, FDL_LINK_CHECK_ALLOW_UNDEFINED, &err), FDL_EABI);
+    char source[600], message[600];
+    snprintf(source, sizeof source, "%s[post-LTO ptx]", fx("mul_wide.ltoir"));
+    snprintf(message, sizeof message,
+             "mul_f32_f32: parameter 2 (float32) is .b64 but needs .b32 (ABI-5; declared at "
+             "%s:2:1)",
+             fx("mul.decl"));
+    cr_assert_str_eq(err.source, source);
+    cr_assert_str_eq(err.message, message);
+    cr_assert_null(fdl_link_cubin(link, NULL));
+    cr_assert_eq(fdl_link_check(link, 3, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_link_check: unknown flags 0x2");
+    /* the link stays open: complete finds the same */
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EABI);
+    cr_assert_str_eq(err.message, message);
+    cr_assert_eq(fdl_link_check(link, 0, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "the link is already complete");
+    fdl_link_destroy(link);
+
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_check(link, 0, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "nothing to check: no inputs were added");
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
+    cr_assert_eq(fdl_link_check(NULL, 0, &err), FDL_EINVAL);
+#endif
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_check, a_passing_check_stands_until_an_input_is_added)
+{
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    ndiag = 0;
+    cr_assert_eq(fdl_link_set_diag(link, count_diag, NULL), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.ltoir", 0);
+    cr_assert_eq(fdl_link_check(link, 0, &err), FDL_OK, "%s", err.message);
+    cr_assert_null(fdl_link_cubin(link, NULL));
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(ndiag, 0);
+    check_cubin(link, "multiply_vectors", MUL_EITHER);
+    fdl_link_destroy(link);
+
+    /* a check that passed, then an input that disagrees: complete checks again and refuses */
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ltoir", 0);
+    cr_assert_eq(fdl_link_check(link, FDL_LINK_CHECK_ALLOW_UNDEFINED, &err), FDL_OK, "%s",
+                 err.message);
+    add(link, "mul_wide.ltoir", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_EABI, "%s", err.message);
+    cr_assert(strstr(err.message, "ABI-5"), "%s", err.message);
+    fdl_link_destroy(link);
+
+    link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    add(link, "mul.ptx", 0);
+    cr_assert_eq(fdl_link_check(link, 0, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_SOURCES "/../mul_wide.ptx", FDL_KIND_AUTO,
+                                   &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_neq(fdl_link_complete(link, &err), FDL_OK);
+    cr_assert_null(fdl_link_cubin(link, NULL));
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_check, the_bytes_of_each_input_as_the_backend_gets_them)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    size_t size;
+    char *src = slurp(FDL_LINK_SOURCES "/mul.cu", &size);
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul.cu", NULL, &err), FDL_OK, "%s",
+                 err.message);
+    add(link, "caller.ptx", 0);
+    fdl_input_kind kind = FDL_KIND_CUDA;
+    size_t n = 0;
+    const unsigned char *ir = fdl_link_input_data(link, 0, &n, &kind);
+    cr_assert_not_null(ir);
+    cr_assert_eq(kind, FDL_KIND_LTOIR, "%s", fdl_input_kind_name(kind));
+    cr_assert_gt(n, 4);
+    static const unsigned char magic[4] = {0xED, 0x43, 0x4E, 0x7F};
+    cr_assert_eq(memcmp(ir, magic, 4), 0, "NVVM container magic");
+    fdl_input_kind listed;
+    fdl_link_input(link, 0, &listed);
+    cr_assert_eq(listed, FDL_KIND_CUDA);
+    size_t ptx_size = 0;
+    char *ptx = slurp(fx("caller.ptx"), &ptx_size);
+    const char *given = fdl_link_input_data(link, 1, &n, &kind);
+    cr_assert_eq(kind, FDL_KIND_PTX);
+    cr_assert_eq(n, ptx_size);
+    cr_assert_eq(memcmp(given, ptx, n), 0);
+    cr_assert_eq(given[n], '\0');
+    free(ptx);
+    cr_assert_null(fdl_link_input_data(link, 2, &n, &kind));
+    cr_assert_eq(n, 0);
+    cr_assert_eq(kind, FDL_KIND_AUTO);
+    cr_assert_null(fdl_link_input_data(NULL, 0, NULL, NULL));
+    free(src);
+    fdl_link_destroy(link);
+}
+
+Test(link_cuda_compile, ltoir_and_ptx_checked_and_linkable_later)
+{
+    fdl_decls *decls = load_decls();
+    size_t size;
+    char *src = slurp(FDL_LINK_SOURCES "/mul.cu", &size);
+    fdl_error err = FDL_ERROR_INIT;
+    void *out = NULL;
+    size_t n = 0;
+    char *log = (char *)&log;
+    fdl_input_kind kind = FDL_KIND_AUTO;
+    cr_assert_eq(fdl_cuda_compile(&out, &n, &kind, &log, src, size, "mul.cu", "sm_90", decls,
+                                  NULL, NULL, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(kind, FDL_KIND_LTOIR);
+    cr_assert_null(log, "a clean compile has no log: %s", log);
+    static const unsigned char magic[4] = {0xED, 0x43, 0x4E, 0x7F};
+    cr_assert_eq(memcmp(out, magic, 4), 0);
+    /* the bytes link with a caller, as any LTO-IR */
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    add(link, "caller.ptx", 0);
+    cr_assert_eq(fdl_link_add_data(link, out, n, "mul.ltoir", FDL_KIND_AUTO, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+    check_cubin(link, "multiply_vectors", MUL_EITHER);
+    fdl_link_destroy(link);
+    free(out);
+
+    /* PTX on request, at an arch of the options */
+    fdl_nvrtc_options no = FDL_NVRTC_OPTIONS_INIT;
+    no.output = FDL_CUDA_OUTPUT_PTX;
+    fdl_link_options lo = FDL_LINK_OPTIONS_INIT;
+    lo.arch = "sm_75";
+    cr_assert_eq(fdl_cuda_compile(&out, &n, &kind, NULL, src, size, "mul.cu", NULL, decls, &lo,
+                                  &no, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(kind, FDL_KIND_PTX);
+    cr_assert_eq(((char *)out)[n], '\0');
+    cr_assert(strstr(out, ".target sm_75"), "%s", (char *)out);
+    cr_assert(strstr(out, ".visible .func"), "%s", (char *)out);
+    cr_assert(strstr(out, "mul_f32_f32"), "%s", (char *)out);
+    free(out);
+    free(src);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_cuda_compile, disagreements_are_refused_with_the_log)
+{
+    fdl_decls *decls = load_decls();
+    fdl_error err = FDL_ERROR_INIT;
+    void *out = (void *)&out;
+    size_t n = 7;
+    char *log = NULL;
+    size_t size;
+    /* ABI-10: the declarations' header makes the stale prototype a compile error */
+    char *src = slurp(fx("mul_stale.cu"), &size);
+    cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, &log, src, size, "mul_stale.cu", "sm_90",
+                                  decls, NULL, NULL, &err),
+                 FDL_EPARSE);
+    cr_assert_null(out);
+    cr_assert_eq(n, 0);
+    cr_assert_str_eq(err.source, "mul_stale.cu");
+    cr_assert_null(err.log);
+    cr_assert_not_null(log);
+    cr_assert(strstr(log, "mul_stale.cu("), "%s", log);
+    free(log);
+    free(src);
+    /*
+     * What the header cannot catch, the check of the output does: a C++ overload (legal beside
+     * the declared extern "C" prototype) where the extern "C" definition was meant (ABI-7).
+     */
+    static const char overload[] =
+        "__device__ int mul_f32_f32(float *r, float a, double b)\n{\n    *r = a * b;\n"
+        "    return 0;\n}\n";
+    fdl_nvrtc_options no = FDL_NVRTC_OPTIONS_INIT;
+    no.output = FDL_CUDA_OUTPUT_PTX;
+    fdl_error fresh = FDL_ERROR_INIT;
+    err = fresh;
+    int rc = fdl_cuda_compile(&out, &n, NULL, NULL, overload, strlen(overload), "overload.cu",
+                              "sm_90", decls, NULL, &no, &err);
+    cr_assert_eq(rc, FDL_EABI, "%s %s", fdl_status_name(rc), err.message);
+    cr_assert_null(out);
+    char message[600];
+    snprintf(message, sizeof message,
+             "mul_f32_f32: defined only with a C++ mangled name _Z11mul_f32_f32Pffd; declare it "
+             "extern \"C\" (ABI-7; declared at %s:2:1)",
+             fx("mul.decl"));
+    cr_assert_str_eq(err.message, message);
+    /* without declarations nothing is checked */
+    cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, NULL, overload, strlen(overload),
+                                  "overload.cu", "sm_90", NULL, NULL, &no, &err),
+                 FDL_OK, "%s", err.message);
+    free(out);
+#ifdef NDEBUG /* a NULL output asserts in debug builds */
+    cr_assert_eq(fdl_cuda_compile(NULL, &n, NULL, NULL, overload, strlen(overload),
+                                  "overload.cu", "sm_90", decls, NULL, NULL, &err),
+                 FDL_EINVAL);
+#endif
+    cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, NULL, "a\0b", 3, "nul.cu", "sm_90", NULL, NULL,
+                                  NULL, &err),
+                 FDL_EKIND);
+    fdl_decls_destroy(decls);
+}
+
+static void count_kinds(void *ctx, const fdl_cache_entry *entry)
+{
+    size_t *n = ctx;
+    n[0] += strcmp(entry->kind, "nvrtc") == 0;
+    n[1] += strcmp(entry->kind, "check") == 0;
+}
+
+Test(link_cuda_compile, the_compile_and_the_check_go_through_the_cache)
+{
+    char dir[] = "/tmp/fdlink-test-compile-cache-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    fdl_decls *decls = load_decls();
+    size_t size;
+    char *src = slurp(FDL_LINK_SOURCES "/mul.cu", &size);
+    fdl_link_options lo = FDL_LINK_OPTIONS_INIT;
+    lo.cache = FDL_CACHE_ON;
+    lo.cache_dir = dir;
+    fdl_error err = FDL_ERROR_INIT;
+    void *first = NULL, *again = NULL;
+    size_t n1 = 0, n2 = 0;
+    cr_assert_eq(fdl_cuda_compile(&first, &n1, NULL, NULL, src, size, "mul.cu", "sm_90", decls,
+                                  &lo, NULL, &err),
+                 FDL_OK, "%s", err.message);
+    size_t kinds[2] = {0, 0};
+    cr_assert_eq(fdl_cache_list(dir, count_kinds, kinds, &err), FDL_OK, "%s", err.message);
+    /* NVRTC's output (and the check's keeper of declared functions), the post-LTO view */
+    cr_assert_geq(kinds[0], 1, "NVRTC's output stored: %zu", kinds[0]);
+    cr_assert_geq(kinds[1], 1, "the LTO-IR check's post-LTO view stored: %zu", kinds[1]);
+    size_t stored = kinds[0] + kinds[1];
+    cr_assert_eq(fdl_cuda_compile(&again, &n2, NULL, NULL, src, size, "mul.cu", "sm_90", decls,
+                                  &lo, NULL, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(n1, n2);
+    cr_assert_eq(memcmp(first, again, n1), 0);
+    kinds[0] = kinds[1] = 0;
+    cr_assert_eq(fdl_cache_list(dir, count_kinds, kinds, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(kinds[0] + kinds[1], stored, "nothing new stored");
+    size_t removed = 0;
+    cr_assert_eq(fdl_cache_clear(dir, &removed, &err), FDL_OK, "%s", err.message);
+    rmdir(dir);
+    free(first);
+    free(again);
+    free(src);
+    fdl_decls_destroy(decls);
 }

@@ -445,6 +445,97 @@ Test(cache_entry, an_empty_entry_is_a_miss) { bad_entry_is_a_miss(EMPTY); }
 Test(cache_entry, a_foreign_file_is_a_miss) { bad_entry_is_a_miss(FOREIGN); }
 Test(cache_entry, a_future_format_is_a_miss) { bad_entry_is_a_miss(FUTURE); }
 
+/*
+ * Issue 35: an entry planted under a real key, whole and with a right checksum, whose cubin is
+ * not one (what a writer without the payload check, an old fdlink, a shared remote or a bundle
+ * could store). It is no hit: counted corrupt, removed, the link done afresh (and before, the
+ * fallback called nvJitLink unloaded: SIGSEGV), and `cache verify` removes it too.
+ */
+typedef enum planted { PLANT_EMPTY, PLANT_ONE_BYTE, PLANT_NOT_ELF, PLANT_HOST_ELF } planted;
+
+static void plant(const char *cache, const char *hex, planted what)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    for (int i = 0; i < FDL__CACHE_KEY_SIZE; i++) {
+        unsigned v = 0;
+        cr_assert_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
+        key[i] = (unsigned char)v;
+    }
+    static const unsigned char host_elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
+    const unsigned char *cubin = (const unsigned char *)"";
+    size_t cubin_len = 0;
+    switch (what) {
+    case PLANT_EMPTY: break;
+    case PLANT_ONE_BYTE: cubin = (const unsigned char *)"\x7f"; cubin_len = 1; break;
+    case PLANT_NOT_ELF: cubin = (const unsigned char *)"not a cubin at all"; cubin_len = 18; break;
+    case PLANT_HOST_ELF: cubin = host_elf; cubin_len = sizeof host_elf; break;
+    }
+    unsigned char flags[2] = {0, 0};
+    const unsigned char *secs[5] = {cubin, (const unsigned char *)"", (const unsigned char *)"",
+                                    (const unsigned char *)"", flags};
+    size_t lens[5] = {cubin_len, 0, 0, 0, 2};
+    /* in a child: the writer is another process (this one's memory tier stays empty) */
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        fdl__cache_use u;
+        fdl__cache_use_init(&u, FDL_CACHE_ON, cache, "");
+        u.payload = NULL; /* a writer that checks nothing */
+        fdl__cache_put(&u, FDL__CACHE_LINK, key, secs, lens, 5);
+        fdl__cache_use_free(&u);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void planted_entry_is_no_hit(planted what, int isolate)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char *ref = path_in(dir, "ref.cubin"), *got = path_in(dir, "got.cubin");
+    setenv("FDLINK_LINK_ISOLATE", isolate ? "1" : "0", 1);
+    job j = base_job(cache);
+    job off = j;
+    off.mode = FDL_CACHE_OFF;
+    cr_assert_eq(run_child(&off, ref).rc, FDL_OK);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    plant(cache, first.key, what);
+    char *entry = entry_path(cache, first.key);
+    cr_assert_eq(access(entry, F_OK), 0, "the planted entry is there");
+    /* cache verify removes it */
+    size_t bad = 0;
+    cr_assert_eq(fdl_cache_verify(cache, NULL, NULL, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad, 1, "cache verify calls a planted bad cubin good");
+    cr_assert_eq(access(entry, F_OK), -1);
+    /* planted again: a link in a fresh process (memo: nvJitLink not loaded before the lookup) */
+    plant(cache, first.key, what);
+    outcome o = run_child(&j, got);
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert_eq(o.result, FDL_CACHE_MISS, "a planted bad cubin is served");
+    cr_assert(files_equal(ref, got), "the result is byte-identical to an uncached link");
+    fdl_cache_stats s;
+    cr_assert_eq(fdl_cache_stats_get(&s, cache, NULL), FDL_OK);
+    cr_assert_geq(s.corrupt, 2, "counted");
+    cr_assert_eq(run_child(&j, NULL).result, FDL_CACHE_HIT_DISK, "the fresh result is stored");
+    unsetenv("FDLINK_LINK_ISOLATE");
+    free(entry);
+    free(ref);
+    free(got);
+    free(cache);
+    free(dir);
+}
+
+Test(cache_entry, a_planted_empty_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_EMPTY, 0); }
+Test(cache_entry, a_planted_empty_cubin_is_no_hit_isolated)
+{
+    planted_entry_is_no_hit(PLANT_EMPTY, 1);
+}
+Test(cache_entry, a_planted_one_byte_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_ONE_BYTE, 0); }
+Test(cache_entry, a_planted_non_elf_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_NOT_ELF, 0); }
+Test(cache_entry, a_planted_host_elf_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_HOST_ELF, 0); }
+
 Test(cache_entry, verify_reports_and_removes_bad_entries_and_dead_writers_files)
 {
     char *dir = make_temp_dir();
@@ -487,6 +578,40 @@ Test(cache_entry, verify_reports_and_removes_bad_entries_and_dead_writers_files)
     free(good);
     free(foreign);
     free(tmp);
+    free(dir);
+}
+
+/* Issue 35: `cache clear` beside running links leaves their temporaries alone. */
+Test(cache_entry, clear_leaves_a_running_writers_temporary)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.rc, FDL_OK);
+    char host[256] = "", clean[256] = "";
+    gethostname(host, sizeof host - 1);
+    size_t k = 0;
+    for (size_t i = 0; host[i] && k + 1 < sizeof clean; i++)
+        if ((host[i] >= 'a' && host[i] <= 'z') || (host[i] >= 'A' && host[i] <= 'Z') ||
+            (host[i] >= '0' && host[i] <= '9') || host[i] == '-')
+            clean[k++] = host[i];
+    /* a writer that runs (this process) and one that is gone (beyond pid_max) */
+    char live[512], dead[512];
+    snprintf(live, sizeof live, "%s.fdlc.tmp.%s.%ld.0000abcd", first.key, k ? clean : "h",
+             (long)getpid());
+    snprintf(dead, sizeof dead, "%s.fdlc.tmp.%s.%d.0000abce", first.key, k ? clean : "h",
+             4194305);
+    char *live_path = path_in(dir, live), *dead_path = path_in(dir, dead);
+    spit(live_path, "partial", 7);
+    spit(dead_path, "partial", 7);
+    size_t removed = 0;
+    cr_assert_eq(fdl_cache_clear(dir, &removed, NULL), FDL_OK);
+    cr_assert_eq(access(live_path, F_OK), 0, "a running writer's temporary was removed");
+    cr_assert_eq(access(dead_path, F_OK), -1, "a gone writer's temporary stayed");
+    cr_assert_eq(removed, 2, "the entry and the gone writer's temporary");
+    unlink(live_path);
+    free(live_path);
+    free(dead_path);
     free(dir);
 }
 

@@ -444,6 +444,12 @@ Test(gen_map, arguments_are_checked_before_the_device_is_needed)
                  "only)");
     expect_error(fdl_map_launch(m, 1000, ok, 2, &err), FDL_EINVAL, &err,
                  "map 'f_float32' takes 3 arguments, but 2 were given");
+    /* on a stream, the same checks first */
+    expect_error(fdl_map_launch_async(m, 1000, ok, 3, NULL, &err), FDL_ENODEVICE, &err,
+                 "map 'f_float32' was made without a device (compiled and linked for sm_90 "
+                 "only)");
+    expect_error(fdl_map_launch_async(m, 1000, ok, 2, NULL, &err), FDL_EINVAL, &err,
+                 "map 'f_float32' takes 3 arguments, but 2 were given");
     fdl_gen_arg short_in[] = {fdl_gen_array(0x10000, 4000), fdl_gen_array(0x20000, 400),
                               FDL_GEN_VALUE(two)};
     expect_error(fdl_map_launch(m, 1000, short_in, 3, &err), FDL_EINVAL, &err,
@@ -532,6 +538,21 @@ Test(gen_reduction, arguments_and_specifications_are_checked)
                  &err, "without a device");
     expect_error(fdl_reduction_result(r, &wrong, sizeof wrong, &err), FDL_EINVAL, &err,
                  "the result has 4 bytes, but 8 were given");
+    /* on a stream, and its result into device memory, checked the same way */
+    expect_error(fdl_reduction_launch_async(r, 101, args, 1, NULL, &err), FDL_EINVAL, &err,
+                 "reduction 'a + b of x[i]': argument 1 (x, float32) has 100 elements (400 "
+                 "bytes), but n is 101");
+    expect_error(fdl_reduction_launch_async(r, 100, args, 1, NULL, &err), FDL_ENODEVICE, &err,
+                 "without a device");
+    expect_error(fdl_reduction_result_async(r, 0x10000, sizeof wrong, NULL, &err), FDL_EINVAL,
+                 &err, "the result has 4 bytes, but 8 were given");
+    expect_error(fdl_reduction_result_async(r, 0x10000, sizeof out, NULL, &err), FDL_ENODEVICE,
+                 &err, "reduction 'a + b of x[i]' was made without a device");
+    expect_error(fdl_reduction_check(r, &err), FDL_ENODEVICE, &err, "without a device");
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
+    expect_error(fdl_reduction_check(NULL, &err), FDL_EINVAL, &err,
+                 "fdl_reduction_check: red is NULL");
+#endif
     fdl_reduction_destroy(r);
     free_gen(&f);
 }

@@ -176,6 +176,35 @@ Test(host_driver, driver_version_of_the_stub_is_enodevice)
 }
 
 #ifdef NDEBUG
+/* Issue 35: an item's NULL path never reaches openat (FDL_EINVAL in release builds). */
+Test(host_embed, an_item_with_a_null_path_or_name_is_einval)
+{
+    fdl_embed_item items[2] = {{"k", NULL}, {NULL, "/dev/null"}};
+    for (int i = 0; i < 2; i++) {
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_embed_write("/tmp/never-written.c", &items[i], 1, &err), FDL_EINVAL);
+        cr_assert_not_null(strstr(err.message, i ? "NULL name" : "NULL path"), "%s", err.message);
+    }
+    cr_assert_eq(access("/tmp/never-written.c", F_OK), -1);
+}
+
+/* A size variable that is no size is refused, naming it (issue 35: it fell back silently). */
+Test(host_embed, a_bad_embed_max_size_is_refused_naming_the_variable)
+{
+    static const char *const bad[] = {"1.5G", "1e9", "-1", "0", "12Q"};
+    fdl_embed_item item = {"k", "/dev/null"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(setenv("FDLINK_EMBED_MAX_SIZE", bad[i], 1), 0);
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_embed_write("/tmp/never-written.c", &item, 1, &err), FDL_EINVAL, "%s",
+                     bad[i]);
+        cr_assert_not_null(strstr(err.message, "FDLINK_EMBED_MAX_SIZE"), "%s", err.message);
+    }
+    unsetenv("FDLINK_EMBED_MAX_SIZE");
+}
+#endif
+
+#ifdef NDEBUG
 /* Programmer misuse is FDL_EINVAL in release builds (it asserts in debug builds). */
 Test(host_device, null_handles_are_einval_naming_the_function)
 {

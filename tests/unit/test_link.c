@@ -322,6 +322,58 @@ Test(link_options, rejects_a_malformed_arch)
               err.message);
 }
 
+/*
+ * Issue 35: option texts are bounded before nvJitLink, NVRTC or ptxas see them. A ptxas option
+ * of 99,964 bytes or more overflows a heap buffer in nvJitLink 13.0's and NVRTC 13.0's ptxas;
+ * fdlink refuses one over 65,536 bytes (however it comes), and any option text over 1,000,000.
+ */
+Test(link_options, option_texts_are_bounded_before_the_libraries_see_them)
+{
+    char *ptxas = malloc(65537 + 16), *huge = malloc(1000001 + 16);
+    cr_assert(ptxas && huge);
+    snprintf(ptxas, 16, "-Xptxas=-");
+    memset(ptxas + 9, 'x', 65536);
+    ptxas[9 + 65536] = '\0'; /* a ptxas option of 65,537 bytes */
+    snprintf(huge, 16, "-Xnvvm=");
+    memset(huge + 7, 'y', 1000000);
+    huge[7 + 1000000] = '\0';
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_link *link = NULL;
+    /* xptxas: the whole text goes to ptxas */
+    const char *xptxas[] = {ptxas + 8, NULL};
+    fdl_link_options o = FDL_LINK_OPTIONS_INIT;
+    o.arch = "sm_90";
+    o.xptxas = xptxas;
+    cr_assert_eq(fdl_link_create(&link, &o, &err), FDL_ELIMIT);
+    cr_assert_not_null(strstr(err.message, "a ptxas option may have at most 65536"), "%s",
+                       err.message);
+    /* a raw nvJitLink option that passes a ptxas option, and one that is only too long */
+    const char *extra1[] = {ptxas, NULL}, *extra2[] = {huge, NULL};
+    o.xptxas = NULL;
+    o.extra = extra1;
+    cr_assert_eq(fdl_link_create(&link, &o, &err), FDL_ELIMIT);
+    o.extra = extra2;
+    cr_assert_eq(fdl_link_create(&link, &o, &err), FDL_ELIMIT);
+    cr_assert_not_null(strstr(err.message, "an option may have at most 1000000"), "%s",
+                       err.message);
+    /* NVRTC's options, given to fdl_cuda_compile (refused before NVRTC is loaded) */
+    fdl_nvrtc_options no = FDL_NVRTC_OPTIONS_INIT;
+    no.extra = extra1;
+    void *out = NULL;
+    size_t size = 0;
+    static const char src[] = "extern \"C\" __device__ int f(int x) { return x; }\n";
+    cr_assert_eq(fdl_cuda_compile(&out, &size, NULL, NULL, src, sizeof src - 1, "k.cu", "sm_90",
+                                  NULL, NULL, &no, &err), FDL_ELIMIT, "%s", err.message);
+    cr_assert_null(out);
+    /* at the bound: accepted here (nvJitLink then refuses the unknown option cleanly) */
+    ptxas[9 + 65535] = '\0';
+    o.extra = extra1;
+    cr_assert_eq(fdl_link_create(&link, &o, &err) == FDL_ELIMIT, 0, "%s", err.message);
+    fdl_link_destroy(link);
+    free(ptxas);
+    free(huge);
+}
+
 Test(link_options, accepts_arch_variants)
 {
     static const char *const good[] = {"sm_75", "sm_90", "sm_90a", "sm_100f", "sm_120"};

@@ -245,7 +245,9 @@ static void free_server(server *s)
 }
 
 /* ---- small servers of the tests ------------------------------------------------------------ */
-typedef enum fake { SLOW, HTTP_GARBAGE, HTTP_CUT, HTTP_FULL, REDIS_GARBAGE, REDIS_CUT } fake;
+typedef enum fake {
+    SLOW, HTTP_GARBAGE, HTTP_CUT, HTTP_FULL, REDIS_GARBAGE, REDIS_CUT, REDIS_DRIP, HTTP_DRIP
+} fake;
 
 /* Read what a client sends (until a pause of 50 ms), so that closing does not reset it. */
 static void drain(int c)
@@ -318,6 +320,23 @@ static void fake_loop(int ls, fake how)
         case REDIS_CUT:
             put_all(c, "$100000\r\nFDLCACHE", 17);
             break;
+        case REDIS_DRIP:
+        case HTTP_DRIP: {
+            /* an answer that never ends: a piece well within every read's timeout, for ever
+             * (until the client hangs up) */
+            const char *head = how == REDIS_DRIP
+                                   ? "*100000000\r\n"
+                                   : "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n";
+            const char *piece = how == REDIS_DRIP ? ":1\r\n" : "F";
+            put_all(c, head, strlen(head));
+            for (;;) {
+                struct timespec ms20 = {0, 20000000};
+                nanosleep(&ms20, NULL);
+                if (write(c, piece, strlen(piece)) <= 0)
+                    break;
+            }
+            break;
+        }
         case SLOW:
             break;
         }
@@ -349,7 +368,7 @@ static server start_fake(fake how)
         _exit(0);
     }
     close(ls);
-    int redis = how == REDIS_GARBAGE || how == REDIS_CUT;
+    int redis = how == REDIS_GARBAGE || how == REDIS_CUT || how == REDIS_DRIP;
     snprintf(s.url, sizeof s.url, "%s://127.0.0.1:%d%s", redis ? "redis" : "http", s.port,
              redis ? "" : "/cache");
     return s;
@@ -604,6 +623,22 @@ Test(remote, a_slow_remote_is_cut_off_by_its_timeouts, .timeout = 60)
     snprintf(s.url, sizeof s.url, "redis://127.0.0.1:%d", s.port);
     survives(&s, "|operation-timeout=300", "GET failed", 10);
     stop_server(&s);
+}
+
+/*
+ * Issue 35: a server that drips its answer, a piece every 20 ms, for ever. Each read's timeout
+ * is met; only the whole request's deadline (operation-timeout) ends it. Before, a Redis GET
+ * waited without end (HTTP's was bounded by libcurl's CURLOPT_TIMEOUT_MS). The bound of 100 s
+ * only keeps a hang from lasting: the drip itself never ends.
+ */
+Test(remote, a_dripping_remote_is_set_aside_within_its_deadline, .timeout = 300)
+{
+    server r = start_fake(REDIS_DRIP);
+    survives(&r, "|operation-timeout=1000", "no whole answer within the operation timeout", 100);
+    stop_server(&r);
+    server h = start_fake(HTTP_DRIP);
+    survives(&h, "|operation-timeout=1000", "GET failed", 100);
+    stop_server(&h);
 }
 
 Test(remote, garbage_cut_and_full_answers_leave_links_right, .timeout = 120)
@@ -981,6 +1016,33 @@ Test(bundle, each_entry_is_checked_and_a_damaged_bundle_refused, .timeout = 120)
     cr_assert_eq(t.status, 1);
     cr_assert_not_null(strstr(t.err, "error: byte "), "%s", t.err);
     cr_assert_not_null(strstr(t.err, bundle), "%s", t.err);
+    /* issue 35: a bundle whose count disagrees with its entries (one more, one fewer), resealed:
+     * refused whole before anything is stored (before, the entries ahead of the mismatch were) */
+    for (int delta = -1; delta <= 1; delta += 2) {
+        char *lie = malloc(n);
+        memcpy(lie, orig, n);
+        uint32_t count = (uint32_t)(unsigned char)lie[12] | (uint32_t)(unsigned char)lie[13] << 8;
+        cr_assert_gt(count, 0);
+        count = (uint32_t)((int)count + delta);
+        lie[12] = (char)(count & 0xff);
+        lie[13] = (char)(count >> 8);
+        spit(bundle, lie, n);
+        reseal(bundle);
+        char fresh[512];
+        snprintf(fresh, sizeof fresh, "%s/lie%d.cache", dir, delta + 1);
+        ran l = fdlink(dir, "import", fresh, "", "", cmd);
+        cr_assert_eq(l.status, 1, "%s", l.err);
+        cr_assert_not_null(strstr(l.err, "error: byte "), "%s", l.err);
+        char ls[1024];
+        snprintf(ls, sizeof ls, "ls '%s' 2>/dev/null | grep -c fdlc", fresh);
+        FILE *p = popen(ls, "r");
+        char got[32] = "";
+        cr_assert_not_null(fgets(got, sizeof got, p));
+        pclose(p);
+        cr_assert_eq(atoi(got), 0, "a refused bundle stored %s entries", got);
+        ran_free(&l);
+        free(lie);
+    }
     /* not a bundle at all */
     spit(bundle, "hello", 5);
     ran x = fdlink(dir, "import", cache, "", "", cmd);

@@ -237,9 +237,22 @@ FDL_API int fdl_map_launch(fdl_map *map, size_t n, const fdl_gen_arg *args, size
                            fdl_error *err);
 
 /**
- * Wait for the map's launches and report the lowest index whose call failed since the last
- * check: `device function mul_f32_f32 returned status 3 at index 17 in map 'mul_f32_f32'
- * (first of 5 failures)`; err->symbol is the function, err->backend_code the status. Clears the
+ * As fdl_map_launch, queued in @p stream (NULL: the default stream; a stream of fdl_stream_wrap
+ * orders the map with another library's work on it). Nothing waits: check failed calls later
+ * with fdl_map_check, which waits for the whole device.
+ * @return FDL_OK, FDL_EINVAL (as fdl_map_launch; also a stream of another device:
+ *         `fdl_map_launch_async: the stream belongs to device 1, not device 0`),
+ *         FDL_ENODEVICE, FDL_ECUDA
+ * Ownership: the arguments are copied at the call; the arrays they address must stay valid until
+ * the map has run. Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_map_launch_async(fdl_map *map, size_t n, const fdl_gen_arg *args, size_t nargs,
+                                 fdl_stream *stream, fdl_error *err);
+
+/**
+ * Wait for the map's launches (every stream of the device) and report the lowest index whose
+ * call failed since the last check: `device function mul_f32_f32 returned status 3 at index 17
+ * in map 'mul_f32_f32' (first of 5 failures)`; err->symbol is the function, err->backend_code the status. Clears the
  * record (and the module's FDL_CALL record). A failed call leaves out[i] zero.
  * @return FDL_OK, FDL_EDEVICE, FDL_ECUDA, FDL_ENODEVICE, FDL_EINVAL
  */
@@ -300,11 +313,50 @@ FDL_API int fdl_reduction_launch(fdl_reduction *red, size_t n, const fdl_gen_arg
                                  size_t nargs, fdl_error *err);
 
 /**
+ * As fdl_reduction_launch, queued in @p stream (NULL: the default stream). Nothing waits: take
+ * the result with fdl_reduction_result (waits) or fdl_reduction_result_async (queued after it in
+ * a stream). A reduction keeps its partials, counter and result in one scratch buffer of its own:
+ * its launches must run one after another (one stream, or ordered by events), and a result is
+ * the last finished launch's; to reduce concurrently on several streams, make one reduction per
+ * stream (they share the compiled kernel).
+ * @return FDL_OK, FDL_EINVAL (as fdl_reduction_launch; also a stream of another device),
+ *         FDL_ENODEVICE, FDL_ECUDA
+ * Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_reduction_launch_async(fdl_reduction *red, size_t n, const fdl_gen_arg *args,
+                                       size_t nargs, fdl_stream *stream, fdl_error *err);
+
+/**
  * Wait for the last launch and copy its result (@p size must be fdl_reduction_result_size) to
  * @p out; a failed FDL_MAP_CALL is reported as by fdl_map_check.
- * @return FDL_OK, FDL_EINVAL (wrong size, never launched), FDL_EDEVICE, FDL_ECUDA
+ * @return FDL_OK, FDL_EINVAL (wrong size, never launched), FDL_ENODEVICE, FDL_EDEVICE, FDL_ECUDA
  */
 FDL_API int fdl_reduction_result(fdl_reduction *red, void *out, size_t size, fdl_error *err);
+
+/**
+ * Queue in @p stream (NULL: the default stream) a copy of the result of the launch queued before
+ * it into device memory at @p address (@p size bytes, which must be fdl_reduction_result_size):
+ * an fdl_buffer's address, or another library's array (a CuPy or PyTorch scalar), so that work
+ * queued after it in the stream can use the result without the host waiting. Queue it in the
+ * stream of the launch (or order the two with an event), and before the next launch of the
+ * reduction. Nothing waits and nothing checks FDL_MAP_CALL failures (the result then holds
+ * what the map expression gave at the failing indices): fdl_reduction_check does.
+ * @return FDL_OK, FDL_EINVAL (wrong size; never launched; a NULL @p address; a stream of
+ *         another device), FDL_ENODEVICE (made without a device), FDL_ECUDA
+ * Ownership: @p address is the caller's memory and must stay valid until the copy has run.
+ * Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_reduction_result_async(fdl_reduction *red, uint64_t address, size_t size,
+                                       fdl_stream *stream, fdl_error *err);
+
+/**
+ * Wait for the device's work (every stream) and report a failed FDL_MAP_CALL of the reduction's
+ * launches since the last check, as fdl_map_check does (the same message and fields); clears
+ * the record. fdl_reduction_result does this itself; use it after fdl_reduction_result_async.
+ * @return FDL_OK, FDL_EDEVICE, FDL_ECUDA, FDL_ENODEVICE, FDL_EINVAL (NULL @p red)
+ * Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_reduction_check(fdl_reduction *red, fdl_error *err);
 
 /** fdl_reduction_launch, then fdl_reduction_result. */
 FDL_API int fdl_reduction_run(fdl_reduction *red, void *out, size_t size, size_t n,

@@ -356,6 +356,19 @@ FDL_API int fdl_kernel_param(const fdl_kernel *kernel, size_t index, size_t *off
                              size_t *size, fdl_error *err);
 
 /**
+ * The sizes in bytes of all the kernel's parameters at once (as fdl_kernel_param gives them one
+ * by one), for callers that pack arguments themselves (a binding's launch fast path).
+ * @param count (may be NULL) receives the number of parameters; 0 when they are unknown
+ * @return the sizes, @p count of them; NULL when @p kernel is NULL or the driver (older than
+ *         CUDA 12.4) cannot report parameters (fdl_kernel_attrs.params_known is 0); a kernel
+ *         without parameters gives a non-NULL pointer and a count of 0
+ * Ownership: borrowed from the kernel; valid until its module is destroyed.
+ * Thread-safety: immutable after the kernel is looked up; any thread may read it while the
+ * module lives.
+ */
+FDL_API const size_t *fdl_kernel_param_sizes(const fdl_kernel *kernel, size_t *count);
+
+/**
  * Let launches of the kernel use up to @p bytes of dynamic shared memory (beyond the default
  * 48 KiB, up to what the device allows a block to opt in to, less the kernel's static shared
  * memory).
@@ -472,6 +485,27 @@ FDL_API int fdl_launch_run(fdl_launch *launch, fdl_error *err);
 FDL_API int fdl_launch_set_arg(fdl_launch *launch, size_t index, const void *value, size_t size,
                                fdl_error *err);
 
+/**
+ * Change the geometry and dynamic shared memory of a prepared launch for the next runs. Checked
+ * as fdl_launch_create checks them (same messages), with the flags it was prepared with (a
+ * cooperative launch asks the driver for the kernel's occupancy); the arguments are not checked
+ * again. On failure the launch keeps its previous geometry.
+ * @return FDL_OK, FDL_EINVAL (a check failed; NULL @p launch), FDL_ECUDA
+ * Ownership: nothing kept. Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_launch_set_geometry(fdl_launch *launch, fdl_dim3 grid, fdl_dim3 block,
+                                    size_t shared_bytes, fdl_error *err);
+
+/**
+ * Change the stream of a prepared launch for the next runs: @p stream, or NULL for the device's
+ * default (legacy) stream. Nothing else is checked again.
+ * @return FDL_OK, FDL_EINVAL (NULL @p launch; a stream of another device: `fdl_launch_set_stream:
+ *         the stream belongs to device 1, not device 0`; the launch keeps its stream)
+ * Ownership: @p stream is borrowed and must outlive the prepared launch (or be replaced first).
+ * Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_launch_set_stream(fdl_launch *launch, fdl_stream *stream, fdl_error *err);
+
 /** Free a prepared launch. NULL is allowed. */
 FDL_API void fdl_launch_destroy(fdl_launch *launch);
 
@@ -485,7 +519,52 @@ FDL_API void fdl_launch_destroy(fdl_launch *launch);
  */
 FDL_API int fdl_stream_create(fdl_stream **out, fdl_device *dev, fdl_error *err);
 
-/** Destroy a stream (its pending work still completes). NULL is allowed. */
+/** The foreign handle fdl_stream_wrap takes for CUDA's legacy default stream (CU_STREAM_LEGACY). */
+#define FDL_STREAM_LEGACY ((void *)0x1)
+/** The foreign handle fdl_stream_wrap takes for CUDA's per-thread default stream
+ *  (CU_STREAM_PER_THREAD). */
+#define FDL_STREAM_PER_THREAD ((void *)0x2)
+
+/**
+ * Wrap a stream that fdlink did not make (a CUstream from CuPy, PyTorch, the runtime API, the
+ * driver API, ...) so that launches, copies and events of fdlink are queued in it, ordered with
+ * the other library's work. fdlink does not own it: fdl_stream_destroy (and destroying the
+ * device) forgets the wrapper and leaves the CUstream alive.
+ * @param handle a CUstream (as void *) of the device's primary context, which is the context
+ *        the runtime API, CuPy and PyTorch use; NULL (the legacy default stream, as
+ *        fdl_launch_config.stream NULL is), FDL_STREAM_LEGACY (CU_STREAM_LEGACY) or
+ *        FDL_STREAM_PER_THREAD (CU_STREAM_PER_THREAD: the calling thread's default stream at
+ *        each use). Other handles are asked for their context (cuStreamGetCtx); a stale pointer
+ *        that the driver cannot tell from a stream is the caller's error, as in the driver API.
+ * @return FDL_OK, FDL_EINVAL (NULL @p out or @p dev; a stream of another context: `fdl_stream_wrap:
+ *         stream 0x... belongs to another CUDA context than the primary context of device 0`),
+ *         FDL_ECUDA (the driver refused the handle: `fdl_stream_wrap: cuStreamGetCtx failed:
+ *         CUDA_ERROR_INVALID_HANDLE (...)`), FDL_ENOMEM
+ * Ownership: *out is the caller's; fdl_stream_destroy (or destroying its device) frees the
+ * wrapper, never the CUstream. The CUstream must outlive the wrapper and every prepared launch
+ * that uses it.
+ * Thread-safety: the device's family rule; the CUstream's own rules are the other library's.
+ */
+FDL_API int fdl_stream_wrap(fdl_stream **out, fdl_device *dev, void *handle, fdl_error *err);
+
+/**
+ * The stream's CUstream, as void * (for `__cuda_stream__`, or to give to another library): the
+ * handle fdl_stream_wrap was given, or the one fdl_stream_create made; NULL for NULL (and for a
+ * wrapped legacy default stream).
+ * Ownership: borrowed; owned by fdlink for a created stream, by its maker for a wrapped one.
+ */
+FDL_API void *fdl_stream_handle(const fdl_stream *stream);
+
+/** The device the stream belongs to; NULL for NULL. Borrowed. */
+FDL_API fdl_device *fdl_stream_device(const fdl_stream *stream);
+
+/** 1 when fdlink made the stream (fdl_stream_create), 0 when it wraps another's (and for NULL). */
+FDL_API int fdl_stream_owned(const fdl_stream *stream);
+
+/**
+ * Destroy a stream (its pending work still completes); a wrapped stream (fdl_stream_wrap) is only
+ * forgotten, its CUstream left alive. NULL is allowed.
+ */
 FDL_API void fdl_stream_destroy(fdl_stream *stream);
 
 /**
@@ -509,6 +588,17 @@ FDL_API void fdl_event_destroy(fdl_event *event);
  * @return FDL_OK, FDL_ECUDA, FDL_EINVAL (a stream of another device)
  */
 FDL_API int fdl_event_record(fdl_event *event, fdl_stream *stream, fdl_error *err);
+
+/**
+ * Make the work queued in @p stream after this call wait for the work before the event's last
+ * record (cuStreamWaitEvent; the host does not wait): how work on one stream is ordered after
+ * work on another, another library's included (wrap its stream with fdl_stream_wrap). An event
+ * never recorded is no wait, as for the driver.
+ * @param stream the stream that waits; NULL for the device's default (legacy) stream
+ * @return FDL_OK, FDL_EINVAL (NULL @p event; a stream of another device), FDL_ECUDA
+ * Ownership: nothing kept. Thread-safety: the device's family rule.
+ */
+FDL_API int fdl_stream_wait_event(fdl_stream *stream, fdl_event *event, fdl_error *err);
 
 /** Wait until the event's work is done. @return FDL_OK, FDL_ECUDA, FDL_EINVAL (never recorded) */
 FDL_API int fdl_event_synchronize(fdl_event *event, fdl_error *err);

@@ -123,8 +123,9 @@ FDL_API int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error
 FDL_API int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fdl_error *err);
 
 /**
- * Remove every entry, temporary file and counter of @p dir (the directory stays), and empty
- * this process's memory cache.
+ * Remove every entry, counter and stale temporary file of @p dir (the directory stays), and
+ * empty this process's memory cache. A temporary file of a writer that still runs on this host,
+ * or of another host's writer, younger than an hour, stays: its writer renames it into place.
  * @param removed receives how many files were removed (may be NULL)
  * @return FDL_OK, FDL_EIO (a file could not be removed), FDL_ENOTFOUND, FDL_EINVAL
  * Ownership: nothing is allocated for the caller.

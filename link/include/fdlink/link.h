@@ -284,6 +284,82 @@ FDL_API int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind k
 FDL_API int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
                               const fdl_nvrtc_options *opts, fdl_error *err);
 
+/** fdl_link_check flag: a declared function that no input defines is not an error. */
+#define FDL_LINK_CHECK_ALLOW_UNDEFINED 0x1u
+
+/**
+ * Check the inputs as fdl_link_complete checks them, and stop before the link: every input is
+ * given the image the backend would use, then the declaration check (PTX by its prototypes,
+ * cubins and objects by their symbols, LTO-IR by the PTX of the -O0 post-LTO view of all LTO-IR
+ * inputs together, which goes through the cache as complete's does) and the check for functions
+ * defined twice. No cubin is made, and undefined symbols are not looked for (only the link
+ * finds those). The link stays open: inputs and declarations may still be added, and
+ * fdl_link_complete does not run the checks again when a check with @p flags 0 passed and
+ * nothing was added since. Diagnostics go where complete's go (fdl_link_set_diag,
+ * fdl_link_diagnostic; each check adds its own).
+ * @param flags 0, or FDL_LINK_CHECK_ALLOW_UNDEFINED to check what the inputs define and let
+ *        declared functions that none defines be (they are linked later from elsewhere: a
+ *        library of several sources checked one source at a time); such a check does not stand
+ *        for complete's
+ * @return FDL_OK, FDL_EABI (an input disagrees with a declaration: err has the first
+ *         diagnostic), FDL_ELINK (an input has no code for the arch; a symbol defined twice;
+ *         the post-LTO view of LTO-IR failed, err->log holding nvJitLink's log), FDL_ENOLIB
+ *         (nvJitLink, for LTO-IR inputs), FDL_EINVAL (NULL @p link, unknown @p flags, no
+ *         inputs, the link already complete, options the inputs contradict as in
+ *         fdl_link_complete), FDL_ENOMEM
+ * Ownership: nothing kept beyond the link's diagnostics and logs.
+ * Thread-safety: as the link (one thread at a time).
+ */
+FDL_API int fdl_link_check(fdl_link *link, unsigned flags, fdl_error *err);
+
+/**
+ * The bytes of input @p i as the backend gets them: for a CUDA C input, what NVRTC made of it
+ * (PTX text or LTO-IR, as @p kind says; through the cache), so that a compile can be kept and
+ * given to other links; for the others, the bytes added. NUL-terminated one byte past @p size.
+ * @param size (may be NULL) receives the size; 0 when out of range
+ * @param kind (may be NULL) receives FDL_KIND_PTX or FDL_KIND_LTOIR for a CUDA C input (which
+ *        fdl_link_input reports as FDL_KIND_CUDA), else the input's kind; FDL_KIND_AUTO when out
+ *        of range
+ * @return the bytes, or NULL when @p link is NULL or @p i out of range
+ * Ownership: borrowed; valid until the link is destroyed.
+ * Thread-safety: as the link.
+ */
+FDL_API const void *fdl_link_input_data(const fdl_link *link, size_t i, size_t *size,
+                                        fdl_input_kind *kind);
+
+/**
+ * Compile CUDA C to PTX or LTO-IR with NVRTC, checked against declarations, without linking:
+ * what fdl_link_add_cuda and fdl_link_check do, through a link made for it and destroyed
+ * (so the NVRTC compile and the LTO-IR check's post-LTO view come from and go to the cache as
+ * in any link). With @p decls their prototypes are pre-included (a definition whose types
+ * disagree does not compile, ABI-10), and the output is checked against them with
+ * FDL_LINK_CHECK_ALLOW_UNDEFINED (functions declared but defined elsewhere are no error).
+ * @param out    receives the bytes (not NULL), NUL-terminated one byte past *size
+ * @param size   receives their size (not NULL)
+ * @param kind   (may be NULL) receives FDL_KIND_PTX or FDL_KIND_LTOIR
+ * @param log    (may be NULL) receives NVRTC's whole log (warnings of a good compile, the errors
+ *               of a bad one), or NULL when it said nothing
+ * @param source @p len bytes of CUDA C (NUL not needed); @p name names it in diagnostics
+ * @param arch   the target (`sm_90`), overriding @p link_opts->arch; NULL to take that one
+ *               (NULL or "native" there: the current context's device)
+ * @param decls  (may be NULL) declarations to check against; borrowed for the call
+ * @param link_opts (may be NULL: defaults) backend, LTO, cache, -ftz/-prec-div/... as for a
+ *               link; the output is LTO-IR when @p nvrtc_opts asks for it, or with
+ *               FDL_CUDA_OUTPUT_AUTO when the link could use it (nvJitLink, LTO not off)
+ * @param nvrtc_opts (may be NULL: link_opts->cuda, else the defaults) as fdl_link_add_cuda
+ * @return FDL_OK, FDL_EPARSE (does not compile: err has the first error's location; the whole
+ *         log in *log), FDL_EABI, FDL_ELINK (as fdl_link_check), FDL_ENOLIB (NVRTC or
+ *         nvJitLink), FDL_EINVAL (bad options, NULL arguments), FDL_EKIND (a NUL byte in the
+ *         source), FDL_ENOMEM; on failure *out is NULL and *size 0. err->log is NULL on return
+ *         (the link it would point into is gone): the log is in *log
+ * Ownership: *out and *log are the caller's; free() them.
+ * Thread-safety: reentrant (distinct calls may run at once, as distinct links do).
+ */
+FDL_API int fdl_cuda_compile(void **out, size_t *size, fdl_input_kind *kind, char **log,
+                             const char *source, size_t len, const char *name, const char *arch,
+                             const fdl_decls *decls, const fdl_link_options *link_opts,
+                             const fdl_nvrtc_options *nvrtc_opts, fdl_error *err);
+
 /**
  * Run the checks and the link. In order: every input is given the image the backend will use
  * (the cubin for the link's arch, else PTX or LTO-IR); the declaration check (if declarations were

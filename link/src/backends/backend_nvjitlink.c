@@ -26,7 +26,11 @@ static int linker_died(fdl_link *link, fdl__jl_run *run, fdl__link_input *const 
 /* Run nvJitLink: the cubin, and with emit_ptx the post-LTO PTX. */
 static int run_nvjitlink(fdl_link *link, fdl_error *err)
 {
-    int rc;
+    /* a cache lookup may have run on a memo of nvJitLink's version alone: load it now (a
+     * rejected entry's fallback must never call into a library that is not loaded) */
+    int rc = fdl__link_need_nv(link, err);
+    if (rc != FDL_OK)
+        return rc;
     fdl__jl_run run;
     memset(&run, 0, sizeof run);
     fdl__link_input **ins = malloc((link->ninputs ? link->ninputs : 1) * sizeof *ins);
@@ -37,8 +41,8 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
     for (int pass = 0; pass < (link->opts.emit_ptx ? 2 : 1); pass++) {
         rc = fdl__jl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
         link->jl_runs++;
-        if (rc == FDL_ENOMEM)
-            goto cleanup;
+        if (rc != FDL_OK && rc != FDL_ELINK)
+            goto cleanup; /* no link ran (a pipe, a fork, memory): err says why */
         if (!fdl__link_set_log(link, 1, run.info)) {
             run.info = NULL;
             rc = fdl__fail(err, FDL_ENOMEM, "out of memory keeping the linker log");
@@ -70,6 +74,12 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
             goto cleanup;
         }
         run.error = NULL;
+        if (!run.out || run.out_size == 0) {
+            /* never a success without a result */
+            rc = fdl__fail(err, FDL_ELINK, "nvJitLink reported success but gave no %s",
+                           pass ? "PTX" : "cubin");
+            goto cleanup;
+        }
         if (pass == 0) {
             link->cubin = run.out;
             link->cubin_size = run.out_size;

@@ -267,7 +267,8 @@ bad:
  * the problem. @p want_key NULL accepts any key.
  */
 static const char *check_any_entry(const unsigned char *b, size_t n,
-                                   const unsigned char *want_key, uint32_t *kind_out, int memo)
+                                   const unsigned char *want_key, uint32_t *kind_out, int memo,
+                                   fdl__cache_payload_fn payload)
 {
     if (n == 0)
         return "empty";
@@ -302,6 +303,12 @@ static const char *check_any_entry(const unsigned char *b, size_t n,
     unsigned char *none = NULL;
     if (!split(&s, none, b + HEADER_SIZE, n - HEADER_SIZE, get32(b + 40)))
         return "section lengths disagree";
+    if (!memo && payload) {
+        /* the payload as what it stands for: a hit is served as an input would be accepted */
+        const char *bad = payload(kind, &s);
+        if (bad[0])
+            return bad;
+    }
     *kind_out = kind;
     return "";
 }
@@ -349,9 +356,9 @@ static int signed_ok(const fdl__cache_use *u, const unsigned char *b, size_t n)
 
 /* An entry proper (".fdlc"): a memo's kind is foreign there. */
 static const char *check_entry(const unsigned char *b, size_t n, const unsigned char *want_key,
-                               uint32_t *kind_out)
+                               uint32_t *kind_out, fdl__cache_payload_fn payload)
 {
-    return check_any_entry(b, n, want_key, kind_out, 0);
+    return check_any_entry(b, n, want_key, kind_out, 0, payload);
 }
 
 /* ---- memory tier ------------------------------------------------------------------------- */
@@ -567,11 +574,29 @@ int fdl_cache_parse_size(const char *text, uint64_t *bytes)
     return 1;
 }
 
-/* FDLINK_CACHE_MAX_SIZE (fdl_cache_parse_size); the default when unset or malformed. */
+/* FDLINK_CACHE_MAX_SIZE (fdl_cache_parse_size), the default when unset or empty: 1, or 0 when
+ * it is set to what is no size (then *out is the default and @p err, unless NULL, says so). */
+static int max_size_env(uint64_t *out, fdl_error *err)
+{
+    const char *v = getenv("FDLINK_CACHE_MAX_SIZE");
+    *out = DEFAULT_MAX_SIZE;
+    if (!v || !v[0])
+        return 1;
+    uint64_t n = 0;
+    if (fdl_cache_parse_size(v, &n)) {
+        *out = n;
+        return 1;
+    }
+    fdl__fail(err, FDL_EINVAL, "FDLINK_CACHE_MAX_SIZE='%.40s%s' is not a size (bytes, or with K, "
+              "M or G: e.g. 512M, 2G)", v, strlen(v) > 40 ? "..." : "");
+    return 0;
+}
+
 static uint64_t max_size_from_env(void)
 {
-    uint64_t n = 0;
-    return fdl_cache_parse_size(getenv("FDLINK_CACHE_MAX_SIZE"), &n) ? n : DEFAULT_MAX_SIZE;
+    uint64_t n;
+    (void)max_size_env(&n, NULL);
+    return n;
 }
 
 void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir,
@@ -593,7 +618,13 @@ void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir
     }
     u->remotes = fdl__remotes_new(remote ? remote : getenv("FDLINK_CACHE_REMOTE"), u->warning,
                                   sizeof u->warning);
-    u->max_size = max_size_from_env();
+    fdl_error bad = FDL_ERROR_INIT;
+    if (!max_size_env(&u->max_size, &bad)) {
+        /* a bound that cannot be read is not guessed at: no cache, said once */
+        snprintf(u->warning, sizeof u->warning, "cache not used: %.400s", bad.message);
+        u->on = 0;
+        return;
+    }
     char path[4096];
     fdl_error e = FDL_ERROR_INIT;
     if (dir && dir[0])
@@ -761,7 +792,7 @@ static void host_tag(char *out, size_t size)
  * Write @p data to @p name in @p dir: a temporary created exclusively beside it (fdl__write_new_at,
  * not synced: an entry torn by a crash fails its checksum and is computed afresh), renamed over
  * the name. 1 done; 0 with errno on failure; -1 when something fdlink does not replace stands at
- * the name (a directory), *what saying what.
+ * the name (a directory), *what saying what; -2 when the temporary vanished before its rename.
  */
 static int dir_write(const char *dir, const char *name, const unsigned char *data, size_t n,
                      const char **what)
@@ -775,6 +806,9 @@ static int dir_write(const char *dir, const char *name, const unsigned char *dat
     if (dfd < 0)
         return 0;
     uint64_t nonce = fdl__now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&t;
+    /* a program ended while the temporary has a name leaves none behind */
+    unsigned char saved[FDL__SIGSET_SIZE];
+    fdl__signals_hold(saved);
     e = EEXIST;
     for (int attempt = 0; attempt < 16 && e == EEXIST; attempt++) {
         nonce = nonce * 6364136223846793005u + 1442695040888963407u;
@@ -792,6 +826,11 @@ static int dir_write(const char *dir, const char *name, const unsigned char *dat
     /* concurrent writers of one key write the same bytes: whichever rename lands last wins */
     if (renameat(dfd, t.data, dfd, name) != 0) {
         e = errno;
+        if (e == ENOENT && faccessat(dfd, t.data, F_OK, AT_EACCESS) != 0) {
+            /* someone removed the temporary meanwhile (a `cache clear` that did not wait) */
+            ok = -2;
+            goto cleanup;
+        }
         unlinkat(dfd, t.data, 0);
         if (e == EISDIR || e == ENOTEMPTY || e == EEXIST || e == EBUSY) {
             *what = dir_foreign(dfd, name);
@@ -801,6 +840,7 @@ static int dir_write(const char *dir, const char *name, const unsigned char *dat
     }
     ok = 1;
 cleanup:
+    fdl__signals_release(saved);
     close(dfd);
     fdl__buf_free(&t);
     errno = e;
@@ -909,7 +949,7 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
         goto cleanup;
     }
     uint32_t got_kind = 0;
-    const char *problem = check_entry(b, n, key, &got_kind);
+    const char *problem = check_entry(b, n, key, &got_kind, u->payload);
     if (!problem[0] && got_kind != kind)
         problem = "another kind";
     if (problem[0]) {
@@ -961,7 +1001,7 @@ int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_
     if (dfd < 0 || dir_read(dfd, name, &b, &n, &what) != 1)
         goto cleanup; /* none, or something that is no memo: the library is loaded instead */
     uint32_t kind = 0;
-    if (check_any_entry(b, n, key, &kind, 1)[0]) {
+    if (check_any_entry(b, n, key, &kind, 1, NULL)[0]) {
         unlinkat(dfd, name, 0); /* torn or foreign: gone, and the library is loaded instead */
         goto cleanup;
     }
@@ -1164,6 +1204,16 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
 {
     if (!u->on || nsecs > FDL__CACHE_MAX_SECTIONS)
         return;
+    /* never stored what would not be served */
+    fdl__cache_sections view;
+    memset(&view, 0, sizeof view);
+    view.n = nsecs;
+    for (size_t i = 0; i < nsecs; i++) {
+        view.p[i] = secs[i];
+        view.len[i] = lens[i];
+    }
+    if (u->payload && u->payload(kind, &view)[0])
+        return;
     size_t n = 0;
     unsigned char *b = encode(kind, key, secs, lens, nsecs, &n);
     if (!b)
@@ -1186,6 +1236,13 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
     snprintf(name, sizeof name, "%s" ENTRY_SUFFIX, hex);
     const char *what;
     int wrote = dir_write(u->dir, name, b, n, &what);
+    if (wrote == -2) {
+        if (!u->warning[0])
+            snprintf(u->warning, sizeof u->warning,
+                     "cache directory %.300s: %s not stored: its temporary file was removed "
+                     "while it was written (by a cache clear or another user)", u->dir, name);
+        goto cleanup;
+    }
     if (wrote < 0) {
         ignored(u, name, what);
         goto cleanup;
@@ -1204,10 +1261,11 @@ cleanup:
 }
 
 const char *fdl__cache_check(const unsigned char *b, size_t n,
-                             const unsigned char want_key[FDL__CACHE_KEY_SIZE])
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE],
+                             fdl__cache_payload_fn payload)
 {
     uint32_t kind = 0;
-    return check_entry(b, n, want_key, &kind);
+    return check_entry(b, n, want_key, &kind, payload);
 }
 
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE])
@@ -1224,7 +1282,7 @@ int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want
     if (out)
         memset(out, 0, sizeof *out);
     uint32_t got_kind = 0;
-    if (check_entry(b, n, want_key, &got_kind)[0] || (kind && got_kind != kind))
+    if (check_entry(b, n, want_key, &got_kind, u->payload)[0] || (kind && got_kind != kind))
         return 'c';
     if (!signed_ok(u, b, n))
         return 'u';
@@ -1382,6 +1440,10 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
     for (size_t i = 0; i < s.n && rc == FDL_OK; i++) {
+        /* a running writer's temporary stays (it renames it into place in milliseconds): only
+         * those of writers that are gone, or older than the bound, go */
+        if (s.v[i].temp && !temp_is_stale(&s.v[i]))
+            continue;
         if (dir_unlink(d, s.v[i].name) == 0) {
             if (removed)
                 ++*removed;
@@ -1437,16 +1499,21 @@ int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_err
     scan s;
     if ((rc = scan_or_fail(d, &s, err)) != FDL_OK)
         return rc;
+    uint64_t bound = max_size;
+    if (!bound && !max_size_env(&bound, err)) {
+        scan_free(&s);
+        return FDL_EINVAL;
+    }
     size_t n = remove_stale_temps(d, &s, NULL, NULL);
-    n += evict(d, &s, max_size ? max_size : max_size_from_env());
+    n += evict(d, &s, bound);
     scan_free(&s);
     if (removed)
         *removed = n;
     return FDL_OK;
 }
 
-int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
-                     fdl_error *err)
+int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_entry_fn fn,
+                      void *ctx, size_t *bad, fdl_error *err)
 {
     if (bad)
         *bad = 0;
@@ -1476,7 +1543,7 @@ int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *
         unsigned char key[FDL__CACHE_KEY_SIZE];
         hex_key(s.v[i].name, key);
         uint32_t kind = 0;
-        const char *problem = check_entry(b, n, key, &kind);
+        const char *problem = check_entry(b, n, key, &kind, payload);
         if (problem[0] && unlinkat(dfd, s.v[i].name, 0) == 0) {
             nbad++;
             count_event(d, 'c');

@@ -54,6 +54,15 @@ typedef struct fdl__cache_sections {
 void fdl__cache_sections_free(fdl__cache_sections *s);
 
 /* One use of the cache: what the options and the environment decided. */
+/*
+ * The payload of an entry of @p kind, checked as what it stands for: "" when good, else the
+ * problem (a static string). The cache folder knows sections, not cubins: the link (core,
+ * fdl__cache_payload_problem) hands its check down through fdl__cache_use.payload and the
+ * administration's entry points, so that the cache serves only what it would accept as input.
+ * Thread-safety: such a function must be safe to call from any thread.
+ */
+typedef const char *(*fdl__cache_payload_fn)(uint32_t kind, const fdl__cache_sections *s);
+
 typedef struct fdl__cache_use {
     int on;             /* look up and store at all */
     char *dir;          /* the directory, NULL when there is none */
@@ -62,6 +71,7 @@ typedef struct fdl__cache_use {
     struct fdl__remotes *remotes; /* remote stores (remote.h), NULL for none */
     unsigned char *sign_key;      /* FDLINK_CACHE_KEY_FILE's bytes, NULL for none */
     size_t sign_key_len;
+    fdl__cache_payload_fn payload; /* each payload's check (NULL: structure only) */
 } fdl__cache_use;
 
 /*
@@ -98,9 +108,14 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
  */
 int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want_key,
                      const unsigned char *b, size_t n, fdl__cache_sections *out);
-/* Check a whole entry (the directory's checks): "" when good, else the problem. */
+/* Check a whole entry (the directory's checks, @p payload's too unless NULL): "" when good, else
+ * the problem. */
 const char *fdl__cache_check(const unsigned char *b, size_t n,
-                             const unsigned char want_key[FDL__CACHE_KEY_SIZE]);
+                             const unsigned char want_key[FDL__CACHE_KEY_SIZE],
+                             fdl__cache_payload_fn payload);
+/* fdl_cache_verify, each entry's payload checked by @p payload too unless NULL. */
+int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_entry_fn fn,
+                      void *ctx, size_t *bad, fdl_error *err);
 /* The key of a whole entry's header (0 when it is too short to have one). */
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
 

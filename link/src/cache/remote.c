@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -49,11 +50,17 @@ typedef struct redis_fn {
     void (*free_context)(void *c);
 } redis_fn;
 
-/* hiredis' redisContext starts `int err; char errstr[128];` in every release. */
+/* hiredis' redisContext: `int err; char errstr[128]; redisFD fd;` first in 0.13 and 0.14; 1.x
+ * put a pointer to its function table before them. */
 typedef struct redis_context_head {
     int err;
     char errstr[128];
+    int fd;
 } redis_context_head;
+typedef struct redis_context_head_1 {
+    const void *funcs;
+    redis_context_head head;
+} redis_context_head_1;
 
 /* redisReply: 0.13 and 0.14 ... */
 typedef struct reply_014 {
@@ -84,6 +91,13 @@ static struct {
     int layout_1; /* replies are reply_1 */
     redis_fn fn;
 } g_redis = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, 0, {NULL, NULL, NULL, NULL, NULL}};
+
+/* The head of a redisContext of the release that opened. */
+static const redis_context_head *redis_head(const void *c)
+{
+    return g_redis.layout_1 ? &((const redis_context_head_1 *)c)->head
+                            : (const redis_context_head *)c;
+}
 
 static void redis_load(void)
 {
@@ -189,6 +203,8 @@ typedef struct remote {
     int read_only, flat;
     long connect_ms, operation_ms;
     void *conn;     /* a redisContext or a CURL easy handle, kept while the remotes live */
+    struct timespec deadline; /* redis: of the request under way (CLOCK_MONOTONIC) */
+    int expired;    /* redis: the request ran past its deadline (the watchdog cut it off) */
 } remote;
 
 struct fdl__remotes {
@@ -576,11 +592,108 @@ static void reply_str(const void *reply, const char **str, size_t *len)
     }
 }
 
+/*
+ * The whole-request deadline (connect, send and receive together). hiredis bounds each read and
+ * write by the operation timeout, not a request: a server that drips its answer, a byte within
+ * each timeout, would hold the link for ever. A watchdog thread waits for the request's end until
+ * its deadline, and past it shuts the socket down, which ends hiredis' blocking read at once.
+ */
+typedef struct watchdog {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done, fired, fd;
+    struct timespec until;
+} watchdog;
+
+static void *watch(void *arg)
+{
+    watchdog *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->done) {
+        if (pthread_cond_timedwait(&w->cond, &w->lock, &w->until) == ETIMEDOUT && !w->done) {
+            shutdown(w->fd, SHUT_RDWR);
+            w->fired = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static void deadline_start(remote *r)
+{
+    clock_gettime(CLOCK_MONOTONIC, &r->deadline);
+    long ms = r->operation_ms > 0 ? r->operation_ms : 1;
+    r->deadline.tv_sec += ms / 1000;
+    r->deadline.tv_nsec += (ms % 1000) * 1000000L;
+    if (r->deadline.tv_nsec >= 1000000000L) {
+        r->deadline.tv_sec++;
+        r->deadline.tv_nsec -= 1000000000L;
+    }
+    r->expired = 0;
+}
+
+/* One command under the request's deadline; the reply, or NULL (then why may say more). */
+static void *redis_call(remote *r, int argc, const char **argv, const size_t *lens, char *why,
+                        size_t wsize)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > r->deadline.tv_sec ||
+        (now.tv_sec == r->deadline.tv_sec && now.tv_nsec >= r->deadline.tv_nsec)) {
+        r->expired = 1;
+        return NULL;
+    }
+    watchdog w;
+    memset(&w, 0, sizeof w);
+    w.fd = redis_head(r->conn)->fd;
+    w.until = r->deadline;
+    pthread_condattr_t ca;
+    int made = pthread_condattr_init(&ca) == 0;
+    made = made && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+           pthread_cond_init(&w.cond, &ca) == 0;
+    if (made && pthread_mutex_init(&w.lock, NULL) != 0) {
+        pthread_cond_destroy(&w.cond);
+        made = 0;
+    }
+    pthread_condattr_destroy(&ca);
+    pthread_t t;
+    int e = made ? pthread_create(&t, NULL, watch, &w) : EAGAIN;
+    if (e != 0) {
+        /* no request without its bound */
+        if (made) {
+            pthread_cond_destroy(&w.cond);
+            pthread_mutex_destroy(&w.lock);
+        }
+        snprintf(why, wsize, "cannot bound the request (a thread: %s)", strerror(e));
+        return NULL;
+    }
+    void *reply = g_redis.fn.command_argv(r->conn, argc, argv, lens);
+    pthread_mutex_lock(&w.lock);
+    w.done = 1;
+    pthread_cond_signal(&w.cond);
+    pthread_mutex_unlock(&w.lock);
+    pthread_join(t, NULL);
+    pthread_cond_destroy(&w.cond);
+    pthread_mutex_destroy(&w.lock);
+    if (w.fired) {
+        r->expired = 1;
+        if (reply)
+            g_redis.fn.free_reply(reply);
+        return NULL;
+    }
+    return reply;
+}
+
 static int redis_fail(remote *r, const char *what, char *why, size_t wsize)
 {
-    const redis_context_head *h = r->conn;
+    const redis_context_head *h = r->conn ? redis_head(r->conn) : NULL;
     /* hiredis' own words name the address and the system's error, never the credentials */
-    snprintf(why, wsize, "%s (%.120s)", what, h && h->err ? h->errstr : "unexpected reply");
+    if (r->expired)
+        snprintf(why, wsize, "%s (no whole answer within the operation timeout, %ld ms)", what,
+                 r->operation_ms);
+    else
+        snprintf(why, wsize, "%s (%.120s)", what, h && h->err ? h->errstr : "unexpected reply");
     if (r->conn)
         g_redis.fn.free_context(r->conn);
     r->conn = NULL;
@@ -591,7 +704,7 @@ static int redis_fail(remote *r, const char *what, char *why, size_t wsize)
 static int redis_simple(remote *r, int argc, const char **argv, const size_t *lens,
                         const char *what, char *why, size_t wsize)
 {
-    void *reply = g_redis.fn.command_argv(r->conn, argc, argv, lens);
+    void *reply = redis_call(r, argc, argv, lens, why, wsize);
     if (!reply)
         return redis_fail(r, what, why, wsize);
     int t = reply_type(reply);
@@ -619,7 +732,7 @@ static int redis_connect(remote *r, char *why, size_t wsize)
         snprintf(why, wsize, "cannot connect (out of memory)");
         return -1;
     }
-    if (((redis_context_head *)r->conn)->err)
+    if (redis_head(r->conn)->err)
         return redis_fail(r, "cannot connect", why, wsize);
     if (g_redis.fn.set_timeout(r->conn, ms_tv(r->operation_ms)) != 0)
         return redis_fail(r, "cannot set its timeout", why, wsize);
@@ -648,9 +761,10 @@ static int redis_get(remote *r, const char *hex, size_t max, unsigned char **dat
     snprintf(key, sizeof key, "fdlink:%.32s", hex);
     const char *argv[2] = {"GET", key};
     size_t lens[2] = {3, strlen(key)};
+    deadline_start(r);
     if (redis_connect(r, why, wsize) < 0)
         return -1;
-    void *reply = g_redis.fn.command_argv(r->conn, 2, argv, lens);
+    void *reply = redis_call(r, 2, argv, lens, why, wsize);
     if (!reply)
         return redis_fail(r, "GET failed", why, wsize);
     int rc = -1;
@@ -685,6 +799,7 @@ static int redis_put(remote *r, const char *hex, const unsigned char *data, size
     snprintf(key, sizeof key, "fdlink:%.32s", hex);
     const char *argv[3] = {"SET", key, (const char *)data};
     size_t lens[3] = {3, strlen(key), size};
+    deadline_start(r);
     if (redis_connect(r, why, wsize) < 0)
         return -1;
     /* a full server (maxmemory, noeviction) answers an error: a failure like any other */

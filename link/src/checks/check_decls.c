@@ -233,7 +233,7 @@ static int check_binaries(fdl_link *link, const fdl_decls *decls, diag_sink *sin
         else if ((s = elf_find(link, d->name, 1, FDL_SYMBOL_KERNEL, &where))) /* ABI-11 */
             binary_diag(sink, where->pub.name, d, 11, "defined as a kernel in %s, but a foreign "
                         "function must be a device function", where->pub.name);
-        else if (!unknown) { /* ABI-6 */
+        else if (!unknown && !link->allow_undefined) { /* ABI-6 */
             s = elf_find(link, d->name, 0, FDL_SYMBOL_FUNCTION, &where);
             if (s)
                 binary_diag(sink, d->source, d, 6,
@@ -315,7 +315,7 @@ static int check_decls(fdl_link *link, fdl_error *err)
     }
 
     fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
-    opts.allow_undefined = binary || unknown;
+    opts.allow_undefined = binary || unknown || link->allow_undefined;
     opts.on_diag = sink_diag;
     opts.ctx = &sink;
     for (size_t set = 0; set < link->ndecls; set++) {

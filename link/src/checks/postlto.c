@@ -119,7 +119,7 @@ int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, in
         memcpy(run.out, cached.p[0], cached.len[0]);
         run.out[cached.len[0]] = '\0';
         run.out_size = cached.len[0];
-    } else {
+    } else if ((rc = fdl__link_need_nv(link, err)) == FDL_OK) {
         rc = fdl__jl_link(link, 1, FDL__JL_VIEW, ins, n, keep, link->keeper_size, &run, err);
         link->jl_runs++;
         if (rc == FDL_OK && keyed) {

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "fdlink/cache.h"
 #include "internal.h"
 #include "libs.h"
+#include "linkobj.h"
 #include "nvjitlink.h"
 
 #define BUNDLE_FORMAT 1u
@@ -55,6 +57,37 @@ static void digest(const unsigned char *b, size_t n, unsigned char out[16])
 {
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, XXH3_128bits(b, n));
+    memcpy(out, c.digest, 16);
+}
+
+/*
+ * A mapped bundle's pages from @p from to @p to given back once read (bounded memory: the pages
+ * of a mapping stay resident until released, and a bundle may be gigabytes).
+ */
+static void release_pages(const unsigned char *map, size_t from, size_t to)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t ps = page > 0 ? (size_t)page : 4096;
+    size_t a = (from + ps - 1) / ps * ps, z = to / ps * ps;
+    if (z > a)
+        (void)madvise((void *)(map + a), z - a, MADV_DONTNEED); /* posix_madvise ignores it */
+}
+
+/* digest() of a mapped bundle's first @p n bytes, read a window at a time and given back. */
+static void digest_mapped(const unsigned char *map, size_t n, unsigned char out[16])
+{
+    enum { WINDOW = 16 << 20 };
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_128bits_reset(&st);
+    for (size_t at = 0; at < n;) {
+        size_t k = n - at < WINDOW ? n - at : WINDOW;
+        XXH3_128bits_update(&st, map + at, k);
+        release_pages(map, at, at + k);
+        at += k;
+    }
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
     memcpy(out, c.digest, 16);
 }
 
@@ -167,7 +200,7 @@ int fdl_cache_export(const char *dir, const char *path, const char *const *keys,
         if (good) {
             char hex[33];
             fdl__cache_key_hex(got, hex);
-            good = strcmp(hex, l.v[i]) == 0 && fdl__cache_check(entry, n, got)[0] == '\0';
+            good = strcmp(hex, l.v[i]) == 0 && fdl__cache_check(entry, n, got, fdl__cache_payload_problem)[0] == '\0';
         }
         if (!good) {
             free(entry);
@@ -224,14 +257,27 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
         *unsigned_forged = 0;
     if (!FDL__CHECK_ARG(path))
         return fdl__fail(err, FDL_EINVAL, "fdl_cache_import: path is NULL");
-    char *data = NULL;
+    /* mapped, not read: bounded memory whatever the bundle's size (the pages are the file's) */
+    int fd = -1;
     size_t n = 0;
-    int rc = fdl__read_file(path, &data, &n, err);
+    void *map = MAP_FAILED;
+    int rc = fdl__open_file(path, &fd, &n, err);
     if (rc != FDL_OK)
         return rc;
+    if (n == 0) {
+        close(fd);
+        return fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "not an fdlink cache bundle");
+    }
+    map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    int map_errno = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return fdl__error(err, FDL_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(map_errno));
+    (void)posix_madvise(map, n, POSIX_MADV_SEQUENTIAL);
     fdl__cache_use u;
     fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
-    const unsigned char *b = (const unsigned char *)data;
+    u.payload = fdl__cache_payload_problem;
+    const unsigned char *b = map;
     size_t good = 0, bad = 0, forged = 0;
     int nvrtc = 0;
     if (!u.on || !u.dir) {
@@ -249,7 +295,7 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
         goto cleanup;
     }
     unsigned char sum[16];
-    digest(b, n - 16, sum);
+    digest_mapped(b, n - 16, sum);
     if (memcmp(sum, b + n - 16, 16) != 0) {
         rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: checksum mismatch (the "
                         "bundle is truncated or damaged)", n - 16);
@@ -262,12 +308,22 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
                         count);
         goto cleanup;
     }
+    /* the whole bundle's structure first: nothing is stored from a bundle that is refused */
     for (uint32_t i = 0; i < count; i++) {
         if (end - at < 8 || get64(b + at) > (uint64_t)(end - at - 8)) {
             rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: entry %u runs past "
                             "the end of the bundle", at, i + 1);
             goto cleanup;
         }
+        at += 8 + (size_t)get64(b + at);
+    }
+    if (at != end) {
+        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: bytes after the last "
+                        "entry (the bundle says %u)", at, count);
+        goto cleanup;
+    }
+    at = HEAD;
+    for (uint32_t i = 0; i < count; i++) {
         size_t len = (size_t)get64(b + at);
         at += 8;
         int verdict = fdl__cache_adopt(&u, 0, NULL, b + at, len, NULL);
@@ -280,12 +336,8 @@ int fdl_cache_import(const char *dir, const char *path, size_t *imported, size_t
         nvrtc |= verdict == 'g' && len >= 16 && get32(b + at + 12) == FDL__CACHE_NVRTC;
         bad += verdict == 'c';
         forged += verdict == 'u';
+        release_pages(b, at - 8, at + len);
         at += len;
-    }
-    if (at != end) {
-        rc = fdl__error(err, FDL_EPARSE, path, 0, 0, NULL, "byte %zu: bytes after the last "
-                        "entry", at);
-        goto cleanup;
     }
     /*
      * The first run after an import should load neither library: their versions are in the
@@ -307,6 +359,13 @@ cleanup:
     if (unsigned_forged)
         *unsigned_forged = forged;
     fdl__cache_use_free(&u);
-    free(data);
+    munmap(map, n);
     return rc;
+}
+
+int fdl_cache_verify(const char *dir, fdl_cache_entry_fn fn, void *ctx, size_t *bad,
+                     fdl_error *err)
+{
+    /* here, above the cache folder: each payload checked as the link would accept it */
+    return fdl__cache_verify(dir, fdl__cache_payload_problem, fn, ctx, bad, err);
 }

@@ -27,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +72,35 @@ static int write_all(int fd, const void *p, size_t n)
         n -= (size_t)w;
     }
     return 1;
+}
+
+/*
+ * In the child, first: die with the parent. PR_SET_PDEATHSIG sends SIGKILL when the thread that
+ * forked ends (it waits in fdl__isolate_jl_link until the child is reaped, so: when the parent
+ * process dies, whatever kills it); the parent may have died before prctl ran, which getppid then
+ * tells. The signals that end a program from outside are back to their default actions and
+ * unblocked: a program's own handlers are for the program, not for this copy of it.
+ */
+static void die_with_parent(pid_t parent)
+{
+#ifdef __linux__
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        _exit(123);
+#endif
+    if (getppid() != parent)
+        _exit(122);
+    static const int ending[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof ending / sizeof *ending; i++) {
+        sigaction(ending[i], &dfl, NULL);
+        sigaddset(&set, ending[i]);
+    }
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* In the child: link, send, _exit. Never returns. */
@@ -123,6 +155,7 @@ typedef struct sink {
     unsigned char *p;
     size_t n, cap;
     int fd, oom;
+    int error; /* errno of a failed read (the pipe is then closed) */
 } sink;
 
 static void sink_read(sink *s)
@@ -136,6 +169,8 @@ static void sink_read(sink *s)
             unsigned char scratch[4096];
             ssize_t r = read(s->fd, scratch, sizeof scratch);
             if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+                if (r < 0)
+                    s->error = errno;
                 close(s->fd);
                 s->fd = -1;
             }
@@ -148,6 +183,8 @@ static void sink_read(sink *s)
     if (r > 0) {
         s->n += (size_t)r;
     } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        if (r < 0)
+            s->error = errno;
         close(s->fd);
         s->fd = -1;
     }
@@ -193,18 +230,21 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
                          size_t extra_size, fdl__jl_run *run, fdl_error *err)
 {
     int data[2] = {-1, -1}, logs[2] = {-1, -1}, rc = FDL_OK;
-    sink out = {NULL, 0, 0, -1, 0}, said = {NULL, 0, 0, -1, 0};
+    sink out = {NULL, 0, 0, -1, 0, 0}, said = {NULL, 0, 0, -1, 0, 0};
+    int poll_error = 0;
     memset(run, 0, sizeof *run);
     if (pipe(data) != 0 || pipe(logs) != 0) {
         rc = fdl__fail(err, FDL_EIO, "isolated link: cannot make a pipe: %s", strerror(errno));
         goto cleanup;
     }
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         rc = fdl__fail(err, FDL_EIO, "isolated link: cannot fork: %s", strerror(errno));
         goto cleanup;
     }
     if (pid == 0) {
+        die_with_parent(parent);
         close(data[0]);
         close(logs[0]);
         child(data[1], logs[1], here, link, lto, ptx, ins, nins, extra, extra_size);
@@ -226,6 +266,7 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
         if (poll(fds, nfds, -1) < 0) {
             if (errno == EINTR)
                 continue;
+            poll_error = errno;
             break;
         }
         for (nfds_t i = 0; i < nfds; i++) {
@@ -234,11 +275,30 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
             sink_read(fds[i].fd == out.fd ? &out : &said);
         }
     }
+    if (poll_error || out.error || said.error) {
+        /* the child may be blocked on a pipe that is no longer read: it is ended, not waited on
+         * for ever, and its death is no verdict on the linker */
+        kill(pid, SIGKILL);
+    }
     int status = 0;
     pid_t got;
     do
         got = waitpid(pid, &status, 0);
     while (got < 0 && errno == EINTR);
+    if (got != pid && errno == ECHILD) {
+        /* a program that ignores SIGCHLD has its children reaped for it: how this one ended is
+         * not known, what it sent is (a complete answer, or an error below) */
+        status = 0;
+    } else if (got != pid) {
+        rc = fdl__fail(err, FDL_EIO, "isolated link: cannot wait for the child: %s",
+                       strerror(errno));
+        goto cleanup;
+    }
+    if (poll_error || out.error || said.error) {
+        rc = fdl__fail(err, FDL_EIO, "isolated link: cannot read the child's answer: %s",
+                       strerror(poll_error ? poll_error : out.error ? out.error : said.error));
+        goto cleanup;
+    }
     if (out.oom || said.oom) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory reading the isolated link's output");
         goto cleanup;
@@ -261,9 +321,14 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
     }
     message m;
     if (out.n < sizeof m) {
-        rc = fdl__fail(err, FDL_ELINK, "isolated link: the child exited with status %d before "
-                       "saying how the link went",
-                       got == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        const char *why = code == 122   ? " (its parent was gone)"
+                          : code == 123 ? " (prctl failed)"
+                          : code == 124 ? " (it could not write its answer)"
+                          : code == 125 ? " (it could not redirect its output)"
+                                        : "";
+        rc = fdl__fail(err, FDL_ELINK, "isolated link: the child exited with status %d%s "
+                       "before saying how the link went", code, why);
         goto cleanup;
     }
     memcpy(&m, out.p, sizeof m);
@@ -305,6 +370,11 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
         }
     }
     rc = m.rc;
+    if (rc == FDL_OK && (!m.has_out || m.out_size == 0)) {
+        rc = fdl__fail(err, FDL_ELINK, "isolated link: the child reported success without a "
+                       "result");
+        goto cleanup;
+    }
     if (rc != FDL_OK && rc != FDL_ELINK && err) {
         *err = m.err;
         err->log = NULL;

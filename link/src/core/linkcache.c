@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 
 #include "cacheint.h"
+#include "elfread.h"
+#include "formats.h"
 #include "internal.h"
 #include "libs.h"
 #include "linkobj.h"
@@ -283,6 +285,52 @@ static unsigned char *dup_bytes(const unsigned char *p, size_t n)
         b[n] = '\0';
     }
     return b;
+}
+
+const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s)
+{
+    switch (kind) {
+    case FDL__CACHE_LINK: {
+        if (s->n != NSECS)
+            return "a link entry without its five sections";
+        if (s->len[SEC_FLAGS] != 2 || s->p[SEC_FLAGS][0] > 1 || s->p[SEC_FLAGS][1] > 1)
+            return "a link entry with bad flags";
+        if (s->len[SEC_CUBIN] == 0)
+            return "a link entry with an empty cubin";
+        if (s->p[SEC_FLAGS][1] && s->len[SEC_PTX] == 0)
+            return "a link entry whose PTX is missing";
+        fdl_error e = FDL_ERROR_INIT;
+        int rc = fdl__elf_check(s->p[SEC_CUBIN], s->len[SEC_CUBIN], "entry", "cubin", 0, &e);
+        if (rc == FDL_OK) {
+            fdl__elf elf;
+            const char *why;
+            if (!fdl__elf_open(&elf, s->p[SEC_CUBIN], s->len[SEC_CUBIN], &why) ||
+                elf.machine != FDL__EM_CUDA)
+                return "a link entry whose cubin is no CUDA ELF";
+        }
+        return rc == FDL_OK ? "" : rc == FDL_ENOMEM ? "out of memory validating the cubin"
+                                                    : "a link entry whose cubin is malformed";
+    }
+    case FDL__CACHE_NVRTC: {
+        if (s->n != 2 || s->len[0] == 0)
+            return "a compile entry without its output";
+        fdl_input_kind k;
+        fdl_error e = FDL_ERROR_INIT;
+        if (fdl__detect(&k, s->p[0], s->len[0], "entry", FDL_KIND_AUTO, &e) != FDL_OK ||
+            (k != FDL_KIND_LTOIR && k != FDL_KIND_PTX && k != FDL_KIND_CUBIN))
+            return "a compile entry whose output is no PTX, LTO-IR or cubin";
+        if (k == FDL_KIND_CUBIN &&
+            fdl__elf_check(s->p[0], s->len[0], "entry", "cubin", 0, &e) != FDL_OK)
+            return "a compile entry whose cubin is malformed";
+        return "";
+    }
+    case FDL__CACHE_CHECK:
+        if (s->n != 1 || s->len[0] == 0)
+            return "a check entry without its PTX";
+        return "";
+    default:
+        return "unknown kind";
+    }
 }
 
 int fdl__link_cache_lookup(fdl_link *link)

@@ -57,6 +57,10 @@ struct fdl_link {
     fdl_diag_fn on_diag;
     void *diag_ctx;
     enum link_state state;
+    /* fdl_link_check: it passed (flags 0) with these many inputs and declaration sets */
+    int checked;
+    size_t checked_inputs, checked_decls;
+    int allow_undefined; /* the check in progress has FDL_LINK_CHECK_ALLOW_UNDEFINED */
     int lto;
     unsigned char *keeper; /* LTO-IR that keeps declared functions alive (declaration check) */
     size_t keeper_size;
@@ -117,6 +121,15 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
                                 fdl_error *err);
 /* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
+/*
+ * Option @p index (from 0) of list @p list ("extra", "xptxas", ...) within the bounds that
+ * nvJitLink, NVRTC and ptxas survive (linkopts.c says how they were found); @p ptxas: the whole
+ * text goes to ptxas. @return FDL_OK, FDL_ELIMIT
+ */
+int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int ptxas,
+                             fdl_error *err);
+/* The option texts of NVRTC options @p o (extra, defines, include_dirs) within those bounds. */
+int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err);
 /* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
 /* @p ptx: FDL__JL_CUBIN, FDL__JL_PTX (-ptx), or FDL__JL_VIEW (-ptx at -O0, the checks' view) */
 enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
@@ -199,6 +212,13 @@ void fdl__jl_run_free(fdl__jl_run *run);
  * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
  */
 int fdl__link_cache_lookup(fdl_link *link);
+/*
+ * An entry's payload checked as what it stands for (an fdl__cache_payload_fn, cacheint.h): a
+ * link's cubin validated whole as any input cubin is (fdl__elf_check) and a CUDA ELF, its flags
+ * and PTX as said; an NVRTC compile's output PTX, LTO-IR or a valid cubin; a check's PTX present.
+ * Thread-safety: safe.
+ */
+const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s);
 /* Store the completed link's result under the key that fdl__link_cache_lookup computed. */
 void fdl__link_cache_store(fdl_link *link);
 /*

@@ -114,6 +114,43 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
  * The version-4 nvJitLink options (issue 25): each value in nvJitLink 13.0's range, so that a bad
  * one is said here, in one line, rather than as nvJitLink's NVJITLINK_ERROR_UNRECOGNIZED_OPTION.
  */
+/*
+ * Option texts bounded before NVIDIA's libraries see them (issue 35). Found by a fuzz of option
+ * lengths against the real libraries, each in a child (nvJitLink 13.0, NVRTC 13.0): a ptxas
+ * option (-Xptxas=OPT through nvJitLink or NVRTC) of 99,964 bytes or more overflows a heap
+ * buffer inside ptxas (glibc: "malloc(): corrupted top size"; AddressSanitizer confirms), while
+ * 99,963 and below are refused or taken cleanly; every other option text, -Xnvvm, -D, -I and
+ * unknown ones, was taken or refused cleanly up to 1,000,000 bytes, the longest tried. The bounds
+ * leave a margin below what was seen to crash, and lie far above any real option.
+ */
+#define PTXAS_OPTION_MAX 65536
+#define OPTION_TEXT_MAX 1000000
+
+/* The ptxas option inside @p x when it passes one ("-Xptxas=OPT", "--ptxas-options=OPT"). */
+static const char *ptxas_part(const char *x)
+{
+    if (strncmp(x, "-Xptxas=", 8) == 0)
+        return x + 8;
+    if (strncmp(x, "--ptxas-options=", 16) == 0)
+        return x + 16;
+    return NULL;
+}
+
+int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int ptxas,
+                             fdl_error *err)
+{
+    size_t n = strlen(x);
+    const char *p = ptxas ? x : ptxas_part(x);
+    if (p && strlen(p) > PTXAS_OPTION_MAX)
+        return fdl__fail(err, FDL_ELIMIT, "%s option %zu ('%.24s...') is %zu bytes: a ptxas "
+                         "option may have at most %d (longer ones overflow a buffer in ptxas)",
+                         list, index + 1, x, strlen(p), PTXAS_OPTION_MAX);
+    if (n > OPTION_TEXT_MAX)
+        return fdl__fail(err, FDL_ELIMIT, "%s option %zu ('%.24s...') is %zu bytes: an option "
+                         "may have at most %d", list, index + 1, x, n, OPTION_TEXT_MAX);
+    return FDL_OK;
+}
+
 static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
 {
     static const char *const flag_names[] = {"time", "optimize_unused_variables",
@@ -139,6 +176,9 @@ static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
                          "0..101, or -1 for the default)", o->jump_table_density);
     for (size_t i = 0; o->xptxas && o->xptxas[i]; i++) {
         const char *x = o->xptxas[i];
+        int rc = fdl__link_option_text_ok("xptxas", i, x, 1, err);
+        if (rc != FDL_OK)
+            return rc;
         /* ptxas takes options; a word that is not one would be read by it as an input file */
         if (x[0] != '-' || x[1] == '\0' || strpbrk(x, " \t\n"))
             return fdl__fail(err, FDL_EINVAL, "invalid xptxas option '%.64s' (expected one ptxas "
@@ -148,6 +188,19 @@ static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
 }
 
 /* The options on their own, and the combinations no backend accepts. */
+int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err)
+{
+    static const char *const names[] = {"cuda extra", "cuda define", "cuda include_dirs"};
+    const char *const *lists[] = {o->extra, o->defines, o->include_dirs};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t i = 0; lists[l] && lists[l][i]; i++) {
+            int rc = fdl__link_option_text_ok(names[l], i, lists[l][i], 0, err);
+            if (rc != FDL_OK)
+                return rc;
+        }
+    return FDL_OK;
+}
+
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
 {
     unsigned number;
@@ -184,6 +237,8 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         return fdl__fail(err, FDL_ELIMIT, "more than %d options in one list", MAX_OPTIONS);
     for (size_t i = 0; i < nextra; i++) {
         const char *x = o->extra[i];
+        if ((rc = fdl__link_option_text_ok("extra", i, x, 0, err)) != FDL_OK)
+            return rc;
         /* what has a field of its own must go there: the checks depend on it */
         if (strncmp(x, "-arch", 5) == 0)
             return fdl__fail(err, FDL_EINVAL, "extra option '%.64s': set the arch field instead",
@@ -207,6 +262,8 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     if (o->cuda && o->cuda->version != FDL_NVRTC_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "unsupported fdl_nvrtc_options version %u "
                          "(expected %u)", o->cuda->version, (unsigned)FDL_NVRTC_OPTIONS_VERSION);
+    if (o->cuda && (rc = fdl__link_nvrtc_texts_ok(o->cuda, err)) != FDL_OK)
+        return rc;
     return FDL_OK;
 }
 

@@ -14,6 +14,7 @@
  *                             CUDA 12.4 entry points are absent
  *   MOCK_CUDA_NO_GPA          cuGetProcAddress finds nothing (fdlink falls back to dlsym)
  *   MOCK_CUDA_DEVICES         device count (default 1; 0 makes cuInit fail with NO_DEVICE)
+ *   MOCK_CUDA_STREAM_CTX_OTHER cuStreamGetCtx says every stream is of another context
  * mock_cuda_live(kind) reports what is still allocated, for leak checks; mock_cuda_live(-2) counts
  * the calls refused for an index or a name that does not exist (what compute-sanitizer reports as
  * API errors).
@@ -1348,10 +1349,13 @@ EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, unsign
     return do_launch(fn, gx, gy, gz, bx, by, bz, shared, s, params, 1);
 }
 
-/* Streams are tracked allocations of one byte; NULL is the default stream. */
+/*
+ * Streams are tracked allocations of one byte; NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
+ * are the default streams (the mock runs everything at once, so they are all one).
+ */
 static CUresult stream_ok(CUstream s)
 {
-    if (!s)
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
         return CUDA_SUCCESS;
     for (alloc *a = g_allocs; a; a = a->next)
         if (a->kind == LIVE_STREAM && (void *)a->ptr == (void *)s)
@@ -1381,6 +1385,22 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
     return ready() ? ready() : stream_ok(s);
+}
+
+/* The one context for every stream the mock knows (the default streams included). */
+EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *ctx)
+{
+    CUresult r = ready();
+    if (r == CUDA_SUCCESS && !ctx)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = stream_ok(s);
+    /* MOCK_CUDA_STREAM_CTX_OTHER: as if the stream were made in a context of its own */
+    static char other_ctx;
+    if (r == CUDA_SUCCESS)
+        *ctx = getenv("MOCK_CUDA_STREAM_CTX_OTHER") ? (CUcontext)(void *)&other_ctx
+                                                    : (CUcontext)(void *)&g_ctx;
+    return r;
 }
 
 typedef struct event {
@@ -1440,6 +1460,17 @@ static CUresult event_record(CUevent e, CUstream s)
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
     return event_record(e, s);
+}
+
+/* Everything has run by the time a call returns: a wait only checks its handles. */
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    CUresult r = ready();
+    if (r == CUDA_SUCCESS)
+        r = stream_ok(s);
+    if (r == CUDA_SUCCESS && (!event_ok(e) || flags > 1))
+        r = !event_ok(e) ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+    return r;
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent e)
@@ -1570,6 +1601,8 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
         P("cuStreamCreate", 2000, cuStreamCreate),
         P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
         P("cuStreamSynchronize", 2000, cuStreamSynchronize),
+        P("cuStreamGetCtx", 9020, cuStreamGetCtx),
+        P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
         P("cuEventCreate", 2000, cuEventCreate),
         P("cuEventDestroy", 4000, cuEventDestroy_v2),
         P("cuEventRecord", 2000, cuEventRecord),

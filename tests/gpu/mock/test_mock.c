@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdlink/gen.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"
 
@@ -250,6 +251,125 @@ Test(host_mock, objects_of_another_device_handle_are_refused)
     fdl_device_destroy(b);
     cr_assert_eq(live(-1), 0);
     cr_assert_eq(live(0) + live(3), 0);
+}
+
+Test(host_mock, a_wrapped_stream_is_checked_and_never_destroyed_by_fdlink)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_stream *mine = NULL, *s = (fdl_stream *)&s;
+    cr_assert_eq(fdl_stream_create(&mine, dev, &err), FDL_OK);
+    cr_assert_eq(live(3), 1);
+    /* a handle the driver does not know is refused, and nothing is made */
+    int bogus = 0;
+    cr_assert_eq(fdl_stream_wrap(&s, dev, &bogus, &err), FDL_ECUDA);
+    cr_assert_null(s);
+    cr_assert_str_eq(err.message, "fdl_stream_wrap: cuStreamGetCtx failed: "
+                                  "CUDA_ERROR_INVALID_HANDLE (invalid resource handle)");
+    /* a stream of another context is refused */
+    cr_assert_eq(setenv("MOCK_CUDA_STREAM_CTX_OTHER", "1", 1), 0);
+    cr_assert_eq(fdl_stream_wrap(&s, dev, fdl_stream_handle(mine), &err), FDL_EINVAL);
+    cr_assert_null(s);
+    char expect[256];
+    snprintf(expect, sizeof expect,
+             "fdl_stream_wrap: stream %p belongs to another CUDA context than the primary "
+             "context of device 0",
+             fdl_stream_handle(mine));
+    cr_assert_str_eq(err.message, expect);
+    /* the default streams are whichever context's is current: never asked */
+    cr_assert_eq(fdl_stream_wrap(&s, dev, FDL_STREAM_PER_THREAD, &err), FDL_OK, "%s",
+                 err.message);
+    fdl_stream_destroy(s);
+    cr_assert_eq(unsetenv("MOCK_CUDA_STREAM_CTX_OTHER"), 0);
+    /* another's stream (here fdlink's own, made by another handle) is wrapped, not owned */
+    fdl_device *other = open_mock();
+    cr_assert_eq(fdl_stream_wrap(&s, other, fdl_stream_handle(mine), &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_stream_owned(s), 0);
+    cr_assert_eq(live(3), 1);
+    fdl_stream_destroy(s);
+    cr_assert_eq(live(3), 1, "destroying the wrapper destroyed the stream");
+    cr_assert_eq(fdl_stream_wrap(&s, other, fdl_stream_handle(mine), &err), FDL_OK);
+    fdl_device_destroy(other);
+    cr_assert_eq(live(3), 1, "destroying the wrapper's device destroyed the stream");
+    fdl_stream_destroy(mine);
+    cr_assert_eq(live(3), 0);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(-1), 0);
+}
+
+/* gen/'s map on a stream: the mock runs mul_f32_f32 with modes "as" (out[i] = a[i] * s). */
+Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_decls *decls = NULL;
+    cr_assert_eq(fdl_decls_load(&decls, FDL_LINK_FIXTURES "/mul.decl", &err), FDL_OK, "%s",
+                 err.message);
+    const char *const inputs[] = {FDL_LINK_FIXTURES "/mul.ptx", NULL};
+    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
+    o.decls = decls;
+    o.inputs = inputs;
+    fdl_gen *gen = NULL;
+    fdl_map *m = NULL;
+    cr_assert_eq(fdl_gen_create(&gen, dev, &o, &err), FDL_OK, "%s", err.message);
+    int rc = fdl_map_create(&m, gen, "mul_f32_f32", "as", &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
+    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    enum { N = 1000 };
+    float a[N], out[N];
+    for (int i = 0; i < N; i++)
+        a[i] = (float)i - 7.5f;
+    fdl_buffer *ba = NULL, *bo = NULL;
+    cr_assert_eq(fdl_buffer_create(&ba, dev, sizeof a, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_create(&bo, dev, sizeof out, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_write(ba, 0, a, sizeof a, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_zero(bo, &err), FDL_OK);
+    fdl_stream *mine = NULL, *s = NULL;
+    cr_assert_eq(fdl_stream_create(&mine, dev, &err), FDL_OK);
+    cr_assert_eq(fdl_stream_wrap(&s, dev, fdl_stream_handle(mine), &err), FDL_OK);
+    float scale = 2.5f;
+    fdl_gen_arg args[] = {fdl_gen_buffer(bo), fdl_gen_buffer(ba), FDL_GEN_VALUE(scale)};
+    cr_assert_eq(fdl_map_launch_async(m, N, args, 3, s, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_map_check(m, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_buffer_read(bo, 0, out, sizeof out, &err), FDL_OK);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], a[i] * 2.5f, "out[%d] = %g", i, (double)out[i]);
+    /* the checks of fdl_map_launch come first */
+    cr_assert_eq(fdl_map_launch_async(m, N, args, 2, s, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "map 'mul_f32_f32' takes 3 arguments, but 2 were given");
+#ifdef NDEBUG /* a NULL handle asserts in debug builds */
+    cr_assert_eq(fdl_map_launch_async(NULL, N, args, 3, s, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_map_launch_async: map is NULL");
+#endif
+    /* the launch goes to that stream: once it is gone, the driver refuses the launch */
+    fdl_stream_destroy(mine);
+    cr_assert_eq(fdl_map_launch_async(m, N, args, 3, s, &err), FDL_ECUDA);
+    cr_assert(strstr(err.message, "CUDA_ERROR_INVALID_HANDLE") != NULL, "%s", err.message);
+    fdl_map_destroy(m);
+    fdl_gen_destroy(gen);
+    fdl_decls_destroy(decls);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0) + live(3), 0);
+}
+
+Test(host_mock, an_old_driver_gives_no_parameter_sizes)
+{
+    use_mock();
+    cr_assert_eq(setenv("MOCK_CUDA_DRIVER_VERSION", "12030", 1), 0);
+    fdl_device *dev = open_mock();
+    fdl_module *mod = NULL;
+    fdl_kernel *k = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, KERNELS "/kernels.cubin", &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "fill_u32", &err), FDL_OK, "%s", err.message);
+    size_t count = 99;
+    cr_assert_null(fdl_kernel_param_sizes(k, &count));
+    cr_assert_eq(count, 0);
+    fdl_device_destroy(dev);
 }
 
 Test(host_mock, an_async_fault_names_the_last_kernel_even_after_its_module_is_gone)

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Libraries that misbehave at load (issue 35): a stand-in nvJitLink (fake_nvjitlink.c) whose
+# initialiser exits 0, aborts, crashes or never returns, given through FDLINK_NVJITLINK.
+#   - `fdlink doctor` tries each library in a child first: the report goes on, and its nvjitlink
+#     line names the library and what it did;
+#   - any command with FDLINK_PROBE_LIBS=1: exit 1, one line, no output;
+#   - without it, an initialiser's exit(0) is no success: exit 1 and one line (before: exit 0
+#     and no cubin).
+# The hanging one is bounded by FDLINK_PROBE_LIBS_TIMEOUT_MS=1000 (it never returns: no verdict
+# depends on the machine's speed).
+#   bad_libs.sh FDLINK FAKE_NVJITLINK DATA_DIR
+set -uo pipefail
+fdlink=$(realpath "$1") fake=$(realpath "$2") data=$(realpath "$3")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+cp "$data/link/caller.ptx" "$data/link/mul.ptx" .
+bad=0
+fail() { bad=$((bad + 1)); echo "bad_libs: $*" >&2; }
+export FDLINK_NVJITLINK=$fake FDLINK_CACHE=0 FDLINK_PROBE_LIBS_TIMEOUT_MS=1000
+declare -A says=([exit]="ended the process while loading" [abort]="crashed while loading: signal 6"
+                 [segv]="crashed while loading: signal 11" [sleep]="did not finish loading within 1000 ms")
+for how in exit abort segv sleep; do
+  export FDL_FAKE_INIT=$how
+  # doctor: the report goes on past nvJitLink
+  timeout 120 "$fdlink" doctor >out 2>err
+  rc=$?
+  grep -q "^nvjitlink .*not usable: cannot load nvJitLink: .*${says[$how]}" out ||
+    fail "$how: doctor's nvjitlink line: $(grep '^nvjitlink' out) (exit $rc) $(head -c 300 err)"
+  grep -q '^nvrtc ' out || fail "$how: doctor's report stopped at nvJitLink (exit $rc)"
+  # any command behind FDLINK_PROBE_LIBS=1
+  FDLINK_PROBE_LIBS=1 timeout 120 "$fdlink" link -arch=sm_90 caller.ptx mul.ptx -o out.cubin 2>err
+  rc=$?
+  [ "$rc" = 1 ] || fail "$how: FDLINK_PROBE_LIBS=1 link: exit $rc, not 1: $(head -c 300 err)"
+  [ "$(wc -l <err)" = 1 ] || fail "$how: FDLINK_PROBE_LIBS=1 link said $(wc -l <err) lines"
+  grep -q "${says[$how]}" err || fail "$how: FDLINK_PROBE_LIBS=1 link said: $(head -c 300 err)"
+  [ -e out.cubin ] && fail "$how: FDLINK_PROBE_LIBS=1 link wrote out.cubin"
+  rm -f out.cubin
+done
+# without the probe: an initialiser's exit(0) is not fdlink's success
+FDL_FAKE_INIT=exit timeout 120 "$fdlink" link -arch=sm_90 caller.ptx mul.ptx -o out.cubin 2>err
+rc=$?
+[ "$rc" = 1 ] || fail "exit without the probe: exit $rc, not 1: $(head -c 300 err)"
+grep -q 'ended from inside a library it loaded' err || fail "exit without the probe: $(cat err)"
+[ -e out.cubin ] && fail "exit without the probe: out.cubin written"
+[ "$bad" = 0 ] && echo "bad_libs: every misbehaving library was a one-line diagnosis"
+exit $((bad != 0))

@@ -1,0 +1,276 @@
+"""What needs no driver: declarations, headers, links (nvJitLink/NVRTC), errors as records."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import fdlink
+import fdlink._cli
+from conftest import DATA, MUL_CU, MUL_DECL, SAXPY_CU
+
+
+def test_version_and_kinds():
+    assert fdlink.__version__.count(".") == 2
+    assert "ltoir" in fdlink.KINDS
+    assert fdlink._fdlink.status_name(-5) == "FDL_EABI"
+
+
+def test_declarations_and_header():
+    lib = fdlink.Library(MUL_DECL + "add_c: uint32(uint32, uint32) abi=c\n", check=False)
+    d = lib.declarations
+    assert [x.name for x in d] == ["mul_f32_f32", "add_c"]
+    assert d[0].signature == "float32(float32, float32)"
+    assert d[0].param_types == ("float32", "float32") and d[1].abi == "c"
+    assert (d[1].line, d[1].column) == (2, 1)
+    h = lib.header("MY_GUARD")
+    assert "#ifndef MY_GUARD" in h and "mul_f32_f32" in h
+
+
+def test_declarations_from_file():
+    lib = fdlink.Library(DATA / "link" / "mul.decl", check=False)
+    assert lib.declarations[0].source.endswith("mul.decl")
+    lib2 = fdlink.Library(str(DATA / "link" / "mul.decl"), check=False)
+    assert lib2.declarations[0].name == "mul_f32_f32"
+
+
+def test_parse_error_carries_the_record():
+    with pytest.raises(fdlink.ParseError) as e:
+        fdlink.Library("ok_one: float32(float32)\nbad: float32(float99)\n", name="x.decl",
+                       check=False)
+    err = e.value
+    assert err.status == "FDL_EPARSE" and err.code == -4
+    assert err.source == "x.decl" and err.line == 2 and err.column > 0
+    assert str(err).startswith("x.decl:2:")
+    assert isinstance(err, fdlink.Error)
+
+
+def test_missing_decl_file():
+    with pytest.raises(fdlink.FileError) as e:
+        fdlink.Library("/nonexistent/f.decl", check=False)
+    assert "/nonexistent/f.decl" in str(e.value)
+
+
+def test_library_checks_and_links(arch):
+    lib = fdlink.Library(MUL_DECL, [MUL_CU], arch=arch)
+    mod = lib.link(SAXPY_CU)
+    assert mod.cubin[:4] == b"\x7fELF"
+    assert mod.info["arch"] == arch
+    assert mod.info["cache"] in ("miss", "memory", "disk")
+    again = lib.link(SAXPY_CU)
+    assert again.info["cache"] in ("memory", "disk")
+    assert again.cubin == mod.cubin
+
+
+def test_abi_error_names_file_line_symbol(arch):
+    with pytest.raises(fdlink.ABIError) as e:
+        fdlink.Library(DATA / "link" / "mul.decl", [DATA / "link" / "mul_wide.ptx"], arch=arch)
+    err = e.value
+    assert err.status == "FDL_EABI"
+    assert err.source.endswith("mul_wide.ptx") and err.line > 0
+    assert err.symbol == "mul_f32_f32"
+    assert err.rule is not None and err.rule.startswith("ABI-")
+    assert err.declaration is not None and err.declaration.endswith("mul.decl:2:1")
+    assert any(d["tool"] == "fdlink" and d["code"] == err.rule and d["severity"] == "error"
+               for d in err.diagnostics)
+    assert err.message in str(err)
+
+
+def test_cuda_c_that_disagrees_does_not_compile(arch):
+    bad = 'extern "C" __device__ int mul_f32_f32(double *r, double a, double b) { return 0; }'
+    with pytest.raises(fdlink.ParseError) as e:
+        fdlink.Library(MUL_DECL, [bad], arch=arch)
+    assert e.value.log  # NVRTC's whole log
+    assert any(d["tool"] == "nvrtc" and d["severity"] == "error"
+               for d in e.value.diagnostics)
+
+
+def test_link_error_has_diagnostics(arch):
+    lib = fdlink.Library(MUL_DECL, [MUL_CU], arch=arch)
+    caller = ('extern "C" __device__ int nowhere(float *, float);\n'
+              'extern "C" __global__ void k(float *y) { float r; nowhere(&r, 1.0f); y[0] = r; }')
+    with pytest.raises(fdlink.LinkError) as e:
+        lib.link(caller)
+    assert "nowhere" in str(e.value)
+    assert isinstance(e.value.diagnostics, list)
+
+
+def test_link_of_ptx_bytes_and_kind_refusal(arch):
+    ptx = (DATA / "link" / "mul.ptx").read_bytes()
+    mod = fdlink.link(ptx, DATA / "link" / "caller.ptx", decls=DATA / "link" / "mul.decl",
+                      arch=arch)
+    assert mod.cubin[:4] == b"\x7fELF"
+    with pytest.raises(fdlink.KindError):
+        fdlink.link((DATA / "link" / "logo.png").read_bytes(), arch=arch)
+
+
+def test_compile_to_checked_ltoir_and_ptx(arch):
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ltoir")
+    assert ir.kind == "ltoir" and ir.data[:4] == bytes.fromhex("ed434e7f")
+    ptx = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ptx")
+    assert ptx.kind == "ptx" and b".visible .func" in ptx.data
+    # either links with a caller, as any input does
+    mod = fdlink.Library(MUL_DECL, [ir], arch=arch).link(SAXPY_CU)
+    assert mod.cubin[:4] == b"\x7fELF"
+    bad = 'extern "C" __device__ int mul_f32_f32(float *r, double a, float b) { return 0; }'
+    with pytest.raises(fdlink.ParseError) as e:
+        fdlink.compile(bad, decls=MUL_DECL, arch=arch, name="bad.cu")
+    assert e.value.source == "bad.cu" and e.value.line == 1 and e.value.log
+
+
+def test_library_check_without_link(arch):
+    # a declared function that no source defines is an error of the check
+    with pytest.raises(fdlink.ABIError, match="declared but not defined"):
+        fdlink.Library(MUL_DECL + "other: int32(int32)\n", [MUL_CU], arch=arch)
+
+
+def test_link_options_reach_the_linker(arch):
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ltoir")
+    lib = fdlink.Library(MUL_DECL, [ir], arch=arch)
+    caller = fdlink.compile(SAXPY_CU, decls=MUL_DECL, arch=arch, output="ltoir",
+                            name="caller.cu")
+    mod = lib.link(caller, emit_ptx=True, kernels_used=["saxpy"], opt_level=3,
+                   defines={"UNUSED": 1}, xptxas=("-O3",))
+    assert mod.ptx is not None and ".entry saxpy" in mod.ptx
+    assert mod.info["lto"] == 1
+
+
+def test_options_checked():
+    with pytest.raises(TypeError, match="unknown option"):
+        fdlink.Library(MUL_DECL, check=False, colour="blue")
+    with pytest.raises(ValueError, match="lto"):
+        fdlink.link(MUL_CU, arch="sm_90", lto="sometimes")
+    with pytest.raises(fdlink.InvalidArgumentError) as e:
+        fdlink.link(MUL_CU, arch="sm_1")
+    assert isinstance(e.value, ValueError) and "sm_1" in str(e.value)
+
+
+def test_cache_stats_export_import(tmp_path, arch):
+    d = tmp_path / "cache"
+    lib = fdlink.Library(MUL_DECL, [MUL_CU + f"// {tmp_path}\n"], arch=arch, cache_dir=d,
+                         cache="on")
+    mod = lib.link(SAXPY_CU)
+    assert mod.info["cache"] in ("miss", "memory")  # the same link may be in memory already
+    s = fdlink.cache.stats(d)
+    assert s["entries"] >= 1
+    bundle = tmp_path / "b.fdlc"
+    assert fdlink.cache.export(bundle, directory=d) == s["entries"]
+    assert fdlink.cache.clear(d) >= 1
+    assert fdlink.cache.stats(d)["entries"] == 0
+    assert fdlink.cache.import_(bundle, directory=d)["imported"] == s["entries"]
+    assert fdlink.cache.stats(d)["entries"] == s["entries"]
+
+
+def test_missing_linker_is_named(tmp_path):
+    code = ("import fdlink, sys\n"
+            "try:\n"
+            "    fdlink.link(b'.version 8.0\\n.target sm_90\\n.address_size 64\\n', arch='sm_90')\n"
+            "except fdlink.LibraryNotFoundError as e:\n"
+            "    print('LIB', e.library, '|', e)\n")
+    env = dict(os.environ, FDLINK_NVJITLINK=str(tmp_path / "libnvJitLink.so.13"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("LIB "), out.stdout + out.stderr
+    assert "libnvJitLink.so.13" in out.stdout
+
+
+def test_doctor_is_data():
+    if not os.path.exists(fdlink._cli.executable()):
+        pytest.skip("the CLI is not installed beside the package (build-tree run)")
+    d = fdlink.doctor()
+    assert isinstance(d, dict) and d
+
+
+def test_console_script_runs_the_cli():
+    if not os.path.exists(fdlink._cli.executable()):
+        pytest.skip("the CLI is not installed beside the package (build-tree run)")
+    out = subprocess.run([sys.executable, "-c", "import fdlink._cli as c; c.main(['--version'])"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and fdlink.__version__ in out.stdout + out.stderr
+
+
+def test_generated_kernels_compile_without_a_device(mul_lib):
+    # the generator without a device generates, compiles and links (launches need one): the
+    # sources and cubins of a map, an elementwise kernel and a reduction
+    gen = mul_lib._gen(None)
+    m = gen.map("mul_f32_f32", "as")
+    assert "mul_f32_f32" in m.source and m.cubin[:4] == b"\x7fELF"
+    e = gen.elementwise("float a, const float *x, float *y",
+                        "float r; FDL_MAP_CALL(mul_f32_f32, &r, a, x[i]); y[i] = r + y[i]")
+    assert e.cubin[:4] == b"\x7fELF"
+    r = gen.reduction("float64", "const float *x", "(double)x[i] * x[i]", "sum")
+    assert r.result_size == 8 and r.cubin[:4] == b"\x7fELF"
+    with pytest.raises(fdlink.ParseError) as err:
+        gen.elementwise("float *y", "y[i] = undefined_thing;")
+    assert err.value.log
+
+
+def test_cu13_libraries_found_through_pathfinder(tmp_path):
+    # the cu13 extra's lookup: cuda.pathfinder's answer handed to libfdlink by variable; a
+    # library it cannot find is left to libfdlink's own search (and named if missing there)
+    fake = tmp_path / "cuda"
+    (fake / "pathfinder").mkdir(parents=True)
+    (fake / "pathfinder" / "__init__.py").write_text(
+        "class Loaded:\n"
+        "    def __init__(self, p): self.abs_path = p\n"
+        "def load_nvidia_dynamic_lib(name):\n"
+        "    if name == 'nvJitLink': return Loaded('/opt/wheels/libnvJitLink.so.13')\n"
+        "    raise RuntimeError('not found: ' + name)\n")
+    # as on a machine without a toolkit: libfdlink's own search would find neither library
+    code = ("import os, fdlink._libs as l; l._findable = lambda names: False; l.ensure(); "
+            "print(os.environ.get('FDLINK_NVJITLINK'), os.environ.get('FDLINK_NVRTC'), "
+            "l.found['nvJitLink'], l.found['nvrtc'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("FDLINK_NVJITLINK", "FDLINK_NVRTC")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + sys.path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["/opt/wheels/libnvJitLink.so.13", "None",
+                                  "/opt/wheels/libnvJitLink.so.13", "None"]
+    env["FDLINK_NVJITLINK"] = "/mine/libnvJitLink.so"  # a variable set by the user wins
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split()[0] == "/mine/libnvJitLink.so"
+
+
+def test_pathfinder_not_asked_for_libraries_found_without_it(tmp_path):
+    # cuda.pathfinder loads what it finds: a library that libfdlink's own search finds is left to
+    # libfdlink, so that a process whose links are cache hits never loads nvJitLink or NVRTC
+    fake = tmp_path / "cuda"
+    (fake / "pathfinder").mkdir(parents=True)
+    (fake / "pathfinder" / "__init__.py").write_text(
+        "def load_nvidia_dynamic_lib(name):\n"
+        "    raise AssertionError('pathfinder asked for ' + name)\n")
+    libdir = tmp_path / "lib"
+    libdir.mkdir()
+    for n in ("libnvJitLink.so.13", "libnvrtc.so.13"):
+        (libdir / n).write_bytes(b"")
+    code = ("import os, fdlink._libs as l; l.ensure(); "
+            "print(os.environ.get('FDLINK_NVJITLINK'), os.environ.get('FDLINK_NVRTC'), "
+            "l.found['nvJitLink'], l.found['nvrtc'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("FDLINK_NVJITLINK", "FDLINK_NVRTC")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + sys.path)
+    env["LD_LIBRARY_PATH"] = str(libdir)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["None", "None", "None", "None"]
+
+
+@pytest.mark.parametrize("sig,types", [
+    ("void(float32[:], float32, int32)", ("*f4", "f4", "i4")),
+    ("float *y, const float *x, float a, int n", ("*f4", "*f4", "f4", "i4")),
+    ("unsigned int n, long long m, double *d", ("u4", "i8", "*f8")),
+    ("CPointer(float64), uint8, bool", ("*f8", "u1", "b1")),
+    (["float32[::1]", "int64", "voidptr"], ("*f4", "i8", None)),
+    ("float **pp, __half h", (None, "f2")),
+])
+def test_kernel_signatures(sig, types):
+    from fdlink._core import _parse_types
+
+    assert _parse_types(sig) == types
+
+
+def test_kernel_signature_unknown_type():
+    from fdlink._core import _parse_types
+
+    with pytest.raises(ValueError, match="unknown type 'float99'"):
+        _parse_types("float99 x")
