@@ -92,6 +92,13 @@ case $mode in
     for a in $archs; do
       "$nvcc" -cubin -arch=sm_$a -o "globals_sm_$a.cubin" "$src/globals.cu" || fail "nvcc -cubin sm_$a"
       inspect "globals_sm_$a.cubin"
+      # fdlink run reads the kernel's parameters from .nv.info before it needs a GPU (no driver
+      # here, on purpose): corpus_globals(float *, int) takes 8 and 4 bytes
+      FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 "$fdlink" run "globals_sm_$a.cubin" \
+        -k corpus_globals f32[4] f64:1 >run_$a.log 2>&1
+      rc=$?
+      [ $rc = 2 ] && grep -q "parameter 1 of kernel corpus_globals takes 4" run_$a.log ||
+        { cat run_$a.log; fail "run's parameter check for sm_$a (exit $rc)"; }
     done
     ;;
   dlto) # LTO-IR for every architecture, linked with link-time optimisation
