@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "internal.h"
+#include "linktop.h"
 
 void help_inspect(FILE *out)
 {
-    fputs("usage: fdlink inspect [--kind=KIND] FILE...\n"
+    fputs("usage: fdlink inspect [--kind=KIND] [--decl F.decl] FILE...\n"
           "\n"
           "Show what a link input holds: its kind; for every code image in it (a fatbin's\n"
           "entries, an object's or a library's device code) the architecture, the PTX version,\n"
@@ -19,6 +21,8 @@ void help_inspect(FILE *out)
           "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda,\n"
           "                 bitcode\n"
           "  --code         kernels and functions only; variables as a count\n"
+          "  --decl F.decl  for a linked cubin: whether each declared function's calls were\n"
+          "                 inlined (no function of that name left) or stayed calls\n"
           "  -h, --help     show this help\n",
           out);
 }
@@ -150,10 +154,25 @@ static void print_image(const fdl_image *img, size_t nimages, int code_only)
         printf("    variables: %zu (%zu weak), not shown\n", vars, weak);
 }
 
+/* What the cubin @p data says of each function of @p decls: inlined, or kept as a function. */
+static void print_lto_report(const fdl_decls *decls, const void *data, size_t size)
+{
+    for (size_t i = 0; i < fdl_decls_count(decls); i++) {
+        const char *name = fdl_decls_get(decls, i)->name;
+        if (fdl__cubin_defines_function(data, size, name))
+            printf("  lto: %s: kept as a function: its calls are calls (its input did not join "
+                   "LTO, or LTO did not inline it)\n", name);
+        else
+            printf("  lto: %s: every call inlined (no function of that name in the cubin)\n",
+                   name);
+    }
+}
+
 int cmd_inspect(int argc, char **argv)
 {
     fdl_input_kind kind = FDL_KIND_AUTO;
     int code_only = 0;
+    fdl_decls *decls = NULL;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     size_t nfiles = 0;
     int rc = 1;
@@ -178,6 +197,19 @@ int cmd_inspect(int argc, char **argv)
             }
         } else if (strcmp(a, "--code") == 0) {
             code_only = 1;
+        } else if ((v = cli_option_value(a, "--decl", argc, argv, &i, &missing)) || missing) {
+            fdl_error derr = FDL_ERROR_INIT;
+            if (!v) {
+                rc = cli_usage_error("inspect", "%s", "option --decl needs a file");
+                goto cleanup;
+            }
+            fdl_decls_destroy(decls);
+            decls = NULL;
+            if (fdl_decls_load(&decls, v, &derr) != FDL_OK) {
+                cli_print_error(&derr);
+                rc = 1;
+                goto cleanup;
+            }
         } else if (a[0] == '-' && a[1] != '\0') {
             rc = cli_usage_error("inspect", "unknown option '%s'", a);
             goto cleanup;
@@ -193,8 +225,13 @@ int cmd_inspect(int argc, char **argv)
     for (size_t f = 0; f < nfiles; f++) {
         fdl_inspection *ins = NULL;
         fdl_error err = FDL_ERROR_INIT;
-        if (fdl_inspect_file(&ins, files[f], kind, &err) != FDL_OK) {
+        char *bytes = NULL; /* with --decl: the file read once, inspected and scanned */
+        size_t nbytes = 0;
+        if (decls ? fdl__read_file(files[f], &bytes, &nbytes, &err) != FDL_OK ||
+                        fdl_inspect_data(&ins, bytes, nbytes, files[f], kind, &err) != FDL_OK
+                  : fdl_inspect_file(&ins, files[f], kind, &err) != FDL_OK) {
             cli_print_error(&err);
+            free(bytes);
             rc = 1;
             continue;
         }
@@ -206,9 +243,13 @@ int cmd_inspect(int argc, char **argv)
         printf("\n");
         for (size_t i = 0; i < n; i++)
             print_image(fdl_inspection_image(ins, i), n, code_only);
+        if (decls && fdl_inspection_kind(ins) == FDL_KIND_CUBIN)
+            print_lto_report(decls, bytes, nbytes);
+        free(bytes);
         fdl_inspection_destroy(ins);
     }
 cleanup:
     free(files);
+    fdl_decls_destroy(decls);
     return rc;
 }

@@ -50,6 +50,10 @@ void help_link(FILE *out)
           "                              (default: every processor for large links)\n"
           "  --split-compile-extended N  LTO split further (0 every processor); changes the\n"
           "                              code, and can crash nvJitLink 13.0 on large programs\n"
+          "  --jobs N                    at most N threads for a split on every processor\n"
+          "                              (FDLINK_JOBS; under make -j or ninja, its job slots)\n"
+          "  --lto-report                a note per declared function: calls inlined, or why\n"
+          "                              they stayed calls (with --decl)\n"
           "  --jump-table-density N      switch density 0-101 for jump tables (LTO)\n"
           "  --optimize-unused-variables LTO may drop variables no device code uses\n"
           "  --device-stack-protector    stack canaries in device code\n"
@@ -264,6 +268,11 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
                                        "for every processor)%s", "");
             return 1;
         }
+    } else if ((v = cli_option_value(arg, "--jobs", argc, argv, i, &missing)) || missing) {
+        if (!v || !parse_count(v, &a->opts.jobs) || a->opts.jobs < 1) {
+            *rc = cli_usage_error(cmd, "option --jobs needs a thread count of 1 or more%s", "");
+            return 1;
+        }
     } else if ((v = cli_option_value(arg, "--jump-table-density", argc, argv, i, &missing)) ||
                missing) {
         if (!v || !parse_count(v, &a->opts.jump_table_density) ||
@@ -326,6 +335,8 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
         a->opts.jl_cache = 0;
     } else if (strcmp(arg, "--time") == 0) {
         a->opts.time = 1;
+    } else if (strcmp(arg, "--lto-report") == 0) {
+        a->opts.lto_report = 1;
     } else if (strcmp(arg, "--optimize-unused-variables") == 0) {
         a->opts.optimize_unused_variables = 1;
     } else if (strcmp(arg, "--device-stack-protector") == 0) {
@@ -588,6 +599,15 @@ int cmd_link(int argc, char **argv)
         if (nv_hits || nv_compiled)
             fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
                     nv_hits, nv_compiled);
+        int threads = 0, tokens = 0, jobserver = 0;
+        fdl__link_jobs(link, &threads, &tokens, &jobserver);
+        if (jobserver)
+            fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
+                    "jobserver)\n", threads, threads == 1 ? "" : "s", tokens,
+                    tokens == 1 ? "" : "s");
+        else if (threads)
+            fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
+                    threads, threads == 1 ? "" : "s");
     }
     rc = 0;
 cleanup:

@@ -82,6 +82,15 @@ for n in $sizes; do
   echo "  raw nvJitLink default: $base s"
   run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, defaults" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  # asked for (FDLINK_SPLIT_COMPILE_EXTENDED=1), a large LTO link gets -split-compile-extended=0
+  # (isolated); where it kills nvJitLink, fdlink says so once and links with the default splits
+  FDLINK_SPLIT_COMPILE_EXTENDED=1 run fdext_$n "$d/fdext.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdext.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, FDLINK_SPLIT_COMPILE_EXTENDED=1" "$d/fdext.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  grep -q "split-compile-extended" "$out/fdext_$n.log" &&
+    echo "  fdlink: fell back: $(grep -m1 split-compile-extended "$out/fdext_$n.log")"
+  # determinism: fdlink's default again, byte for byte the same cubin
+  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   run split_$n "$d/split.cubin" "$out/rawlink" "$d/split.cubin" -arch=$arch -lto -split-compile=0 "${lto[@]}"
   row $n LTO-IR "raw, -split-compile=0 (LTO only)" "$d/split.cubin" $base "$d/raw.cubin" "$d/raw.out"
   run both_$n "$d/both.cubin" "$out/rawlink" "$d/both.cubin" -arch=$arch -lto -split-compile=0 -Xptxas=--split-compile=0 "${lto[@]}"

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fdlink/abi.h"
 #include "fdlink/link.h"
@@ -184,6 +185,8 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory creating a link");
         goto cleanup;
     }
+    link->lease.fd = -1;
+    link->jobs.rfd = link->jobs.wfd = -1;
     if ((rc = copy_options(link, &o, err)) != FDL_OK ||
         (rc = choose_backend(link, err)) != FDL_OK ||
         (rc = resolve_arch(link, o.arch, err)) != FDL_OK)
@@ -248,6 +251,9 @@ void fdl_link_destroy(fdl_link *link)
 {
     if (!link)
         return;
+    fdl__jl_ahead_discard(link);
+    fdl__jobs_give_back(link);
+    fdl__link_cache_unlease(link);
     fdl__strv_free(&link->extra);
     fdl__strv_free(&link->kernels_used);
     fdl__strv_free(&link->variables_used);
@@ -811,6 +817,25 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
+int fdl__cubin_defines_function(const void *data, size_t size, const char *name)
+{
+    return data && name && fdl__lto_cubin_keeps(data, size, name);
+}
+
+void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
+{
+    *threads = link ? link->jobs.threads : 0;
+    *tokens = link ? link->jobs.taken : 0;
+    *jobserver = link ? link->jobs.had_server : 0;
+}
+
+/* The link beside its checks, unless FDLINK_CHECK_AHEAD=0 (one after the other, as before). */
+static int ahead_wanted(void)
+{
+    const char *env = getenv("FDLINK_CHECK_AHEAD");
+    return !(env && strcmp(env, "0") == 0);
+}
+
 /* Forget the post-LTO views of an earlier check: inputs or declarations may have come since. */
 static void forget_views(fdl_link *link)
 {
@@ -876,7 +901,8 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         return rc;
     uint64_t lookup_start = fdl__now_ns();
     const char *before = link->info_log; /* NVRTC's, until the backend's replaces it */
-    if (fdl__link_cache_lookup(link)) {
+    /* a miss: when another process links the same key now, wait for its entry (a lease) */
+    if (fdl__link_cache_lookup(link) || fdl__link_cache_lease(link)) {
         link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
         if (link->wall_ms <= 0.0)
             link->wall_ms = 1e-6;
@@ -885,26 +911,57 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         fdl__link_advice(link, 0);
         return FDL_OK;
     }
-    if ((rc = prepare(link, err)) != FDL_OK)
+    if ((rc = prepare(link, err)) != FDL_OK) {
+        fdl__link_cache_unlease(link);
         return rc;
-    /* fdl_link_check ran them on these very inputs: not again (their diagnostics are there) */
-    if (!checked) {
-        forget_views(link); /* of an earlier fdl_link_check, if any */
-        if ((rc = run_checks(link, err)) != FDL_OK)
-            return rc;
     }
-    uint64_t start = fdl__now_ns();
+    /* -split-compile-extended, when fdlink would choose it, unless it killed nvJitLink here */
+    if (fdl__link_extended_auto(link))
+        fdl__link_extended_recall(link);
+    /* a link on every processor takes the build's job slots instead, when it runs under one */
+    if (backend == &fdl__backend_nvjitlink && fdl__link_split_threads(link) == 0) {
+        long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+        fdl__jobs_take(link, nproc > 0 && nproc < 4096 ? (int)nproc : 4096);
+    }
+    /* fdl_link_check ran them on these very inputs: not again (their diagnostics are there) */
+    uint64_t start = 0; /* the backend's time: from its run's start, beside the checks or not */
+    if (!checked) {
+        /* the declaration check of LTO-IR runs nvJitLink too: the link's own run goes beside
+         * it, on a thread of its own, and is kept only when every check passes */
+        start = fdl__now_ns();
+        if (!(backend == &fdl__backend_nvjitlink && fdl__check_decls_links(link) &&
+              fdl__link_need_nv(link, NULL) == FDL_OK && ahead_wanted() &&
+              fdl__jl_ahead_start(link)))
+            start = 0;
+        forget_views(link); /* of an earlier fdl_link_check, if any */
+        if ((rc = run_checks(link, err)) != FDL_OK) {
+            fdl__jl_ahead_discard(link);
+            fdl__jobs_give_back(link);
+            fdl__link_cache_unlease(link);
+            return rc;
+        }
+    }
+    if (!start)
+        start = fdl__now_ns();
     rc = backend->run(link, err);
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
         link->wall_ms = 1e-6;
+    fdl__jobs_give_back(link);
     backend_diags(link, before);
-    if (rc != FDL_OK)
+    if (rc != FDL_OK) {
+        fdl__link_cache_unlease(link);
         return rc;
-    if (!link->cubin || !link->cubin_size)
+    }
+    if (!link->cubin || !link->cubin_size) {
+        fdl__link_cache_unlease(link);
         return fdl__fail(err, FDL_ELINK, "the link gave no cubin"); /* never success without */
+    }
+    if (link->opts.lto_report && link->ndecls)
+        fdl__lto_report(link);
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
+    fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */
     fdl__link_advice(link, 1);
     return FDL_OK;
 }

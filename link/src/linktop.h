@@ -14,4 +14,14 @@
  */
 int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err);
 
+/*
+ * The threads the completed link's split compilation ran on (0: every processor, or no split)
+ * and the jobserver tokens it took for them (issue 32), for `fdlink link -v`.
+ */
+void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver);
+
+/* Whether the cubin @p data, @p size defines a function @p name (any binding): fdlink inspect's
+ * LTO report (a function LTO inlined everywhere is gone from the linked cubin). */
+int fdl__cubin_defines_function(const void *data, size_t size, const char *name);
+
 #endif /* FDLINK_LINKTOP_H */

@@ -1487,6 +1487,24 @@ Test(link_jl_options, version_3_is_accepted)
     fdl_link_destroy(link);
 }
 
+/* A version-4 struct (one that ends at cache_remote) still links; cache_lease_ms past its end is
+   not read (a bad value there would be refused by a version-5 struct). */
+Test(link_jl_options, version_4_is_accepted_and_cache_lease_ms_validated)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    cr_assert_eq(opts.version, 5);
+    cr_assert_eq(opts.cache_lease_ms, -1);
+    opts.arch = "sm_90";
+    opts.cache_lease_ms = -7;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
+    cr_assert(strstr(err.message, "invalid cache_lease_ms -7"), "%s", err.message);
+    opts.version = 4;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    fdl_link_destroy(link);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The isolated link (fdl_link_options.isolate, link/src/isolate.c)                            */
 /* ------------------------------------------------------------------------------------------ */

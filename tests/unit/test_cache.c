@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +33,7 @@
 #include "cacheint.h"
 #include "internal.h"
 #include "libmemo.h"
+#include "linkobj.h"
 
 /* from nvjitlink.h, which needs the toolkit's headers */
 const fdl__libspec *fdl__nvjl_spec(void);
@@ -83,6 +85,9 @@ typedef struct outcome {
     char warning[512];
     char key[33];
     int jl_loaded, nvrtc_loaded; /* nvJitLink, NVRTC mapped in the process after the link */
+    size_t jl_runs;        /* nvJitLink links run */
+    int lease_waited;      /* another process held the key's lease (lease.c) */
+    uint64_t cubin_hash;   /* FNV-1a of the cubin */
 } outcome;
 
 static int mapped_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -132,8 +137,18 @@ static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
         if (o.rc != FDL_OK)
             goto done;
     }
-    if ((o.rc = fdl_link_complete(link, &err)) != FDL_OK)
+    o.rc = fdl_link_complete(link, &err);
+    o.jl_runs = link->jl_runs;
+    o.lease_waited = link->lease_waited;
+    if (o.rc != FDL_OK)
         goto done;
+    {
+        size_t n = 0;
+        const unsigned char *c = fdl_link_cubin(link, &n);
+        o.cubin_hash = 1469598103934665603ull;
+        for (size_t i = 0; i < n; i++)
+            o.cubin_hash = (o.cubin_hash ^ c[i]) * 1099511628211ull;
+    }
     const char *key = "";
     o.result = fdl_link_cache_result(link, &key);
     snprintf(o.key, sizeof o.key, "%s", key);
@@ -899,6 +914,367 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
     free(dir);
 }
 
+/* ---- leases: each link once across processes (issue 32) -------------------------------- */
+
+/* Read one outcome from @p fd and reap @p pid. */
+static outcome reap_outcome(pid_t pid, int fd)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    size_t got = 0;
+    while (got < sizeof o) {
+        ssize_t r = read(fd, (char *)&o + got, sizeof o - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof o,
+              "a linking child failed");
+    return o;
+}
+
+/* @p n children that link @p j once the gate's write end is closed: their pids and pipes. */
+static void start_gated(const job *j, const int gate[2], size_t n, pid_t *pid, int *fd)
+{
+    for (size_t i = 0; i < n; i++) {
+        int p[2];
+        cr_assert_eq(pipe(p), 0);
+        pid[i] = fork();
+        cr_assert(pid[i] >= 0);
+        if (pid[i] == 0) {
+            close(p[0]);
+            close(gate[1]);
+            for (size_t k = 0; k < i; k++)
+                close(fd[k]); /* the earlier children's pipes are the parent's */
+            char c;
+            while (read(gate[0], &c, 1) > 0) /* the gate: EOF when the parent closes it */
+                ;
+            outcome o = run_job(j, NULL, NULL);
+            ssize_t w = write(p[1], &o, sizeof o);
+            _exit(w == (ssize_t)sizeof o ? 0 : 1);
+        }
+        close(p[1]);
+        fd[i] = p[0];
+    }
+}
+
+Test(cache_lease, processes_missing_one_key_at_once_run_nvjitlink_once)
+{
+    char *dir = make_temp_dir();
+    job j = base_job(dir);
+    enum { N = 8 };
+    pid_t pid[N];
+    int fd[N], gate[2];
+    cr_assert_eq(pipe(gate), 0);
+    start_gated(&j, gate, N, pid, fd);
+    close(gate[0]);
+    close(gate[1]); /* all start at once */
+    size_t runs = 0, waited = 0;
+    uint64_t hash = 0;
+    for (size_t i = 0; i < N; i++) {
+        outcome o = reap_outcome(pid[i], fd[i]);
+        if (o.rc == FDL_ENOLIB)
+            cr_skip_test("%s", o.warning);
+        cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+        runs += o.jl_runs;
+        waited += (size_t)o.lease_waited;
+        if (i == 0)
+            hash = o.cubin_hash;
+        cr_assert_eq(o.cubin_hash, hash, "every process has the same cubin");
+    }
+    cr_assert_eq(runs, 1, "one process of %d linked, the others took its entry (%zu runs, %zu "
+                 "waited)", N, runs, waited);
+    cr_assert_eq(count_files(dir, ".lease"), 0, "the lease file went with the link");
+    free(dir);
+}
+
+/* A child holding the lease of @p dir's entry @p key until it is killed; returns its pid. */
+static pid_t hold_lease(const char *dir, const char *key)
+{
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.lease", dir, key);
+        int fd = open(path, O_RDWR | O_CREAT, 0666);
+        int ok = fd >= 0 && flock(fd, LOCK_EX) == 0;
+        ssize_t w = write(ready[1], ok ? "1" : "0", 1);
+        (void)w;
+        for (;;)
+            pause(); /* held until killed */
+    }
+    close(ready[1]);
+    char c = '0';
+    cr_assert_eq(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    cr_assert_eq(c, '1', "the holder took the lease");
+    return pid;
+}
+
+Test(cache_lease, a_killed_holder_leaves_no_waiter_behind)
+{
+    char *dir = make_temp_dir(), *scratch = make_temp_dir();
+    job j = base_job(scratch);
+    outcome first = run_child(&j, NULL); /* the key, from a cache of its own */
+    if (first.rc == FDL_ENOLIB)
+        cr_skip_test("%s", first.warning);
+    cr_assert_eq(first.rc, FDL_OK, "%s", first.warning);
+    j.dir = dir;
+    pid_t holder = hold_lease(dir, first.key);
+    enum { N = 4 };
+    pid_t pid[N];
+    int fd[N], gate[2];
+    cr_assert_eq(pipe(gate), 0);
+    start_gated(&j, gate, N, pid, fd);
+    close(gate[0]);
+    close(gate[1]);
+    /* the holder dies without a word, whenever the others have come to its lease */
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    size_t runs = 0;
+    for (size_t i = 0; i < N; i++) {
+        outcome o = reap_outcome(pid[i], fd[i]);
+        cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+        cr_assert_eq(o.cubin_hash, first.cubin_hash, "the same cubin as a link of its own");
+        runs += o.jl_runs;
+    }
+    cr_assert_eq(runs, 1, "after the holder died, one waiter linked and the others took its "
+                 "entry (%zu runs)", runs);
+    free(dir);
+    free(scratch);
+}
+
+Test(cache_lease, a_waiter_links_itself_when_its_time_is_up)
+{
+    char *dir = make_temp_dir(), *scratch = make_temp_dir();
+    job j = base_job(scratch);
+    outcome first = run_child(&j, NULL);
+    if (first.rc == FDL_ENOLIB)
+        cr_skip_test("%s", first.warning);
+    j.dir = dir;
+    pid_t holder = hold_lease(dir, first.key); /* a linker that hangs, holding its lease */
+    setenv("FDLINK_CACHE_LEASE_MS", "20", 1);
+    outcome o = run_child(&j, NULL);
+    unsetenv("FDLINK_CACHE_LEASE_MS");
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert_eq(o.lease_waited, 1, "it found the lease held");
+    cr_assert_eq(o.jl_runs, 1, "and linked itself");
+    cr_assert_eq(o.cubin_hash, first.cubin_hash);
+    /* 0: no lease at all, never a wait */
+    cr_assert_eq(fdl_cache_clear(dir, NULL, NULL), FDL_OK);
+    holder = hold_lease(dir, first.key);
+    setenv("FDLINK_CACHE_LEASE_MS", "0", 1);
+    o = run_child(&j, NULL);
+    unsetenv("FDLINK_CACHE_LEASE_MS");
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert_eq(o.lease_waited, 0);
+    free(dir);
+    free(scratch);
+}
+
+/* ---- -split-compile-extended, and its fallback (issue 32) ------------------------------- */
+
+/* PTX of @p n empty device functions: input enough for fdlink's parallel default. */
+static char *big_ptx(size_t n, size_t *size)
+{
+    size_t cap = 128 + n * 64;
+    char *p = malloc(cap);
+    size_t len = (size_t)snprintf(p, cap, ".version 9.0\n.target sm_90\n.address_size 64\n\n");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(p + len, cap - len, ".visible .func pad_%05zu()\n{\n\tret;\n}\n", i);
+    *size = len;
+    return p;
+}
+
+typedef struct xt_outcome {
+    int rc;
+    size_t jl_runs, warnings;
+    int extended; /* the link's options hold -split-compile-extended (as it ended) */
+    char warning[512];
+    uint64_t cubin_hash;
+} xt_outcome;
+
+static void xt_diag(void *ctx, const fdl_error *d)
+{
+    xt_outcome *o = ctx;
+    if (d->code == FDL_EIO && strstr(d->message, "-split-compile-extended")) {
+        o->warnings++;
+        snprintf(o->warning, sizeof o->warning, "%s", d->message);
+    }
+}
+
+/* The caller's and mul's LTO-IR and 80 KB of PTX linked in a child process started now, cache
+   in @p dir; xt_reap waits for it. */
+static pid_t xt_start(const char *dir, int *fd)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        xt_outcome o;
+        memset(&o, 0, sizeof o);
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.arch = "sm_90";
+        opts.cache = dir ? FDL_CACHE_ON : FDL_CACHE_OFF;
+        opts.cache_dir = dir;
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        size_t n = 0;
+        char *pad = big_ptx(2000, &n);
+        o.rc = fdl_link_create(&link, &opts, &err);
+        if (o.rc == FDL_OK) {
+            fdl_link_set_diag(link, xt_diag, &o);
+            if ((o.rc = fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO,
+                                          &err)) == FDL_OK &&
+                (o.rc = fdl_link_add_file(link, FDL_LINK_FIXTURES "/mul.ltoir", FDL_KIND_AUTO,
+                                          &err)) == FDL_OK &&
+                (o.rc = fdl_link_add_data(link, pad, n, "pad.ptx", FDL_KIND_AUTO, &err)) == FDL_OK)
+                o.rc = fdl_link_complete(link, &err);
+            o.jl_runs = link->jl_runs;
+            o.extended = fdl__link_extended_auto(link);
+            if (o.rc == FDL_OK) {
+                size_t cn = 0;
+                const unsigned char *c = fdl_link_cubin(link, &cn);
+                o.cubin_hash = 1469598103934665603ull;
+                for (size_t i = 0; i < cn; i++)
+                    o.cubin_hash = (o.cubin_hash ^ c[i]) * 1099511628211ull;
+            } else {
+                snprintf(o.warning, sizeof o.warning, "%s", err.message);
+            }
+        }
+        fdl_link_destroy(link);
+        free(pad);
+        ssize_t w = write(fds[1], &o, sizeof o);
+        _exit(w == (ssize_t)sizeof o ? 0 : 1);
+    }
+    close(fds[1]);
+    *fd = fds[0];
+    return pid;
+}
+
+static xt_outcome xt_reap(pid_t pid, int fd)
+{
+    xt_outcome o;
+    memset(&o, 0, sizeof o);
+    size_t got = 0;
+    while (got < sizeof o) {
+        ssize_t r = read(fd, (char *)&o + got, sizeof o - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof o,
+              "the linking child failed");
+    return o;
+}
+
+static xt_outcome xt_link_child(const char *dir)
+{
+    int fd;
+    pid_t pid = xt_start(dir, &fd);
+    return xt_reap(pid, fd);
+}
+
+/* Deterministic output (issue 32): fdlink's parallel default for a large link, linked by
+   several processes at once (each on every processor: the machine loaded by them) and again,
+   cached or not, gives the same bytes every time. */
+Test(cache_extended, a_large_link_gives_the_same_cubin_every_time_under_load)
+{
+    char *dir = make_temp_dir();
+    enum { N = 4 };
+    pid_t pid[N];
+    int fd[N];
+    uint64_t hash = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) /* round 1: the first two through the cache */
+            pid[i] = xt_start(round == 1 && i < 2 ? dir : NULL, &fd[i]);
+        for (int i = 0; i < N; i++) {
+            xt_outcome o = xt_reap(pid[i], fd[i]);
+            if (o.rc == FDL_ENOLIB)
+                cr_skip_test("%s", o.warning);
+            cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+            if (round == 0 && i == 0)
+                hash = o.cubin_hash;
+            cr_assert_eq(o.cubin_hash, hash, "round %d, link %d: another cubin", round, i);
+        }
+    }
+    xt_outcome hit = xt_link_child(dir); /* a hit: the bytes stored */
+    cr_assert_eq(hit.jl_runs, 0);
+    cr_assert_eq(hit.cubin_hash, hash);
+    free(dir);
+}
+
+/* Remove the entries (not the memos) of @p dir. */
+static void remove_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, ".fdlc")) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+}
+
+Test(cache_extended, a_linker_killed_by_split_compile_extended_falls_back_once)
+{
+    char *dir = make_temp_dir();
+    /* by default, the deterministic splits */
+    unsetenv("FDLINK_SPLIT_COMPILE_EXTENDED");
+    xt_outcome off = xt_link_child(NULL);
+    if (off.rc == FDL_ENOLIB)
+        cr_skip_test("%s", off.warning);
+    cr_assert_eq(off.rc, FDL_OK, "%s", off.warning);
+    cr_assert_eq(off.extended, 0);
+    /* asked for, a large LTO link gets -split-compile-extended, isolated */
+    setenv("FDLINK_SPLIT_COMPILE_EXTENDED", "1", 1);
+    xt_outcome plain = xt_link_child(NULL);
+    if (plain.rc == FDL_ENOLIB)
+        cr_skip_test("%s", plain.warning);
+    cr_assert_eq(plain.rc, FDL_OK, "%s", plain.warning);
+    cr_assert_eq(plain.extended, 1, "fdlink's default for a large LTO link");
+    cr_assert_eq(plain.warnings, 0);
+    cr_assert_eq(plain.jl_runs, 1);
+    /* where it kills nvJitLink: one warning, the link made again with -split-compile */
+    setenv("FDL_TEST_EXTENDED_DIES", "1", 1);
+    xt_outcome died = xt_link_child(dir);
+    cr_assert_eq(died.rc, FDL_OK, "%s", died.warning);
+    cr_assert_eq(died.warnings, 1);
+    cr_assert_not_null(strstr(died.warning, "nvJitLink died of signal 11"), "%s", died.warning);
+    cr_assert_not_null(strstr(died.warning, "remembered in the cache directory"), "%s",
+                       died.warning);
+    cr_assert_eq(died.jl_runs, 2);
+    cr_assert_eq(died.extended, 0);
+    /* the next process with that directory does not try it again */
+    remove_entries(dir);
+    xt_outcome next = xt_link_child(dir);
+    cr_assert_eq(next.rc, FDL_OK, "%s", next.warning);
+    cr_assert_eq(next.warnings, 0, "remembered: %s", next.warning);
+    cr_assert_eq(next.jl_runs, 1);
+    cr_assert_eq(next.cubin_hash, died.cubin_hash, "the fallback's cubin either way");
+    unsetenv("FDL_TEST_EXTENDED_DIES");
+    unsetenv("FDLINK_SPLIT_COMPILE_EXTENDED");
+    cr_assert_eq(off.cubin_hash, died.cubin_hash, "the fallback is the default mode");
+    free(dir);
+}
+
 /* ---- the cheaper LTO-IR check ------------------------------------------------------------ */
 #include "linkobj.h"
 
@@ -977,6 +1353,117 @@ Test(cache_check, two_ltoir_inputs_cost_one_extra_link_and_are_still_checked)
     cr_assert_not_null(strstr(err.message, "mul_f32_f32: parameter 2"), "%s", err.message);
     cr_assert_not_null(strstr(err.source, "[post-LTO ptx]"), "%s", err.source);
     cr_assert_eq(runs, 1, "the check link only");
+}
+
+/* One link of the caller and @p callee's LTO-IR with declarations, uncached: its status, the
+   cubin (owned), whether the link ran beside the check, and the error. */
+static int link_ahead(const char *callee, unsigned char **cubin, size_t *size, size_t *ahead,
+                      fdl_error *err)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    int rc = fdl_link_create(&link, &opts, err);
+    cr_assert_eq(rc, FDL_OK, "%s", err->message);
+    cr_assert_eq(fdl_decls_load(&decls, LINK_DATA "/mul.decl", err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO, err),
+                 FDL_OK, "%s", err->message);
+    cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, err), FDL_OK, "%s",
+                 err->message);
+    rc = fdl_link_complete(link, err);
+    *ahead = link->ahead_runs;
+    *cubin = NULL;
+    *size = 0;
+    if (rc == FDL_OK) {
+        const void *c = fdl_link_cubin(link, size);
+        *cubin = malloc(*size);
+        memcpy(*cubin, c, *size);
+    }
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+    return rc;
+}
+
+Test(cache_check, the_link_runs_beside_the_check_with_the_same_results)
+{
+    fdl_error err = FDL_ERROR_INIT, err_seq = FDL_ERROR_INIT;
+    unsigned char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0, ahead = 0;
+    int rc = link_ahead(FDL_LINK_FIXTURES "/mul.ltoir", &a, &na, &ahead, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(ahead, 1, "the link ran beside the check");
+    setenv("FDLINK_CHECK_AHEAD", "0", 1);
+    cr_assert_eq(link_ahead(FDL_LINK_FIXTURES "/mul.ltoir", &b, &nb, &ahead, &err), FDL_OK);
+    cr_assert_eq(ahead, 0, "FDLINK_CHECK_AHEAD=0: one after the other");
+    cr_assert(na == nb && memcmp(a, b, na) == 0, "the same cubin either way");
+    free(a);
+    free(b);
+    /* a failing check: the same error, and the link run beside it dropped */
+    cr_assert_eq(link_ahead(FDL_LINK_FIXTURES "/mul_wide.ltoir", &b, &nb, &ahead, &err_seq),
+                 FDL_EABI);
+    unsetenv("FDLINK_CHECK_AHEAD");
+    cr_assert_eq(link_ahead(FDL_LINK_FIXTURES "/mul_wide.ltoir", &a, &na, &ahead, &err),
+                 FDL_EABI);
+    cr_assert_eq(ahead, 1);
+    cr_assert_null(a);
+    cr_assert_str_eq(err.message, err_seq.message);
+    cr_assert_str_eq(err.source, err_seq.source);
+    cr_assert_eq(err.line, err_seq.line);
+}
+
+/* The LTO report's note for mul_f32_f32 after linking the caller and @p callee (uncached). */
+static void lto_note(const char *caller, const char *callee, char *out, size_t size)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF;
+    opts.lto_report = 1;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    out[0] = '\0';
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_decls_load(&decls, LINK_DATA "/mul.decl", &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, caller, FDL_KIND_AUTO, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, &err), FDL_OK, "%s", err.message);
+    int rc = fdl_link_complete(link, &err);
+    if (rc == FDL_ENOLIB) {
+        snprintf(out, size, "ENOLIB");
+    } else {
+        cr_assert_eq(rc, FDL_OK, "%s", err.message);
+        for (size_t i = 0; i < fdl_link_diagnostic_count(link); i++) {
+            const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
+            if (strcmp(d->code, "lto-report") == 0) {
+                cr_assert_eq(d->severity, FDL_SEVERITY_NOTE);
+                cr_assert_eq(d->line, 2, "at the declaration");
+                snprintf(out, size, "%s", d->message);
+            }
+        }
+    }
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(lto_report, says_whether_calls_were_inlined_and_why_not)
+{
+    char note[512];
+    lto_note(FDL_LINK_FIXTURES "/caller.ltoir", FDL_LINK_FIXTURES "/mul.ltoir", note,
+             sizeof note);
+    if (strcmp(note, "ENOLIB") == 0)
+        cr_skip_test("no nvJitLink");
+    cr_assert_str_eq(note, "mul_f32_f32: every call inlined (LTO left no function of that name "
+                           "in the cubin)");
+    lto_note(FDL_LINK_FIXTURES "/caller.ltoir", FDL_LINK_FIXTURES "/mul.ptx", note, sizeof note);
+    cr_assert(strstr(note, "calls stay calls: defined in ") && strstr(note, "mul.ptx (PTX), which "
+              "does not join LTO"), "%s", note);
+    lto_note(FDL_LINK_FIXTURES "/caller.ptx", FDL_LINK_FIXTURES "/mul.ptx", note, sizeof note);
+    cr_assert(strstr(note, "calls stay calls: the link is not LTO"), "%s", note);
 }
 
 /* ---- threads ----------------------------------------------------------------------------- */

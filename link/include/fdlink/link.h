@@ -118,8 +118,8 @@ typedef struct fdl_nvrtc_options {
 
 /**
  * Options of a link. Start from FDL_LINK_OPTIONS_INIT. Versions 1 (the first seven fields), 2
- * (up to `cuda`) and 3 (up to `cache_dir`) are still accepted; the fields they lack then take
- * their defaults.
+ * (up to `cuda`), 3 (up to `cache_dir`) and 4 (up to `cache_remote`) are still accepted; the
+ * fields they lack then take their defaults.
  */
 typedef struct fdl_link_options {
     unsigned version;         /**< FDL_LINK_OPTIONS_VERSION */
@@ -200,16 +200,43 @@ typedef struct fdl_link_options {
      * environment's; "": none.
      */
     const char *cache_remote;
+    /* version 5 */
+    /* -- links at the limit of the machine and of the farm (issue 32) -- */
+    /**
+     * How long (milliseconds) a link that misses the cache waits while another process sharing
+     * the cache directory links the same key (its lease, docs/cache.md), before linking itself:
+     * -1 (the default) for FDLINK_CACHE_LEASE_MS, else FDL_LINK_LEASE_MS_DEFAULT; 0 never waits.
+     * A lease ends with its holder, killed or not.
+     */
+    long cache_lease_ms;
+    /**
+     * Most threads a link that splits its compilation on every processor (split_compile -1 on a
+     * large link, or 0) may take: 0 (the default) for FDLINK_JOBS, else no bound. Under a GNU
+     * make or ninja jobserver (MAKEFLAGS) the link takes one slot and more as tokens are free,
+     * within this bound, and gives them back when it is done.
+     */
+    int jobs;
+    /**
+     * The LTO report: after a link that ran (not a cache hit), one note per declared function
+     * (fdl_link_diagnostic, severity FDL_SEVERITY_NOTE, code "lto-report"): every call inlined,
+     * or calls that stayed calls and why (its defining input is PTX or a cubin, which does not
+     * join LTO; the link is not LTO; or LTO kept the function).
+     */
+    int lto_report;
 } fdl_link_options;
+
+/** How long a link waits for another process's link of the same key by default (ms). */
+#define FDL_LINK_LEASE_MS_DEFAULT 300000L
 
 /** A link of inputs of at least this many bytes runs nvJitLink on every processor. */
 #define FDL_LINK_PARALLEL_BYTES (64u * 1024u)
 
-#define FDL_LINK_OPTIONS_VERSION 4
+#define FDL_LINK_OPTIONS_VERSION 5
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
      -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
-     /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL}
+     /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL,       \
+     /* issue 32 */ -1, 0, 0}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

@@ -39,8 +39,18 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
     for (size_t i = 0; i < link->ninputs; i++)
         ins[i] = &link->inputs[i];
     for (int pass = 0; pass < (link->opts.emit_ptx ? 2 : 1); pass++) {
-        rc = fdl__jl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
+        /* the cubin's run may have started beside the checks (link.c): take it */
+        if (pass == 1 || !fdl__jl_ahead_take(link, &run, &rc, err))
+            rc = fdl__jl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
         link->jl_runs++;
+        if (rc == FDL_ELINK && run.signal && pass == 0 && fdl__link_extended_auto(link)) {
+            /* fdlink's choice of -split-compile-extended killed the (isolated) linker: said
+             * once, remembered, and linked again with the next mode */
+            fdl__link_extended_failed(link, run.signal);
+            fdl__jl_run_free(&run);
+            rc = fdl__jl_link(link, link->lto, 0, ins, link->ninputs, NULL, 0, &run, err);
+            link->jl_runs++;
+        }
         if (rc != FDL_OK && rc != FDL_ELINK)
             goto cleanup; /* no link ran (a pipe, a fork, memory): err says why */
         if (!fdl__link_set_log(link, 1, run.info)) {

@@ -913,6 +913,8 @@ static int count_event(const char *dir, char event)
 
 static void count(fdl__cache_use *u, char event)
 {
+    if (event != 'h' && u->quiet_misses)
+        return; /* a second look of the same link (fdl__cache_lease_take): counted once */
     if (count_event(u->dir, event) < 0)
         ignored(u, STATS_FILE, "not a regular file");
 }
@@ -978,7 +980,7 @@ cleanup:
     if (dfd >= 0)
         close(dfd);
     free(b);
-    if (result == FDL_CACHE_MISS)
+    if (result == FDL_CACHE_MISS && !u->quiet_misses) /* a second look: the directory only */
         result = fdl__cache_remote_get(u, kind, key, out);
     return result;
 }

@@ -71,6 +71,8 @@ typedef struct fdl__cache_use {
     struct fdl__remotes *remotes; /* remote stores (remote.h), NULL for none */
     unsigned char *sign_key;      /* FDLINK_CACHE_KEY_FILE's bytes, NULL for none */
     size_t sign_key_len;
+    int quiet_misses;             /* a second look (lease.c): memory and directory only, misses
+                                     not counted */
     fdl__cache_payload_fn payload; /* each payload's check (NULL: structure only) */
 } fdl__cache_use;
 
@@ -98,6 +100,31 @@ fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
  */
 void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE],
                     const unsigned char *const *secs, const size_t *lens, size_t nsecs);
+
+/*
+ * The lease of a key (lease.c): one process of those sharing a cache directory links a key that
+ * they all miss; the others wait for its entry. A lease is an flock(2) held on "<key>.lease" in
+ * the directory, so that it ends with its holder however the holder ends (killed included).
+ */
+typedef struct fdl__cache_lease {
+    int fd;     /* the lease file, locked; -1 when no lease is held */
+    int waited; /* another process held the key's lease when this one asked */
+} fdl__cache_lease;
+
+/*
+ * Look @p key up again under its lease: take the lease, waiting while another process holds it
+ * (at most @p timeout_ms), and look again once it is free. @return FDL_CACHE_HIT_* (*out holds
+ * the entry the holder stored; no lease held) or FDL_CACHE_MISS (lease->fd >= 0: the caller
+ * links and then calls fdl__cache_lease_release; -1: no lease could be had, within the time or
+ * at all, and the caller links all the same)
+ */
+fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
+                                       const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                       long timeout_ms, fdl__cache_lease *lease,
+                                       fdl__cache_sections *out);
+/* Give the lease up (its file removed first, so that a waiter looks at the entry). */
+void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
+                              fdl__cache_lease *lease);
 
 /*
  * An entry from elsewhere (a remote store, a bundle), whole as it was stored: checked as the

@@ -247,6 +247,16 @@ static int check_binaries(fdl_link *link, const fdl_decls *decls, diag_sink *sin
     return FDL_OK;
 }
 
+int fdl__check_decls_links(const fdl_link *link)
+{
+    if (!link->ndecls)
+        return 0;
+    for (size_t i = 0; i < link->ninputs; i++)
+        if (!link->inputs[i].builtin && fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR))
+            return 1;
+    return 0;
+}
+
 /*
  * ABI-2..ABI-12 against every input, before the backend links: PTX (inputs, fatbin entries,
  * NVRTC output) by its prototypes, LTO-IR by its post-LTO PTX, cubins by their symbols. A link

@@ -36,6 +36,12 @@ void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *er
 void fdl__link_advice(fdl_link *link, int prepared);
 
 extern const fdl__link_check fdl__check_decls;      /* check_decls.c */
+/* The LTO report of a completed link: a note per declared function (ltoreport.c). */
+void fdl__lto_report(fdl_link *link);
+/* Whether a cubin defines a function @p name, of any binding (ltoreport.c). */
+int fdl__lto_cubin_keeps(const void *data, size_t n, const char *name);
+/* Whether the declaration check of @p link runs nvJitLink (LTO-IR inputs, declarations given). */
+int fdl__check_decls_links(const fdl_link *link);
 extern const fdl__link_check fdl__check_duplicates; /* check_dups.c */
 
 #endif /* FDLINK_CHECKS_H */

@@ -17,6 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,123 @@ static unsigned char *dup_bytes(const unsigned char *p, size_t n)
     return b;
 }
 
+static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s);
+
+/* The key of the link as fdl__link_cache_lookup made it (its 32 hex digits kept in the link). */
+static void link_key_of(const fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    for (int i = 0; i < FDL__CACHE_KEY_SIZE; i++) {
+        unsigned hi = (unsigned)(link->cache_key[2 * i] <= '9' ? link->cache_key[2 * i] - '0'
+                                                               : link->cache_key[2 * i] - 'a' + 10);
+        unsigned lo = (unsigned)(link->cache_key[2 * i + 1] <= '9'
+                                     ? link->cache_key[2 * i + 1] - '0'
+                                     : link->cache_key[2 * i + 1] - 'a' + 10);
+        key[i] = (unsigned char)(hi << 4 | lo);
+    }
+}
+
+/* How long a link that misses waits for another process linking the same key (ms). */
+static long lease_timeout_ms(const fdl_link *link)
+{
+    if (link->opts.cache_lease_ms >= 0)
+        return link->opts.cache_lease_ms;
+    const char *env = getenv("FDLINK_CACHE_LEASE_MS");
+    if (env && *env) {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(env, &end, 10);
+        if (errno == 0 && end && *end == '\0' && v >= 0)
+            return v;
+    }
+    return FDL_LINK_LEASE_MS_DEFAULT;
+}
+
+int fdl__link_cache_lease(fdl_link *link)
+{
+    if (link->cache_result != FDL_CACHE_MISS || link->lease.fd >= 0)
+        return 0;
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    link_key_of(link, key);
+    fdl__cache_sections s;
+    fdl_cache_result r = fdl__cache_lease_take(&link->cache, FDL__CACHE_LINK, key,
+                                               lease_timeout_ms(link), &link->lease, &s);
+    link->lease_waited = link->lease.waited;
+    fdl__link_cache_warn(link);
+    if (r == FDL_CACHE_MISS)
+        return 0;
+    return take_entry(link, r, &s);
+}
+
+void fdl__link_cache_unlease(fdl_link *link)
+{
+    if (link->lease.fd < 0)
+        return;
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    link_key_of(link, key);
+    fdl__cache_lease_release(&link->cache, key, &link->lease);
+}
+
+/* ---- -split-compile-extended that killed nvJitLink ---------------------------------------- */
+
+/* The memo that -split-compile-extended killed nvJitLink on this link: @p disk's, or the
+ * process's (the link's own key, whatever the cache: the memo holds with the cache off too). */
+static int extended_key(fdl_link *link, int disk, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    unsigned char lk[FDL__CACHE_KEY_SIZE];
+    if (!link_key(link, lk))
+        return 0;
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_PMEMO);
+    if (k) {
+        fdl__keyb_str(k, TAG('X', 'T', 'N', 'D'),
+                      disk ? "-split-compile-extended killed nvJitLink (directory)"
+                           : "-split-compile-extended killed nvJitLink (process)");
+        fdl__keyb_bytes(k, TAG('L', 'I', 'N', 'K'), lk, sizeof lk);
+    }
+    return k && fdl__keyb_finish(k, key);
+}
+
+static const char EXTENDED_DIED[] = "died";
+
+void fdl__link_extended_recall(fdl_link *link)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    if (extended_key(link, 0, key) && fdl__cache_pmemo_known(key)) {
+        link->no_extended = 1;
+        return;
+    }
+    fdl__cache_sections s;
+    if (!link->cache.on || !extended_key(link, 1, key) ||
+        !fdl__cache_memo_get(link->cache.dir, key, &s))
+        return;
+    link->no_extended = s.n == 1 && s.len[0] == sizeof EXTENDED_DIED - 1 &&
+                        memcmp(s.p[0], EXTENDED_DIED, sizeof EXTENDED_DIED - 1) == 0;
+    fdl__cache_sections_free(&s);
+}
+
+void fdl__link_extended_failed(fdl_link *link, int sig)
+{
+    link->no_extended = 1;
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    if (extended_key(link, 0, key))
+        fdl__cache_pmemo_put(key);
+    int kept = 0;
+    if (link->cache.on && extended_key(link, 1, key)) {
+        const unsigned char *secs[1] = {(const unsigned char *)EXTENDED_DIED};
+        size_t lens[1] = {sizeof EXTENDED_DIED - 1};
+        fdl__cache_memo_put(link->cache.dir, key, secs, lens, 1);
+        kept = link->cache.dir != NULL;
+    }
+    fdl_error e = FDL_ERROR_INIT;
+    fdl__error(&e, FDL_EIO, NULL, 0, 0, NULL,
+               "nvJitLink died of signal %d (%s) with -split-compile-extended; linking again "
+               "with -split-compile (%s)",
+               sig, strsignal(sig),
+               kept ? "remembered in the cache directory" : "remembered in this process");
+    /* said as the cache's warnings are (FDL_EIO through the callback: the CLI's "warning:") */
+    if (link->on_diag)
+        link->on_diag(link->diag_ctx, &e);
+}
+
 const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s)
 {
     switch (kind) {
@@ -359,6 +477,14 @@ int fdl__link_cache_lookup(fdl_link *link)
         }
         return 0;
     }
+    return take_entry(link, r, &s);
+}
+
+/* The link's cubin, PTX and logs from an entry @p s that @p r found. 1, or 0 (a miss). */
+static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s_)
+{
+    fdl__cache_sections s = *s_;
+    memset(s_, 0, sizeof *s_);
     int hit = 0;
     unsigned char *cubin = NULL, *ptx = NULL, *info = NULL, *error = NULL;
     if (s.n != NSECS || s.len[SEC_FLAGS] != 2 || s.len[SEC_CUBIN] == 0)
@@ -406,14 +532,7 @@ void fdl__link_cache_store(fdl_link *link)
     if (link->cache_result != FDL_CACHE_MISS)
         return;
     unsigned char key[FDL__CACHE_KEY_SIZE];
-    for (int i = 0; i < FDL__CACHE_KEY_SIZE; i++) {
-        unsigned hi = (unsigned)(link->cache_key[2 * i] <= '9' ? link->cache_key[2 * i] - '0'
-                                                               : link->cache_key[2 * i] - 'a' + 10);
-        unsigned lo = (unsigned)(link->cache_key[2 * i + 1] <= '9'
-                                     ? link->cache_key[2 * i + 1] - '0'
-                                     : link->cache_key[2 * i + 1] - 'a' + 10);
-        key[i] = (unsigned char)(hi << 4 | lo);
-    }
+    link_key_of(link, key);
     unsigned char flags[2] = {(unsigned char)(link->lto != 0), (unsigned char)(link->ptx != NULL)};
     /* as fdl_link_info_log and fdl_link_error_log say them (link.c sits above this file) */
     const char *info = link->info_log ? link->info_log : "";

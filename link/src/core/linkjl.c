@@ -4,6 +4,8 @@
  * both logs fetched.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +123,13 @@ static int jl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input 
         fdl__strv_free(&o);
         return fdl__fail(err, FDL_ENOMEM, "out of memory");
     }
+    /* the tests' stand-in for a program that -split-compile-extended kills nvJitLink on
+     * (tests/link/test_link_kinds.c); such a link runs in a child process */
+    const char *dies = getenv("FDL_TEST_EXTENDED_DIES");
+    if (dies && strcmp(dies, "1") == 0)
+        for (size_t i = 0; i < o.n; i++)
+            if (strncmp(o.v[i], "-split-compile-extended", 23) == 0)
+                raise(SIGSEGV);
     nvJitLinkResult r = nv->create(&h, (uint32_t)o.n, (const char **)o.v);
     for (size_t i = 0; r == NVJITLINK_SUCCESS && i < nins; i++) {
         const fdl__link_input *in = ins[i];
@@ -189,8 +198,79 @@ int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const 
                  size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
                  fdl_error *err)
 {
-    if (fdl__isolate_wanted(&link->opts))
+    /* every run of a link that fdlink gives -split-compile-extended is isolated (its checks'
+     * too: no run of the link is ever inside nvJitLink in this process while another forks) */
+    if (fdl__isolate_wanted(&link->opts) || fdl__link_extended_auto(link))
         return fdl__isolate_jl_link(jl_link_here, link, lto, ptx, ins, nins, extra, extra_size,
                                     run, err);
     return jl_link_here(link, lto, ptx, ins, nins, extra, extra_size, run, err);
+}
+
+/* ---- the link's run, started beside the checks ----------------------------------------------- */
+
+struct fdl__jl_ahead {
+    pthread_t thread;
+    fdl_link *link;
+    fdl__link_input **ins;
+    fdl__jl_run run;
+    int rc;
+    fdl_error err;
+};
+
+static void *ahead_main(void *arg)
+{
+    struct fdl__jl_ahead *a = arg;
+    const fdl_link *link = a->link;
+    a->rc = fdl__jl_link(link, link->lto, FDL__JL_CUBIN, a->ins, link->ninputs, NULL, 0, &a->run,
+                         &a->err);
+    return NULL;
+}
+
+int fdl__jl_ahead_start(fdl_link *link)
+{
+    if (link->ahead || !link->ninputs)
+        return 0;
+    struct fdl__jl_ahead *a = calloc(1, sizeof *a);
+    if (!a || !(a->ins = malloc(link->ninputs * sizeof *a->ins))) {
+        free(a);
+        return 0;
+    }
+    fdl_error none = FDL_ERROR_INIT;
+    a->err = none;
+    a->link = link;
+    for (size_t i = 0; i < link->ninputs; i++)
+        a->ins[i] = &link->inputs[i];
+    if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
+        free(a->ins);
+        free(a);
+        return 0; /* no thread: the backend links as it always did */
+    }
+    link->ahead = a;
+    link->ahead_runs++;
+    return 1;
+}
+
+int fdl__jl_ahead_take(fdl_link *link, fdl__jl_run *run, int *rc, fdl_error *err)
+{
+    struct fdl__jl_ahead *a = link->ahead;
+    if (!a)
+        return 0;
+    link->ahead = NULL;
+    pthread_join(a->thread, NULL);
+    *run = a->run;
+    *rc = a->rc;
+    /* the statuses that fill err (ENOMEM, EIO); FDL_ELINK's is made from the run by the caller */
+    if (a->rc != FDL_OK && err)
+        *err = a->err;
+    free(a->ins);
+    free(a);
+    return 1;
+}
+
+void fdl__jl_ahead_discard(fdl_link *link)
+{
+    fdl__jl_run run;
+    int rc;
+    if (fdl__jl_ahead_take(link, &run, &rc, NULL))
+        fdl__jl_run_free(&run);
 }

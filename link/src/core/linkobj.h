@@ -87,6 +87,20 @@ struct fdl_link {
     size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
     size_t jl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
     size_t scans_put_off;   /* PTX inputs whose scan waited for the link to need it (tests) */
+    struct {
+        int server;         /* tokens were taken from a jobserver (rfd, wfd open) */
+        int rfd, wfd;
+        size_t ntokens;
+        char tokens[256];   /* the bytes taken, given back as they were */
+        int threads;        /* the split compile's threads for this run; 0: every processor */
+        int taken;          /* tokens taken for the last run (reported by fdlink link -v) */
+        int had_server;     /* the last run found a jobserver */
+    } jobs;                 /* the build's job slots (jobs.c) */
+    int no_extended;         /* -split-compile-extended killed nvJitLink for this link before */
+    fdl__cache_lease lease;  /* the key's lease while this link makes its entry (lease.c) */
+    int lease_waited;        /* another process held the lease when this link missed (tests) */
+    struct fdl__jl_ahead *ahead; /* the link's own run, started beside the checks (linkjl.c) */
+    size_t ahead_runs;      /* links started ahead of their checks, for the tests */
 };
 
 /* The outcome of one nvJitLink run. */
@@ -134,6 +148,27 @@ int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err);
 /* @p ptx: FDL__JL_CUBIN, FDL__JL_PTX (-ptx), or FDL__JL_VIEW (-ptx at -O0, the checks' view) */
 enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
 int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
+/*
+ * Whether fdlink chooses -split-compile-extended for this link (FDLINK_SPLIT_COMPILE_EXTENDED=1,
+ * split_compile and split_compile_extended left to fdlink, LTO, a large link, isolation not
+ * turned off, and not known to kill nvJitLink here): such a link runs isolated, and falls back
+ * when the linker dies.
+ */
+int fdl__link_extended_auto(const fdl_link *link);
+/* The threads of a split compile as the options ask: N, 0 every processor, 1 none. */
+int fdl__link_split_threads(const fdl_link *link);
+
+/* ---- jobs.c: the build's job slots ------------------------------------------------------------ */
+
+/*
+ * Take this link's split-compilation threads, at most @p want: from the jobserver of MAKEFLAGS
+ * (one implicit slot and the tokens free now), else FDLINK_JOBS; kept in link->jobs until
+ * fdl__jobs_give_back. @return the threads (0: no bound, every processor)
+ */
+int fdl__jobs_take(fdl_link *link, int want);
+/* Give the jobserver's tokens back (nothing when none were taken). */
+void fdl__jobs_give_back(fdl_link *link);
+
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 /*
@@ -163,6 +198,22 @@ void fdl__link_log_headline(const char *log, char *out, size_t size, char *symbo
 int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *code_name,
                             const char *source, const char *what, char *symbol, size_t symsize,
                             fdl_error *err);
+
+/*
+ * The link's own nvJitLink run (the cubin, every input) started on a thread of its own while the
+ * checks run on the calling thread (the declaration check of LTO-IR is a second nvJitLink run:
+ * the two then cost one). The thread reads the link's inputs and options only; everything else
+ * (logs, counters, errors) is done by whoever takes the run.
+ * @return 1 started, 0 not (no thread: the backend then runs it as before)
+ */
+int fdl__jl_ahead_start(fdl_link *link);
+/*
+ * The run started ahead, once it is over: 1 with *run and the status it returned (err filled as
+ * fdl__jl_link would have), 0 when none was started.
+ */
+int fdl__jl_ahead_take(fdl_link *link, fdl__jl_run *run, int *rc, fdl_error *err);
+/* Wait for the run started ahead, if any, and drop it (a check failed; the link is destroyed). */
+void fdl__jl_ahead_discard(fdl_link *link);
 
 /* ---- isolate.c: the isolated link (fdl_link_options.isolate) ------------------------------- */
 
@@ -212,6 +263,20 @@ void fdl__jl_run_free(fdl__jl_run *run);
  * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
  */
 int fdl__link_cache_lookup(fdl_link *link);
+/*
+ * After a miss: take the key's lease (lease.c), waiting while another process links the same
+ * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
+ * the lease, when one could be had: fdl__link_cache_unlease gives it up).
+ */
+int fdl__link_cache_lease(fdl_link *link);
+void fdl__link_cache_unlease(fdl_link *link);
+/*
+ * Before a link with fdl__link_extended_auto: when -split-compile-extended killed nvJitLink on
+ * this link before (memo in the cache directory, or in this process), set link->no_extended.
+ */
+void fdl__link_extended_recall(fdl_link *link);
+/* -split-compile-extended killed nvJitLink (@p sig): remembered, said once, no_extended set. */
+void fdl__link_extended_failed(fdl_link *link, int sig);
 /*
  * An entry's payload checked as what it stands for (an fdl__cache_payload_fn, cacheint.h): a
  * link's cubin validated whole as any input cubin is (fdl__elf_check) and a CUDA ELF, its flags

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fdlink/link.h"
@@ -100,6 +101,12 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
     if (in->version == 3) {
         /* a version-3 struct ends with `cache_dir` */
         memcpy(o, in, offsetof(fdl_link_options, cache_dir) + sizeof in->cache_dir);
+        o->version = FDL_LINK_OPTIONS_VERSION;
+        return FDL_OK;
+    }
+    if (in->version == 4) {
+        /* a version-4 struct ends with `cache_remote` */
+        memcpy(o, in, offsetof(fdl_link_options, cache_remote) + sizeof in->cache_remote);
         o->version = FDL_LINK_OPTIONS_VERSION;
         return FDL_OK;
     }
@@ -225,6 +232,12 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
         if (!tristate_ok(tri[i]))
             return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
                              "default)", tri_names[i], tri[i]);
+    if (o->cache_lease_ms < -1)
+        return fdl__fail(err, FDL_EINVAL, "invalid cache_lease_ms %ld (expected milliseconds, 0 "
+                         "for no waiting, or -1 for FDLINK_CACHE_LEASE_MS)", o->cache_lease_ms);
+    if (o->jobs < 0 || o->jobs > MAX_THREADS)
+        return fdl__fail(err, FDL_EINVAL, "invalid jobs %d (expected a thread count 1..%d, or 0 "
+                         "for FDLINK_JOBS)", o->jobs, MAX_THREADS);
     if (!tristate_ok(o->isolate))
         return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
                          "FDLINK_LINK_ISOLATE)", o->isolate);
@@ -275,6 +288,11 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
  */
 static int split_threads(const fdl_link *link)
 {
+    return fdl__link_split_threads(link);
+}
+
+int fdl__link_split_threads(const fdl_link *link)
+{
     if (link->opts.split_compile >= 0)
         return link->opts.split_compile;
     /* the inputs as given (the cache is looked up before they are unpacked), the toolkit's
@@ -284,6 +302,25 @@ static int split_threads(const fdl_link *link)
         if (!link->inputs[i].builtin)
             code += link->inputs[i].size;
     return code >= FDL_LINK_PARALLEL_BYTES ? 0 : 1;
+}
+
+int fdl__link_extended_auto(const fdl_link *link)
+{
+    const fdl_link_options *o = &link->opts;
+    if (o->split_compile_extended != -1 || o->split_compile != -1 || !link->lto ||
+        link->no_extended || o->isolate == 0)
+        return 0;
+    const char *env = getenv("FDLINK_LINK_ISOLATE");
+    if (o->isolate == -1 && env && strcmp(env, "0") == 0)
+        return 0; /* no isolation: no fallback when the linker dies, so not by default */
+    /* asked for: its cubin differs from run to run in layout (the same code, placed in another
+     * order: measured on the 2-core VM, 64 functions, two runs differ in 212,042 of 1,650,464
+     * bytes, where the two splits below give the same bytes every time), so by default fdlink
+     * keeps to the deterministic splits (issue 32's deterministic output) */
+    env = getenv("FDLINK_SPLIT_COMPILE_EXTENDED");
+    if (!env || strcmp(env, "1") != 0)
+        return 0;
+    return split_threads(link) == 0;
 }
 
 /*
@@ -343,8 +380,16 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         /* the optimiser's threads and ptxas's: on their own, each gives 1.3-1.6x on a large LTO
          * link of 16 cores; together 3.4x (bench/README.md, benchmark 9) */
         int threads = split_threads(link);
-        if (threads != 1) {
-            snprintf(num, sizeof num, "%d", threads);
+        if (lto && fdl__link_extended_auto(link)) {
+            /* the most aggressive split (LTO partitioned, each part optimised and assembled on
+             * its own thread): 6.84x nvJitLink's defaults at 64 functions on 32 cores, where
+             * the two splits below give 2.83x (bench/README.md, benchmark 9); it has killed
+             * nvJitLink 13.0 on some programs, so it runs isolated and falls back to them */
+            snprintf(num, sizeof num, "-split-compile-extended=%d", link->jobs.threads);
+            ok = ok && fdl__strv_push(out, num, NULL);
+        } else if (threads != 1) {
+            /* "0" in the keys (the same word on every host); the build's slots in the run */
+            snprintf(num, sizeof num, "%d", threads == 0 ? link->jobs.threads : threads);
             ok = ok && fdl__strv_push(out, "-split-compile=%s", num) &&
                  fdl__strv_push(out, "-Xptxas=--split-compile=%s", num);
         }
