@@ -170,6 +170,8 @@ typedef struct fdl__kparam {
     char *name;
     size_t count;
     int coop;     /* its .nv.info lists cooperative-groups instructions (EIATTR 0x28) */
+    size_t *sizes; /* count bytes, each parameter's (.nv.info EIATTR_KPARAM_INFO); NULL when the
+                    * image does not say (PTX: fdl_ptx_param.bytes says) */
 } fdl__kparam;
 
 typedef struct fdl__kparams {

@@ -20,7 +20,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 Dim = Union[int, Tuple[int, ...]]
 
 #: Kinds of inputs, as libfdlink names them.
-KINDS = ("auto", "ptx", "cubin", "fatbin", "ltoir", "object", "library", "cuda")
+KINDS = ("auto", "ptx", "cubin", "fatbin", "ltoir", "object", "library", "cuda", "bitcode")
 
 # ---- types -------------------------------------------------------------------------------------
 
