@@ -26,7 +26,6 @@
 #include "backends.h"
 #include "checks.h"
 #include "linkobj.h"
-#include "linktop.h"
 #include "nvjitlink.h"
 #include "probe.h"
 
@@ -155,8 +154,10 @@ static int resolve_arch(fdl_link *link, const char *arch, fdl_error *err)
     return FDL_OK;
 }
 
-int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err)
+int fdl_link_options_check(const fdl_link_options *opts, fdl_error *err)
 {
+    if (!FDL__CHECK_ARG(opts))
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_options_check: opts is NULL");
     fdl_link_options o;
     int rc;
     if ((rc = fdl__link_options_normalise(&o, opts, err)) != FDL_OK ||
@@ -817,16 +818,19 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
-int fdl__cubin_defines_function(const void *data, size_t size, const char *name)
+int fdl_cubin_defines_function(const void *data, size_t size, const char *name)
 {
     return data && name && fdl__lto_cubin_keeps(data, size, name);
 }
 
-void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
+void fdl_link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
 {
-    *threads = link ? link->jobs.threads : 0;
-    *tokens = link ? link->jobs.taken : 0;
-    *jobserver = link ? link->jobs.had_server : 0;
+    if (threads)
+        *threads = link ? link->jobs.threads : 0;
+    if (tokens)
+        *tokens = link ? link->jobs.taken : 0;
+    if (jobserver)
+        *jobserver = link ? link->jobs.had_server : 0;
 }
 
 /* The link beside its checks, unless FDLINK_CHECK_AHEAD=0 (one after the other, as before). */

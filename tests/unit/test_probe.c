@@ -15,7 +15,6 @@
 
 #include "fdlink/link.h"
 #include "hostprobe.h"
-#include "linktop.h"
 
 Test(probe, ptx_isa_of_each_cuda_release)
 {
@@ -165,19 +164,19 @@ Test(probe, link_options_checked_without_a_device)
     fdl_link_options o = FDL_LINK_OPTIONS_INIT;
     fdl_error err = FDL_ERROR_INIT;
     o.arch = "sm_90";
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
     o.backend = FDL_BACKEND_CULINK;
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_OK, "culink needs no context to check");
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_OK, "culink needs no context to check");
     o.lto = FDL_LTO_ON;
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_EINVAL);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
     cr_expect_str_eq(err.message, "LTO needs the nvjitlink backend: cuLink cannot link LTO-IR");
     o.lto = FDL_LTO_AUTO;
     o.ftz = 1;
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_EINVAL);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
     o.ftz = -1;
     o.arch = "sm_9x";
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_EINVAL);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
     cr_expect(strstr(err.message, "invalid arch 'sm_9x'") != NULL, "%s", err.message);
     o.arch = "native";
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
 }

@@ -135,6 +135,12 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
                                 fdl_error *err);
 /* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
+
+/*
+ * The options only nvJitLink takes (the option table's), for a backend that takes none: the
+ * first refusal whose options are set, "ftz, ... are nvJitLink options; not with BACKEND".
+ */
+int fdl__link_options_nvjl_only(const fdl_link_options *o, const char *backend, fdl_error *err);
 /*
  * Option @p index (from 0) of list @p list ("extra", "xptxas", ...) within the bounds that
  * nvJitLink, NVRTC and ptxas survive (linkopts.c says how they were found); @p ptxas: the whole
