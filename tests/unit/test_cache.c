@@ -886,9 +886,15 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
     size_t n;
     char *mul = slurp(LINK_DATA "/mul.ptx", &n);
     for (int r = 0; r < rounds; r++) {
+        /* the child says each completed link on a pipe: the first round is killed only after
+         * one, so that "some links completed" holds however slow the machine (the kill's moment
+         * is random, not a wait for anything) */
+        int done[2];
+        cr_assert(pipe(done) == 0);
         pid_t pid = fork();
         cr_assert(pid >= 0);
         if (pid == 0) {
+            close(done[0]);
             char *variant = malloc(n + 32);
             for (int i = 0;; i++) { /* link new inputs until killed */
                 memcpy(variant, mul, n);
@@ -897,12 +903,19 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
                 job j = base_job(cache);
                 j.inputs = in;
                 run_job(&j, NULL, NULL);
+                if (i == 0 && write(done[1], "x", 1) != 1)
+                    _exit(1);
             }
         }
+        close(done[1]);
+        char byte;
+        if (r == 0)
+            cr_assert_eq(read(done[0], &byte, 1), 1, "the writer completed no link");
         struct timespec t = {0, (long)(rand() % 150) * 1000000L};
         nanosleep(&t, NULL);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
+        close(done[0]);
     }
     size_t bad_entries = 0, bad = 0;
     cr_assert_eq(fdl_cache_verify(cache, count_bad_entry, &bad_entries, &bad, NULL), FDL_OK);
