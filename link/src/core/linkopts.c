@@ -226,6 +226,8 @@ static int rows_emit(const fdl_link *link, int view, fdl__strv *out)
     return ok;
 }
 
+/* The defaults: FDL_LINK_OPTIONS_INIT (frozen at version 5); a later field whose default is
+ * not 0 is set here. */
 fdl_link_options fdl_link_options_init(void)
 {
     static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
@@ -266,11 +268,19 @@ int fdl__link_arch_parse(const char *arch, unsigned *number, char *suffix)
     return 1;
 }
 
+/*
+ * Where the struct of each older version ends (from version 2; version 1's fields are copied one
+ * by one). A new version adds its predecessor's end here.
+ */
+#define END_OF(field) (offsetof(fdl_link_options, field) + sizeof(((fdl_link_options *)0)->field))
+static const size_t version_end[] = {
+    0, 0, offsetof(fdl_link_options, cache), END_OF(cache_dir), END_OF(cache_remote),
+};
+
 /* The options of any version, as the current one (defaults for what older versions lack). */
 int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in, fdl_error *err)
 {
-    static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
-    *o = defaults;
+    *o = fdl_link_options_init();
     if (in->version == 1) {
         o->arch = in->arch;
         o->opt_level = in->opt_level;
@@ -280,23 +290,10 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         o->extra = in->extra;
         return FDL_OK;
     }
-    if (in->version == 2) {
-        /* a version-2 struct ends before `cache`: copy only what it has */
-        memcpy(o, in, offsetof(fdl_link_options, cache));
-        o->version = FDL_LINK_OPTIONS_VERSION;
-        o->cache = defaults.cache;
-        o->cache_dir = defaults.cache_dir;
-        return FDL_OK;
-    }
-    if (in->version == 3) {
-        /* a version-3 struct ends with `cache_dir` */
-        memcpy(o, in, offsetof(fdl_link_options, cache_dir) + sizeof in->cache_dir);
-        o->version = FDL_LINK_OPTIONS_VERSION;
-        return FDL_OK;
-    }
-    if (in->version == 4) {
-        /* a version-4 struct ends with `cache_remote` */
-        memcpy(o, in, offsetof(fdl_link_options, cache_remote) + sizeof in->cache_remote);
+    if (in->version >= 2 && in->version < FDL_LINK_OPTIONS_VERSION &&
+        in->version < sizeof version_end / sizeof version_end[0]) {
+        /* an older struct is a prefix of this one: copy only what it has */
+        memcpy(o, in, version_end[in->version]);
         o->version = FDL_LINK_OPTIONS_VERSION;
         return FDL_OK;
     }
