@@ -248,8 +248,9 @@ typedef struct fdl_link_options {
 typedef struct fdl_link fdl_link;
 
 /**
- * The current version's defaults, as FDL_LINK_OPTIONS_INIT gives them (that macro stays, frozen
- * with the fields of version 5: a newer version's fields are added here, not to it).
+ * The current version's defaults, as FDL_LINK_OPTIONS_INIT gives them, for callers that would
+ * rather not depend on the positional macro (it stays, kept in step with the fields: a compiler
+ * with -Wextra warns where a positional initializer misses one).
  * Thread-safety: any thread.
  */
 FDL_API fdl_link_options fdl_link_options_init(void);

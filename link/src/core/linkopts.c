@@ -226,8 +226,7 @@ static int rows_emit(const fdl_link *link, int view, fdl__strv *out)
     return ok;
 }
 
-/* The defaults: FDL_LINK_OPTIONS_INIT (frozen at version 5); a later field whose default is
- * not 0 is set here. */
+/* The defaults: FDL_LINK_OPTIONS_INIT's. */
 fdl_link_options fdl_link_options_init(void)
 {
     static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
