@@ -295,7 +295,7 @@ int fdl__detect(fdl_input_kind *out, const unsigned char *p, size_t n, const cha
                 fdl_input_kind stated, fdl_error *err)
 {
     *out = FDL_KIND_AUTO;
-    if ((unsigned)stated > FDL_KIND_BITCODE)
+    if (desc_of(stated)->kind != stated) /* not a row of the table */
         return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unknown input kind %d",
                           (int)stated);
     if (n == 0)
