@@ -13,7 +13,6 @@
 #include "internal.h"
 #include "hostprobe.h"
 #include "json.h"
-#include "probe.h"
 
 extern char **environ;
 
@@ -705,7 +704,7 @@ int cmd_doctor(int argc, char **argv)
                 rc = cli_usage_error("doctor", "--ctest-resource-spec must come first%s", "");
                 goto cleanup;
             }
-            rc = fdl__cli_resource_spec(argc - i, argv + i);
+            rc = cmd_resource_spec(argc - i, argv + i);
             goto cleanup;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
