@@ -753,7 +753,7 @@ int cmd_doctor(int argc, char **argv)
     fdl__probe_driver(&r->driver);
     probe_gpus(r);
     fdl__probe_toolkit(&r->toolkit);
-    fdl__probe_nvjitlink(&r->nvjitlink);
+    fdl__probe_nvjl(&r->nvjitlink);
     fdl__probe_nvrtc(&r->nvrtc);
     fdl__probe_zstd(&r->zstd);
     fdl__probe_cudadevrt(&r->cudadevrt, &r->toolkit);

@@ -35,7 +35,7 @@
 #include "libmemo.h"
 #include "linkobj.h"
 
-/* from nvjitlink.h, which needs the toolkit's headers */
+/* from nvjl.h, which needs the toolkit's headers */
 const fdl__libspec *fdl__nvjl_spec(void);
 int fdl__nvjl_remember(const char *dir, unsigned char id[FDL__LIBMEMO_ID_SIZE]);
 
@@ -138,7 +138,7 @@ static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
             goto done;
     }
     o.rc = fdl_link_complete(link, &err);
-    o.jl_runs = link->jl_runs;
+    o.jl_runs = link->nvjl_runs;
     o.lease_waited = link->lease_waited;
     if (o.rc != FDL_OK)
         goto done;
@@ -1154,7 +1154,7 @@ static pid_t xt_start(const char *dir, int *fd)
                                           &err)) == FDL_OK &&
                 (o.rc = fdl_link_add_data(link, pad, n, "pad.ptx", FDL_KIND_AUTO, &err)) == FDL_OK)
                 o.rc = fdl_link_complete(link, &err);
-            o.jl_runs = link->jl_runs;
+            o.jl_runs = link->nvjl_runs;
             o.extended = fdl__link_extended_auto(link);
             if (o.rc == FDL_OK) {
                 size_t cn = 0;
@@ -1311,7 +1311,7 @@ static int link_two_ltoir_in(const char *callee, const char *dir, int emit_ptx, 
     cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, err), FDL_OK, "%s",
                  err->message);
     rc = fdl_link_complete(link, err);
-    *runs = link->jl_runs;
+    *runs = link->nvjl_runs;
     fdl_link_destroy(link);
     fdl_decls_destroy(decls);
     return rc;
@@ -1843,7 +1843,7 @@ static size_t probes_of_create(fdl_cache_mode mode, const char *dir, int lineinf
     if (rc == FDL_ENOLIB)
         cr_skip_test("%s", err.message);
     cr_assert_eq(rc, FDL_OK, "%s", err.message);
-    size_t probes = link->jl_probes;
+    size_t probes = link->nvjl_probes;
     fdl_link_destroy(link);
     return probes;
 }

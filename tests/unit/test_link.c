@@ -1,5 +1,5 @@
 /*
- * Tests of links (link/src/link.c, link/src/nvjitlink.c, fdlink/link.h) with the real nvJitLink,
+ * Tests of links (link/src/link.c, link/src/libs/nvjl.c, fdlink/link.h) with the real nvJitLink,
  * which needs no GPU. Fixtures: tests/data/link (PTX made by nvcc from tests/data/link/src).
  *
  * Criterion runs each test in its own process, so a test that sets FDLINK_NVJITLINK before its

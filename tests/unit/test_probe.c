@@ -107,7 +107,7 @@ Test(probe, nvjitlink_missing)
 {
     setenv("FDLINK_NVJITLINK", "/nonexistent/libnvJitLink.so", 1);
     fdl__lib_probe p;
-    fdl__probe_nvjitlink(&p);
+    fdl__probe_nvjl(&p);
     cr_expect_eq(p.status, FDL_ENOLIB);
     cr_expect_str_eq(p.path, "");
     cr_expect(strstr(p.error.message, "/nonexistent/libnvJitLink.so") != NULL, "%s",
@@ -135,7 +135,7 @@ Test(probe, loaded_libraries_say_where_and_which)
         cr_skip_test("no libzstd here: %s", p.error.message);
     cr_expect(strstr(p.path, "zstd") != NULL, "%s", p.path);
     cr_expect_geq(p.major, 1);
-    fdl__probe_nvjitlink(&p);
+    fdl__probe_nvjl(&p);
     if (p.status != FDL_OK)
         cr_skip_test("no nvJitLink here: %s", p.error.message);
     cr_expect(strstr(p.path, "nvJitLink") != NULL, "%s", p.path);

@@ -52,7 +52,7 @@ enum { ARG_NONE, ARG_INT, ARG_BIT, ARG_STR };
  * One row per option of fdl_link_options that is a number or a list of nvJitLink options: its
  * name (the field's, as the messages say it), the name cuLink's refusal says, the field, the
  * bounds (inclusive; a value outside is "invalid NAME VALUE (expected EXPECT)"), when it is set,
- * nvJitLink's spelling and the place in nvJitLink's option list (1, 2, ...; 0: fdl__link_jl_options
+ * nvJitLink's spelling and the place in nvJitLink's option list (1, 2, ...; 0: fdl__link_nvjl_options
  * writes it itself), and which cuLink refusal names it (0: cuLink takes it). Rows run in the
  * order the checks and cuLink's refusals name them; adding an nvJitLink option is one row here.
  */
@@ -64,7 +64,7 @@ typedef struct {
     const char *expect;  /* NULL: not checked here */
     int set, arg;
     const char *nvjl;    /* nvJitLink's spelling, NULL where none or written by hand */
-    int rank, view;      /* view: also in the checks' view (FDL__JL_VIEW) */
+    int rank, view;      /* view: also in the checks' view (FDL__NVJL_VIEW) */
     int culink_group;    /* 0 cuLink takes it; 1, 2: the refusal that names it */
 } option_row;
 
@@ -473,13 +473,13 @@ int fdl__link_extended_auto(const fdl_link *link)
 }
 
 /*
- * nvJitLink's options for this link: with @p lto "-lto"; with @p ptx FDL__JL_PTX "-ptx" too, and
- * with FDL__JL_VIEW "-ptx" at -O0 on one thread, -time left out (the checks' view, postlto.c).
+ * nvJitLink's options for this link: with @p lto "-lto"; with @p ptx FDL__NVJL_PTX "-ptx" too, and
+ * with FDL__NVJL_VIEW "-ptx" at -O0 on one thread, -time left out (the checks' view, postlto.c).
  */
-int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
+int fdl__link_nvjl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
 {
     const fdl_link_options *o = &link->opts;
-    const int view = ptx == FDL__JL_VIEW;
+    const int view = ptx == FDL__NVJL_VIEW;
     char num[40];
     memset(out, 0, sizeof *out);
     int ok = fdl__strv_push(out, "-arch=%s", link->arch);
@@ -517,7 +517,7 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         ok = ok && fdl__strv_push(out, link->extra.v[i], NULL);
     if (lto)
         ok = ok && fdl__strv_push(out, "-lto", NULL);
-    if (ptx != FDL__JL_CUBIN)
+    if (ptx != FDL__NVJL_CUBIN)
         ok = ok && fdl__strv_push(out, "-ptx", NULL);
     if (!ok)
         fdl__strv_free(out);
