@@ -1982,3 +1982,74 @@ Test(cache_pmemo, ptx_scanned_before_is_scanned_only_when_the_link_needs_it)
     free(mul);
     free(dir);
 }
+
+/* ---- the nvJitLink option list: the cache keys hash it, so its order is pinned (issue 33) ---- */
+
+static void expect_list(const fdl__strv *got, const char *const *want)
+{
+    size_t n = 0;
+    while (want[n])
+        n++;
+    for (size_t i = 0; i < n && i < got->n; i++)
+        cr_expect_str_eq(got->v[i], want[i], "option %zu", i);
+    cr_assert_eq(got->n, n, "%zu options, expected %zu", got->n, n);
+}
+
+Test(cache_keys, the_nvjitlink_option_list_keeps_its_order)
+{
+    fdl_link *link = calloc(1, sizeof *link);
+    cr_assert_not_null(link);
+    link->opts = fdl_link_options_init();
+    snprintf(link->arch, sizeof link->arch, "sm_90");
+    fdl_link_options *o = &link->opts;
+    o->opt_level = 3;
+    o->debug = o->lineinfo = o->verbose = 1;
+    o->maxrregcount = 64;
+    o->ftz = 1;
+    o->prec_div = 0;
+    o->prec_sqrt = 1;
+    o->fma = 0;
+    o->optimize_unused_variables = 1;
+    o->jump_table_density = 50;
+    o->jl_cache = 0;
+    o->device_stack_protector = 1;
+    o->time = 1;
+    o->split_compile = 1;
+    cr_assert(fdl__strv_push(&link->kernels_used, "k1", NULL) &&
+              fdl__strv_push(&link->kernels_used, "k2", NULL) &&
+              fdl__strv_push(&link->variables_used, "v1", NULL) &&
+              fdl__strv_push(&link->xptxas, "-warn-spills", NULL) &&
+              fdl__strv_push(&link->extra, "-Xfoo", NULL));
+    /* the order the hand-written list had before the option table (link/src/core/linkopts.c) */
+    static const char *const cubin[] = {
+        "-arch=sm_90", "-O3", "-g", "-lineinfo", "-verbose", "-maxrregcount=64", "-ftz=1",
+        "-prec-div=0", "-prec-sqrt=1", "-fma=0", "-kernels-used=k1", "-kernels-used=k2",
+        "-variables-used=v1", "-optimize-unused-variables", "-jump-table-density=50",
+        "-no-cache", "-Xptxas=--device-stack-protector=true", "-Xptxas=-warn-spills", "-time",
+        "-Xfoo", "-lto", NULL};
+    static const char *const view[] = {
+        "-arch=sm_90", "-O0", "-g", "-lineinfo", "-verbose", "-maxrregcount=64", "-ftz=1",
+        "-prec-div=0", "-prec-sqrt=1", "-fma=0", "-kernels-used=k1", "-kernels-used=k2",
+        "-variables-used=v1", "-optimize-unused-variables", "-jump-table-density=50",
+        "-no-cache", "-Xptxas=--device-stack-protector=true", "-Xptxas=-warn-spills", "-Xfoo",
+        "-lto", "-ptx", NULL};
+    static const char *const plain[] = {"-arch=sm_90", NULL};
+    fdl__strv out;
+    cr_assert(fdl__link_nvjl_options(link, 1, FDL__NVJL_CUBIN, &out));
+    expect_list(&out, cubin);
+    fdl__strv_free(&out);
+    cr_assert(fdl__link_nvjl_options(link, 1, FDL__NVJL_VIEW, &out));
+    expect_list(&out, view);
+    fdl__strv_free(&out);
+    /* the defaults add nothing (one thread: a small link) */
+    fdl__strv_free(&link->kernels_used);
+    fdl__strv_free(&link->variables_used);
+    fdl__strv_free(&link->xptxas);
+    fdl__strv_free(&link->extra);
+    link->opts = fdl_link_options_init();
+    link->opts.split_compile = 1;
+    cr_assert(fdl__link_nvjl_options(link, 0, FDL__NVJL_CUBIN, &out));
+    expect_list(&out, plain);
+    fdl__strv_free(&out);
+    free(link);
+}
