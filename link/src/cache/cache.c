@@ -43,7 +43,7 @@
 #include "fdlink/cache.h"
 #include "fdlink/version.h"
 #include "internal.h"
-#include "remote.h"
+#include "transport.h"
 #include "sign.h"
 
 #define HEADER_SIZE 64
@@ -1461,7 +1461,7 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
     scan_free(&s);
     if (rc == FDL_OK)
         rc = remove_memos(d, err);
-    /* the counters (stats, cacheremote.c's remote-stats), or whatever was planted under their
+    /* the counters (stats, tier_remote.c's remote-stats), or whatever was planted under their
      * names (a directory stays) */
     if (rc == FDL_OK)
         rc = remove_counter(d, STATS_FILE, err);

@@ -1,11 +1,11 @@
 /*
- * Remote stores of the link cache (remote.c): ccache's remote_storage URLs parsed, and entries
+ * Remote stores of the link cache (transport.c): ccache's remote_storage URLs parsed, and entries
  * got and put by key on Redis (hiredis) and HTTP servers (libcurl), both opened with dlopen the
  * first time a remote is asked. Nothing here knows what an entry holds: cache.c checks what a
  * remote answers, exactly as it checks what the directory holds.
  */
-#ifndef FDLINK_REMOTE_H
-#define FDLINK_REMOTE_H
+#ifndef FDLINK_TRANSPORT_H
+#define FDLINK_TRANSPORT_H
 
 #include <stddef.h>
 
@@ -36,4 +36,4 @@ int fdl__remote_get(fdl__remotes *r, size_t i, const char *hex, size_t max, unsi
 int fdl__remote_put(fdl__remotes *r, size_t i, const char *hex, const unsigned char *data,
                     size_t size, char *why, size_t wsize);
 
-#endif /* FDLINK_REMOTE_H */
+#endif /* FDLINK_TRANSPORT_H */
