@@ -42,6 +42,8 @@ void fdl__keyb_free(fdl__keyb *k);
 
 /* "<32 hex digits>" of a key. */
 void fdl__cache_key_hex(const unsigned char key[FDL__CACHE_KEY_SIZE], char hex[33]);
+/* The key of 32 hex digits at @p hex (key.c). @return 1, or 0 when they are not hex */
+int fdl__cache_key_from_hex(const char *hex, unsigned char key[FDL__CACHE_KEY_SIZE]);
 
 /* The sections of an entry read back (owned buffer; p[i] point into it). */
 typedef struct fdl__cache_sections {
