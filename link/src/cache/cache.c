@@ -1,8 +1,8 @@
 /*
- * The link cache: entries (a header, a
- * checksum, sections), the memory tier (this process) and the disk tier (a directory shared by
- * processes and machines, where rename is the only atomic step relied on), eviction, and the
- * administration functions of fdlink/cache.h.
+ * The link cache: entries (a header, a checksum, sections), the memory tier (this process) and
+ * the disk tier (a directory shared by processes and machines, where rename is the only atomic
+ * step relied on), eviction, and the administration functions of fdlink/cache.h. The keys
+ * (XXH3-128 over labelled, length-prefixed fields) are key.c's.
  *
  * Entry file, little-endian:
  *   0  magic "FDLCACHE"        8  format (u32)        12 kind (u32)
