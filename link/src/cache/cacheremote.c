@@ -101,10 +101,13 @@ fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
             fdl__cache_remote_count(u->dir, shown, 'h');
             return FDL_CACHE_HIT_REMOTE;
         }
-        /* bad or unsigned: a miss here, counted apart; the link stores a good one over it */
+        /* bad or unsigned: a miss here, counted apart (once: not again by a lease's look
+         * again); the link stores a good one over it */
         fdl__cache_sections_free(out);
-        fdl__cache_remote_count(u->dir, shown, (char)verdict);
-        fdl__cache_remote_count(u->dir, shown, 'm');
+        if (!u->quiet_misses) {
+            fdl__cache_remote_count(u->dir, shown, (char)verdict);
+            fdl__cache_remote_count(u->dir, shown, 'm');
+        }
     }
     return FDL_CACHE_MISS;
 }
