@@ -1443,6 +1443,74 @@ Test(cache_extended, a_large_link_gives_the_same_cubin_every_time_under_load)
     free(dir);
 }
 
+/* PTX of one kernel whose body comes to about @p bytes, after @p externs declarations. */
+static char *one_kernel_ptx(size_t bytes, size_t externs, size_t *size)
+{
+    size_t cap = 256 + externs * 48 + bytes + 64;
+    char *p = malloc(cap);
+    size_t len = (size_t)snprintf(p, cap, ".version 9.0\n.target sm_90\n.address_size 64\n\n");
+    for (size_t i = 0; i < externs; i++)
+        len += (size_t)snprintf(p + len, cap - len, ".extern .func ext_%05zu();\n", i);
+    len += (size_t)snprintf(p + len, cap - len, ".visible .entry one(.param .u64 out)\n{\n"
+                            "\t.reg .b32 %%r<2>;\n");
+    while (len + 40 < cap - 64)
+        len += (size_t)snprintf(p + len, cap - len, "\tmov.u32 %%r1, 1;  // filler of a body\n");
+    len += (size_t)snprintf(p + len, cap - len, "\tret;\n}\n");
+    *size = len;
+    return p;
+}
+
+/* fdlink's split by default, without linking: the threads it would ask for these inputs. */
+static int split_for(const char *const *ptx, const size_t *sizes, size_t n, int ltoir)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(fdl_link_add_data(link, ptx[i], sizes[i], "in.ptx", FDL_KIND_PTX, &err),
+                     FDL_OK, "%s", err.message);
+    if (ltoir)
+        cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO,
+                                       &err), FDL_OK, "%s", err.message);
+    int t = fdl__link_split_threads(link);
+    fdl_link_destroy(link);
+    return t;
+}
+
+/* Never slower than raw nvJitLink (issue 32): the parallel default only where the inputs hold
+   several units to share out; one large kernel links as raw nvJitLink links it. */
+Test(cache_extended, a_large_link_splits_only_with_several_units)
+{
+    size_t n1, n2, n3, n4;
+    char *one = one_kernel_ptx(100000, 0, &n1);        /* 100 KB, one kernel */
+    char *decl = one_kernel_ptx(100000, 500, &n2);     /* the same after 500 declarations */
+    char *many = big_ptx(2000, &n3);                   /* 80 KB, 2000 functions */
+    char *small = big_ptx(4, &n4);                     /* 4 functions, 200 bytes */
+    cr_assert_geq(n1, FDL_LINK_PARALLEL_BYTES);
+    cr_assert_geq(n3, FDL_LINK_PARALLEL_BYTES);
+    const char *in[2];
+    size_t sz[2];
+    in[0] = one, sz[0] = n1;
+    cr_assert_eq(split_for(in, sz, 1, 0), 1, "one large kernel: one thread, as raw nvJitLink");
+    in[0] = decl, sz[0] = n2;
+    cr_assert_eq(split_for(in, sz, 1, 0), 1, "declarations are no units");
+    in[0] = many, sz[0] = n3;
+    cr_assert_eq(split_for(in, sz, 1, 0), 0, "2000 functions: every processor");
+    in[0] = small, sz[0] = n4;
+    cr_assert_eq(split_for(in, sz, 1, 0), 1, "small: one thread, however many functions");
+    in[0] = one, sz[0] = n1;
+    in[1] = small, sz[1] = n4;
+    cr_assert_eq(split_for(in, sz, 2, 0), 0, "a large kernel beside other functions: split");
+    cr_assert_eq(split_for(in, sz, 1, 1), 0, "a large kernel beside an LTO-IR module: split");
+    free(one);
+    free(decl);
+    free(many);
+    free(small);
+}
+
 /* Remove the entries (not the memos) of @p dir. */
 static void remove_entries(const char *dir)
 {
