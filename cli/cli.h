@@ -22,6 +22,13 @@ void cli_veprintf(const char *fmt, va_list ap);
 
 /* One diagnostic line on stderr: `fdlink: file:line:col: error: symbol: message`. */
 void cli_print_error(const fdl_error *err);
+/*
+ * After the headline @p err (already printed): the backend's raw log @p log (NVRTC's, the
+ * linker's), whole with @p verbose; else only what adds to the headline (issue 34): the entries
+ * of the log that repeat it (its file and line, or a name it quotes), nvJitLink's status echo
+ * ("ERROR 9: finish") and a summary left with nothing to sum up are left out.
+ */
+void cli_print_log_rest(const char *log, const fdl_error *err, int verbose);
 
 /* A diagnostic callback (fdl_diag_fn) that prints each one; ctx is a size_t counter. */
 void cli_on_diag(void *ctx, const fdl_error *diag);
@@ -82,12 +89,13 @@ typedef struct cli_link_args {
     const char **inputs;     /* argc + 1 slots */
     fdl_input_kind *kinds;   /* argc + 1 slots */
     size_t ninputs;
-    cli_list extra, kernels, variables, xptxas, defines, includes, decl_paths;
+    cli_list extra, kernels, variables, xptxas, xnvrtc, defines, includes, decl_paths;
     fdl_decls **decls;       /* loaded by cli_link_build */
     size_t nsets;
     const char *ptx_path;    /* --emit-ptx */
     int device;              /* --device N; -1: FDLINK_DEVICE, else 0 */
     cli_diag_opts diag;      /* -w, -Werror, --diag-suppress, --diagnostics-format (issue 24) */
+    int whole_logs;          /* -v of run: backends' raw logs whole (link: opts.verbose) */
 } cli_link_args;
 
 /* Set defaults and room for @argc inputs; 0 (after printing) when out of memory. */

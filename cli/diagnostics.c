@@ -144,7 +144,7 @@ static void rule_of(char *out, size_t size, const fdl_diagnostic *d)
 }
 
 static void write_json(fdl__json *j, const fdl_diagnostic *const *v, const fdl_severity *sev,
-                       size_t n)
+                       size_t n, const char *log)
 {
     fdl__json_object_begin(j);
     fdl__json_member_string(j, "version", fdl_version());
@@ -164,11 +164,14 @@ static void write_json(fdl__json *j, const fdl_diagnostic *const *v, const fdl_s
         fdl__json_object_end(j);
     }
     fdl__json_array_end(j);
+    /* the backend's raw log of a failure, whole (the text output shows what it adds) */
+    if (log && log[0])
+        fdl__json_member_string(j, "log", log);
     fdl__json_object_end(j);
 }
 
 static void write_sarif(fdl__json *j, const fdl_diagnostic *const *v, const fdl_severity *sev,
-                        size_t n)
+                        size_t n, const char *log)
 {
     char rule[64];
     fdl__buf uri = {0};
@@ -250,6 +253,13 @@ static void write_sarif(fdl__json *j, const fdl_diagnostic *const *v, const fdl_
         fdl__json_object_end(j);
     }
     fdl__json_array_end(j);
+    /* the backend's raw log of a failure, whole, in the run's property bag */
+    if (log && log[0]) {
+        fdl__json_key(j, "properties");
+        fdl__json_object_begin(j);
+        fdl__json_member_string(j, "log", log);
+        fdl__json_object_end(j);
+    }
     fdl__json_object_end(j);
     fdl__json_array_end(j);
     fdl__json_object_end(j);
@@ -301,9 +311,9 @@ static int emit(const cli_diag_opts *o, const fdl_diagnostic *const *all, size_t
     fdl__json j;
     fdl__json_init(&j, &out, 2);
     if (o->format == CLI_DIAG_SARIF)
-        write_sarif(&j, v, sev, n);
+        write_sarif(&j, v, sev, n, failure ? failure->log : NULL);
     else
-        write_json(&j, v, sev, n);
+        write_json(&j, v, sev, n, failure ? failure->log : NULL);
     fdl_error err = FDL_ERROR_INIT;
     if (!fdl__json_finish(&j)) {
         fprintf(stderr, "fdlink: error: out of memory writing the diagnostics\n");

@@ -18,7 +18,9 @@ void help_inspect(FILE *out)
           "registers, shared memory, constant bank and stack of each function and kernel.\n"
           "\n"
           "options:\n"
-          "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda\n"
+          "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda,\n"
+          "                 bitcode\n"
+          "  --code         kernels and functions only; variables as a count\n"
           "  --decl F.decl  for a linked cubin: whether each declared function's calls were\n"
           "                 inlined (no function of that name left) or stayed calls\n"
           "  -h, --help     show this help\n",
@@ -35,6 +37,7 @@ static const char *kind_title(fdl_input_kind kind)
     case FDL_KIND_OBJECT: return "host object with device code";
     case FDL_KIND_LIBRARY: return "static library";
     case FDL_KIND_CUDA: return "CUDA C source (compiled with NVRTC when linked)";
+    case FDL_KIND_BITCODE: return "NVVM bitcode (compiled with libNVVM when linked)";
     default: return "unknown";
     }
 }
@@ -116,7 +119,7 @@ static void print_symbol(const fdl_symbol *s)
     printf("\n");
 }
 
-static void print_image(const fdl_image *img, size_t nimages)
+static void print_image(const fdl_image *img, size_t nimages, int code_only)
 {
     printf("  ");
     if (img->member[0])
@@ -137,8 +140,18 @@ static void print_image(const fdl_image *img, size_t nimages)
         printf("    its functions are known only after link-time optimisation\n");
     if (img->ptx)
         print_ptx(img->ptx);
-    for (size_t i = 0; i < img->nsymbols; i++)
+    size_t vars = 0, weak = 0;
+    for (size_t i = 0; i < img->nsymbols; i++) {
+        if (code_only && img->symbols[i].kind == FDL_SYMBOL_VARIABLE) {
+            vars++;
+            weak += img->symbols[i].weak != 0;
+            continue;
+        }
         print_symbol(&img->symbols[i]);
+    }
+    /* --code: the variables summed up (issue 34: thousands of weak ones from C++ headers) */
+    if (vars)
+        printf("    variables: %zu (%zu weak), not shown\n", vars, weak);
 }
 
 /* What the cubin @p data says of each function of @p decls: inlined, or kept as a function. */
@@ -158,6 +171,7 @@ static void print_lto_report(const fdl_decls *decls, const void *data, size_t si
 int cmd_inspect(int argc, char **argv)
 {
     fdl_input_kind kind = FDL_KIND_AUTO;
+    int code_only = 0;
     fdl_decls *decls = NULL;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     size_t nfiles = 0;
@@ -181,6 +195,8 @@ int cmd_inspect(int argc, char **argv)
                                      v ? kerr.message : "option --kind needs a kind");
                 goto cleanup;
             }
+        } else if (strcmp(a, "--code") == 0) {
+            code_only = 1;
         } else if ((v = cli_option_value(a, "--decl", argc, argv, &i, &missing)) || missing) {
             fdl_error derr = FDL_ERROR_INIT;
             if (!v) {
@@ -221,11 +237,12 @@ int cmd_inspect(int argc, char **argv)
         }
         size_t n = fdl_inspection_count(ins);
         printf("%s: %s", files[f], kind_title(fdl_inspection_kind(ins)));
-        if (fdl_inspection_kind(ins) != FDL_KIND_CUDA)
+        if (fdl_inspection_kind(ins) != FDL_KIND_CUDA &&
+            fdl_inspection_kind(ins) != FDL_KIND_BITCODE)
             printf(", %zu image%s", n, n == 1 ? "" : "s");
         printf("\n");
         for (size_t i = 0; i < n; i++)
-            print_image(fdl_inspection_image(ins, i), n);
+            print_image(fdl_inspection_image(ins, i), n, code_only);
         if (decls && fdl_inspection_kind(ins) == FDL_KIND_CUBIN)
             print_lto_report(decls, bytes, nbytes);
         free(bytes);

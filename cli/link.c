@@ -13,10 +13,10 @@ void help_link(FILE *out)
     fputs("usage: fdlink link -arch=sm_NN [options] [-o OUT.cubin] INPUT...\n"
           "\n"
           "Link device code into a cubin. Inputs are recognised from their content: PTX, cubin,\n"
-          "fatbin, host object (nvcc -dc), static library (nvcc -lib), LTO-IR (nvcc -dlto) and\n"
-          "CUDA C (*.cu, compiled with NVRTC). nvJitLink needs no GPU; cuLink needs the driver\n"
-          "and a GPU, and fdlink opens the device itself (--device N, else FDLINK_DEVICE,\n"
-          "else 0).\n"
+          "fatbin, host object (nvcc -dc), static library (nvcc -lib), LTO-IR (nvcc -dlto),\n"
+          "CUDA C (*.cu, compiled with NVRTC) and NVVM bitcode (*.bc, e.g. libdevice, compiled\n"
+          "with libNVVM). nvJitLink needs no GPU; cuLink needs the driver and a GPU, and\n"
+          "fdlink opens the device itself (--device N, else FDLINK_DEVICE, else 0).\n"
           "\n"
           "options:\n"
           "  -arch=sm_NN, --arch sm_NN   target architecture (required), e.g. sm_90; native:\n"
@@ -32,7 +32,7 @@ void help_link(FILE *out)
           "                              input carries LTO-IR)\n"
           "  --emit-ptx=FILE             write the post-LTO PTX (every input LTO-IR)\n"
           "  --kind=KIND:PATH            add PATH as KIND: ptx, cubin, fatbin, ltoir, object,\n"
-          "                              library or cuda\n"
+          "                              library, cuda or bitcode\n"
           "  -lcudadevrt                 link the toolkit's libcudadevrt.a\n"
           "  -O N                        optimisation level 0-3 (nvJitLink: 0 or 3)\n"
           "  -g                          device debug information\n"
@@ -44,6 +44,8 @@ void help_link(FILE *out)
           "  --variables-used NAME       keep only these variables under LTO (repeatable)\n"
           "  -Xnvjitlink OPT             a raw nvJitLink option (repeatable)\n"
           "  -Xptxas OPT                 a ptxas option, e.g. -warn-spills (repeatable)\n"
+          "  -Xnvrtc OPT                 an NVRTC option for CUDA C inputs, e.g.\n"
+          "                              --device-as-default-execution-space (repeatable)\n"
           "  --split-compile N           threads for LTO and ptxas: 0 every processor, 1 one\n"
           "                              (default: every processor for large links)\n"
           "  --split-compile-extended N  LTO split further (0 every processor); changes the\n"
@@ -148,6 +150,7 @@ void cli_link_args_free(cli_link_args *a)
     free(a->inputs);
     free(a->kinds);
     free(a->extra.v);
+    free(a->xnvrtc.v);
     free(a->kernels.v);
     free(a->variables.v);
     free(a->xptxas.v);
@@ -281,6 +284,9 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
     } else if ((v = cli_option_value(arg, "-Xnvjitlink", argc, argv, i, &missing)) || missing) {
         if (!v || !cli_list_add(&a->extra, v))
             ok = 0;
+    } else if ((v = cli_option_value(arg, "-Xnvrtc", argc, argv, i, &missing)) || missing) {
+        if (!v || !cli_list_add(&a->xnvrtc, v))
+            ok = 0;
     } else if ((v = cli_option_value(arg, "--std", argc, argv, i, &missing)) ||
                (!missing && (v = cli_option_value(arg, "-std", argc, argv, i, &missing))) ||
                missing) {
@@ -354,6 +360,7 @@ int cli_link_check_options(cli_link_args *a)
     a->opts.xptxas = a->xptxas.v;
     a->cuda.defines = a->defines.v;
     a->cuda.include_dirs = a->includes.v;
+    a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
     int rc = fdl__link_options_check(&a->opts, &err);
     if (rc != FDL_OK) {
@@ -403,6 +410,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     a->opts.xptxas = a->xptxas.v;
     a->cuda.defines = a->defines.v;
     a->cuda.include_dirs = a->includes.v;
+    a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
     a->decls = calloc(a->decl_paths.n + 1, sizeof *a->decls);
     if (!a->decls) {
@@ -433,8 +441,8 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
         if (fdl_link_add_file(link, a->inputs[i], a->kinds[i], &err) != FDL_OK) {
             cli_diag_report(&a->diag, link, &err, &promoted);
             cli_print_error(&err);
-            if (err.code == FDL_EPARSE)
-                print_log(err.log); /* NVRTC's whole log for a CUDA C input */
+            if (err.code == FDL_EPARSE) /* NVRTC's log for a CUDA C input: what it adds */
+                cli_print_log_rest(err.log, &err, a->opts.verbose || a->whole_logs);
             goto fail;
         }
     }
@@ -447,7 +455,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
             cli_eprintf("; nothing linked\n");
         } else {
             cli_print_error(&err);
-            print_log(err.log);
+            cli_print_log_rest(err.log, &err, a->opts.verbose || a->whole_logs);
         }
         goto fail;
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "image.h"
 #include "internal.h"
 
 void help_run(FILE *out)
@@ -526,22 +527,29 @@ static int cmp_float(const void *x, const void *y)
 
 /*
  * The arguments against the kernel's parameters as the PTX of the inputs declares them (a PTX
- * file, or the PTX in a fatbin or object), before any GPU is needed. Returns 0 when they agree or
+ * file, or the PTX in a fatbin or object), else as a cubin's .nv.info does (a cubin, or one in a
+ * fatbin), before any GPU is needed. Returns 0 when they agree or
  * no input declares the kernel, else EXIT_USAGE after printing where the kernel is declared.
  */
 static int check_params_in_images(const cli_link_args *la, const char *kernel, const karg *args,
                                   size_t nargs)
 {
     int rc = 0, found = 0;
+    size_t cubin_input = SIZE_MAX; /* an input with a cubin defining the kernel as a kernel */
     for (size_t i = 0; i < la->ninputs && !found; i++) {
         fdl_inspection *ins = NULL;
         fdl_error err = FDL_ERROR_INIT;
-        if (la->kinds[i] == FDL_KIND_CUDA ||
+        if (la->kinds[i] == FDL_KIND_CUDA || la->kinds[i] == FDL_KIND_BITCODE ||
             fdl_inspect_file(&ins, la->inputs[i], la->kinds[i], &err) != FDL_OK)
             continue; /* the load or the link says what is wrong with it */
         size_t n = fdl_inspection_count(ins);
         for (size_t k = 0; k < n && !found; k++) {
             const fdl_image *img = fdl_inspection_image(ins, k);
+            for (size_t y = 0; cubin_input == SIZE_MAX && img->kind == FDL_KIND_CUBIN &&
+                               y < img->nsymbols; y++)
+                if (img->symbols[y].kind == FDL_SYMBOL_KERNEL && img->symbols[y].defined &&
+                    strcmp(img->symbols[y].name, kernel) == 0)
+                    cubin_input = i;
             const fdl_ptx_func *f = img->ptx ? fdl_ptx_find(img->ptx, kernel) : NULL;
             if (!f || !f->is_entry || !f->is_definition)
                 continue;
@@ -569,6 +577,51 @@ static int check_params_in_images(const cli_link_args *la, const char *kernel, c
             }
         }
         fdl_inspection_destroy(ins);
+    }
+    /* a cubin's kernels say their parameters in .nv.info (EIATTR_KPARAM_INFO): count and size
+     * of each, checked as the PTX's are (issue 34) */
+    for (size_t i = cubin_input; i < la->ninputs && !found && !rc; i = la->ninputs) {
+        char *data = NULL;
+        size_t size = 0, count = 0;
+        fdl__kparams params = {NULL, 0, 0};
+        fdl_input_kind kind = la->kinds[i];
+        if (kind == FDL_KIND_CUDA || kind == FDL_KIND_BITCODE ||
+            fdl__read_file(la->inputs[i], &data, &size, NULL) != FDL_OK)
+            continue;
+        if ((kind == FDL_KIND_AUTO && fdl_input_detect(&kind, data, size, la->inputs[i], NULL) !=
+                                          FDL_OK) ||
+            (kind != FDL_KIND_CUBIN && kind != FDL_KIND_FATBIN) ||
+            fdl__image_param_counts(&params, data, size) != FDL_OK) {
+            free(data);
+            continue;
+        }
+        free(data);
+        for (size_t k = 0; k < params.n && !found; k++) {
+            const fdl__kparam *kp = &params.v[k];
+            if (strcmp(kp->name, kernel) != 0 || !fdl__kparams_find(&params, kernel, &count))
+                continue;
+            found = 1;
+            if (count != nargs) {
+                cli_eprintf("fdlink: %s: error: kernel %s takes %zu parameter%s (its .nv.info "
+                            "says), but %zu argument%s given (see 'fdlink run --help')\n",
+                            la->inputs[i], kernel, count, count == 1 ? "" : "s", nargs,
+                            nargs == 1 ? " was" : "s were");
+                rc = EXIT_USAGE;
+                break;
+            }
+            for (size_t p = 0; kp->sizes && p < nargs; p++) {
+                if (kp->sizes[p] == args[p].size || args[p].symbol || kp->sizes[p] == 0)
+                    continue; /* sym:NAME takes the parameter's size */
+                cli_eprintf("fdlink: %s: error: argument %zu '%s' has %zu byte%s, but parameter "
+                            "%zu of kernel %s takes %zu (its .nv.info says; see 'fdlink run "
+                            "--help')\n",
+                            la->inputs[i], p, args[p].text, args[p].size,
+                            args[p].size == 1 ? "" : "s", p, kernel, kp->sizes[p]);
+                rc = EXIT_USAGE;
+                break;
+            }
+        }
+        fdl__kparams_free(&params);
     }
     return rc;
 }
@@ -861,9 +914,8 @@ static int make_map(fdl_gen **gen, fdl_map **map, fdl_device *dev, const cli_lin
     }
     if (fdl_map_create(map, *gen, name, modes, &err) != FDL_OK) {
         cli_print_error(&err);
-        /* NVRTC's or nvJitLink's whole log */
-        if (err.log && err.log[0])
-            fprintf(stderr, "%s%s", err.log, err.log[strlen(err.log) - 1] == '\n' ? "" : "\n");
+        /* NVRTC's or nvJitLink's log: what it adds to the headline (all of it with -v) */
+        cli_print_log_rest(err.log, &err, la->opts.verbose || la->whole_logs);
         return 1;
     }
     return 0;
@@ -1158,6 +1210,7 @@ int cmd_run(int argc, char **argv)
             coop_flags = FDL_LAUNCH_NOT_COOPERATIVE;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
+            la.whole_logs = 1;
         } else if (cli_link_option(&la, "run", argc, argv, &i, &urc)) {
             if (urc) {
                 rc = urc;

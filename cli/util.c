@@ -70,6 +70,126 @@ void cli_print_error(const fdl_error *err)
     print_diag("error", err);
 }
 
+/* A line of a raw log: [p, e). */
+typedef struct log_line {
+    const char *p, *e;
+} log_line;
+
+static int line_has(const log_line *l, const char *s)
+{
+    size_t n = strlen(s);
+    for (const char *q = l->p; n && q + n <= l->e; q++)
+        if (memcmp(q, s, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether line @p l starts an entry of its own: any line not indented and not blank (NVRTC's
+ * "file(12): error: ..." with its source line and caret indented under it; a linker's
+ * "error   : ...", "ptxas fatal   : ...", "ERROR 9: ...", "nvJitLink printed:" and what follows). */
+static int log_entry_start(const log_line *l)
+{
+    return l->p != l->e && *l->p != ' ' && *l->p != '\t';
+}
+
+/* A summary line ("2 errors detected in the compilation of ...", "Compilation terminated.",
+ * NVRTC's "Remark: The warnings can be suppressed ..."): kept only after a kept entry. */
+static int log_summary(const log_line *l)
+{
+    return line_has(l, "detected in the compilation of") ||
+           line_has(l, "Compilation terminated.") ||
+           ((size_t)(l->e - l->p) >= 7 && memcmp(l->p, "Remark:", 7) == 0);
+}
+
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c == '.';
+}
+
+/* Whether the entry starting at line @p l repeats the headline @p err. */
+static int log_repeats(const log_line *l, const fdl_error *err)
+{
+    char at[600];
+    /* nvJitLink's echo of its own status: "ERROR 9: finish" */
+    if ((size_t)(l->e - l->p) > 6 && memcmp(l->p, "ERROR ", 6) == 0)
+        return 1;
+    /* NVRTC's entry, "file(line): ...": a repeat at the headline's place only (the same
+     * message elsewhere is another error) */
+    if (line_has(l, "): ")) {
+        if (!err->source[0] || !err->line)
+            return 0;
+        snprintf(at, sizeof at, "%s(%u): ", err->source, err->line);
+        return (size_t)(l->e - l->p) >= strlen(at) && memcmp(l->p, at, strlen(at)) == 0;
+    }
+    /* a linker's line about a name the headline names: "Undefined reference to 'f' in ..." */
+    for (const char *q = l->p; q < l->e; q++) {
+        if (*q != '\'')
+            continue;
+        const char *end = memchr(q + 1, '\'', (size_t)(l->e - q - 1));
+        if (!end)
+            break;
+        size_t n = (size_t)(end - q - 1);
+        if (n && n < sizeof at && !memchr(q + 1, ' ', n)) {
+            /* a name ('f', not "doesn't match for '"): in the headline as a word of its own */
+            memcpy(at, q + 1, n);
+            at[n] = '\0';
+            for (const char *hit = strstr(err->message, at); hit; hit = strstr(hit + 1, at)) {
+                char before = hit == err->message ? ' ' : hit[-1], after = hit[n];
+                if (!ident_char(before) && !ident_char(after))
+                    return 1;
+            }
+            q = end;
+        }
+    }
+    /* the headline's own words, or a line the headline quotes whole */
+    if (err->message[0] && line_has(l, err->message))
+        return 1;
+    size_t n = (size_t)(l->e - l->p);
+    while (n && (l->p[n - 1] == ' ' || l->p[n - 1] == '\r'))
+        n--;
+    if (n < 8)
+        return 0;
+    if (n > 80) /* a long line the headline quotes cut short: its start */
+        n = 80;
+    for (const char *hit = strchr(err->message, l->p[0]); hit; hit = strchr(hit + 1, l->p[0]))
+        if (strncmp(hit, l->p, n) == 0)
+            return 1;
+    return 0;
+}
+
+void cli_print_log_rest(const char *log, const fdl_error *err, int verbose)
+{
+    if (!log || !log[0])
+        return;
+    if (verbose || !err) {
+        fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+        return;
+    }
+    /* entries are kept or dropped whole (an NVRTC entry: its line, the source line, the
+     * caret); the summary only when an entry was kept */
+    int keep = 1, kept = 0;
+    fdl__buf out = {0};
+    for (const char *p = log; *p;) {
+        const char *e = strchr(p, '\n');
+        log_line l = {p, e ? e : p + strlen(p)};
+        int summary = log_summary(&l);
+        if (summary)
+            keep = kept;
+        else if (log_entry_start(&l))
+            keep = !log_repeats(&l, err);
+        if (keep && (l.e > l.p || kept)) {
+            fdl__buf_printf(&out, "%.*s\n", (int)(l.e - l.p), l.p);
+            kept |= !summary && log_entry_start(&l);
+        }
+        p = e ? e + 1 : l.e;
+    }
+    /* nothing but blank lines or a summary: nothing added */
+    if (kept && out.data && !out.oom)
+        fputs(out.data, stderr);
+    fdl__buf_free(&out);
+}
+
 void cli_on_diag(void *ctx, const fdl_error *diag)
 {
     size_t *count = ctx;

@@ -36,4 +36,14 @@ build=${FDLINK_BUILD_DIR:-build-tests}
 jobs=$(nproc)
 cmake -S . -B "$build" -G Ninja -DFDLINK_WERROR=ON -DFDLINK_REQUIRE_TESTS=ON ${FDLINK_CMAKE_ARGS:-}
 cmake --build "$build" -j "$jobs"
+# NVIDIA's device-library wheels for the vendor tests (tests/vendor, issue 34), into the build
+# tree (about 220 MB); FDLINK_VENDOR_WHEELS=0 leaves them out (the tests then skip)
+if [ "${FDLINK_VENDOR_WHEELS:-1}" != 0 ] && [ ! -f "$build/vendor/.installed" ]; then
+  if python3 -m pip install -q --no-deps --target "$build/vendor" nvidia-nvshmem-cu13==3.8.0 \
+       nvidia-libmathdx-cu13==0.4.1.15 nvidia-mathdx==25.6.0; then
+    touch "$build/vendor/.installed"
+  else
+    echo "tests/run.sh: could not install the vendor wheels; the vendor tests will skip" >&2
+  fi
+fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"

@@ -33,7 +33,13 @@ const char *fdl_status_name(int status)
 int fdl__message_names(const char *message, const char *symbol)
 {
     size_t n = strlen(symbol);
-    return n && strncmp(message, symbol, n) == 0 && (message[n] == ':' || message[n] == ' ');
+    if (n && strncmp(message, symbol, n) == 0 && (message[n] == ':' || message[n] == ' '))
+        return 1;
+    /* "readable form [mangled]: ..." (a demangled C++ name with its mangled form, issue 34) */
+    for (const char *p = strchr(message, '['); n && p; p = strchr(p + 1, '['))
+        if (strncmp(p + 1, symbol, n) == 0 && p[n + 1] == ']')
+            return 1;
+    return 0;
 }
 
 size_t fdl_error_format(const fdl_error *err, char *buf, size_t size)

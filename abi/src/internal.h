@@ -41,8 +41,9 @@ int fdl__verror(fdl_error *err, int code, const char *source, unsigned line, uns
                 const char *symbol, const char *fmt, va_list ap);
 
 /*
- * Non-zero when @message already starts with @symbol as a word ("f: ..." or "f ..."), in which
- * case a formatter does not print the symbol again.
+ * Non-zero when @message already names @symbol: it starts with it as a word ("f: ..." or
+ * "f ..."), or holds it as "[f]" (a demangled name with its mangled form); a formatter then does
+ * not print the symbol again.
  */
 int fdl__message_names(const char *message, const char *symbol);
 

@@ -156,38 +156,52 @@ int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void
 
 /* ---- parameter counts ------------------------------------------------------------------------ */
 
-static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count, int coop)
+/* Takes @p sizes (count entries or NULL), whatever the outcome. */
+static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count, int coop,
+                     size_t *sizes)
 {
     for (size_t i = 0; i < l->n; i++)
-        if (strlen(l->v[i].name) == len && memcmp(l->v[i].name, name, len) == 0)
+        if (strlen(l->v[i].name) == len && memcmp(l->v[i].name, name, len) == 0) {
+            free(sizes);
             return FDL_OK; /* members of one fatbin agree: the first one read is kept */
+        }
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 8, bytes;
         fdl__kparam *grown = NULL;
         if (fdl__size_mul(&bytes, ncap, sizeof *grown))
             grown = realloc(l->v, bytes);
-        if (!grown)
+        if (!grown) {
+            free(sizes);
             return FDL_ENOMEM;
+        }
         l->v = grown;
         l->cap = ncap;
     }
     char *copy = fdl__strndup(name, len);
-    if (!copy)
+    if (!copy) {
+        free(sizes);
         return FDL_ENOMEM;
+    }
     l->v[l->n].name = copy;
     l->v[l->n].count = count;
     l->v[l->n].coop = coop;
+    l->v[l->n].sizes = sizes;
     l->n++;
     return FDL_OK;
 }
 
 /* Parameters of the kernel of one .nv.info.<kernel> section: one past the highest ordinal of its
- * EIATTR_KPARAM_INFO attributes (none: the kernel takes none). 0 when the section is malformed. */
-static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, int *coop)
+ * EIATTR_KPARAM_INFO attributes (none: the kernel takes none), and with @p sizes (count entries,
+ * malloc'ed, or NULL when none or out of memory) each one's size: bits 18-31 of the attribute's
+ * last word (issue 34). 0 when the section is malformed. */
+static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, int *coop,
+                        size_t **sizes)
 {
     uint64_t off = 0;
     size_t n = 0;
     *coop = 0;
+    if (sizes)
+        *sizes = NULL;
     while (size - off >= 4) {
         unsigned fmt = d[off], attr = d[off + 1];
         uint64_t len = 0;
@@ -211,6 +225,16 @@ static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, in
     if (off != size)
         return 0;
     *count = n;
+    if (sizes && n && n <= 65536 && (*sizes = calloc(n, sizeof **sizes))) {
+        /* the attributes again (all well-formed now), each size at its ordinal */
+        for (off = 0; size - off >= 4;) {
+            unsigned fmt = d[off], attr = d[off + 1];
+            uint64_t len = fmt == EIFMT_SVAL ? fdl__le16(d + off + 2) : 0;
+            if (attr == EIATTR_KPARAM_INFO)
+                (*sizes)[fdl__le16(d + off + 4 + 4)] = (fdl__le32(d + off + 4 + 8) >> 18) & 0x3fff;
+            off += 4 + len;
+        }
+    }
     return 1;
 }
 
@@ -231,11 +255,12 @@ static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
         size_t tlen = text ? strlen(text) : 0;
         if (tlen <= sizeof prefix - 1 || memcmp(text, prefix, sizeof prefix - 1) != 0)
             continue;
-        size_t count;
+        size_t count, *sizes = NULL;
         int coop;
-        if (!kparam_count(d, sh.size, &count, &coop))
+        if (!kparam_count(d, sh.size, &count, &coop, &sizes))
             continue;
-        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count, coop);
+        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count, coop,
+                           sizes);
         if (rc != FDL_OK)
             return rc;
     }
@@ -248,7 +273,7 @@ static int ptx_params(fdl__kparams *l, const fdl_ptx *ptx)
     for (size_t i = 0; i < fdl_ptx_count(ptx); i++) {
         const fdl_ptx_func *f = fdl_ptx_get(ptx, i);
         if (f->is_entry && f->is_definition) {
-            int rc = add_count(l, f->name, strlen(f->name), f->nparams, 0);
+            int rc = add_count(l, f->name, strlen(f->name), f->nparams, 0, NULL);
             if (rc != FDL_OK)
                 return rc;
         }
@@ -284,8 +309,10 @@ cleanup:
 
 void fdl__kparams_free(fdl__kparams *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].name);
+        free(l->v[i].sizes);
+    }
     free(l->v);
     l->v = NULL;
     l->n = l->cap = 0;

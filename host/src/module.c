@@ -8,6 +8,7 @@
 #include "driver.h"
 #include "internal.h"
 #include "formats.h"
+#include "elfread.h"
 
 /* Size of each JIT log buffer handed to the driver. */
 #define JIT_LOG_SIZE ((size_t)16 * 1024)
@@ -46,7 +47,7 @@ static int check_image_bounds(const unsigned char *p, size_t size, const char *n
         for (uint16_t i = 0; i < shnum; i++) {
             const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
             uint32_t type = fdl__le32(sh + 4);
-            if (type != 8 /* SHT_NOBITS */ && !in_bounds(fdl__le64(sh + 24), fdl__le64(sh + 32), 1, size))
+            if (!fdl__elf_no_bytes(type) && !in_bounds(fdl__le64(sh + 24), fdl__le64(sh + 32), 1, size))
                 return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL,
                                   "truncated ELF image: section %u reaches past its %zu bytes",
                                   (unsigned)i, size);

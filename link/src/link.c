@@ -396,7 +396,8 @@ static int push_input(fdl_link *link, unsigned char *data, size_t size, const ch
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory adding an input");
         goto cleanup;
     }
-    if ((rc = fdl__unpack(&in.images, in.data, in.size, in.name, kind, err)) != FDL_OK ||
+    if ((rc = fdl__unpack_for_link(&in.images, in.data, in.size, in.name, kind,
+                                   link->arch_number, err)) != FDL_OK ||
         (rc = check_input(link, &in, err)) != FDL_OK)
         goto cleanup;
     link->inputs[link->ninputs++] = in;
@@ -443,7 +444,9 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
                                                             : "LTO is off");
         goto cleanup;
     }
-    int ok = fdl__link_nvrtc_args(link, ltoir, o->include_dirs, !o->no_toolkit_include, &args);
+    int whole = fdl__nvrtc_user_whole_program(o->extra);
+    int ok = fdl__link_nvrtc_args(link, ltoir, o->include_dirs, !o->no_toolkit_include, !whole,
+                                  &args);
     for (size_t i = 0; o->defines && o->defines[i]; i++)
         ok = ok && fdl__strv_push(&args, "-D%s", o->defines[i]);
     if (o->std)
@@ -504,6 +507,35 @@ cleanup:
     return rc;
 }
 
+/*
+ * Compile NVVM bitcode with libNVVM and add it (issue 34): LTO-IR where the link has LTO
+ * (nvJitLink, LTO not off), else PTX. The input reports FDL_KIND_BITCODE.
+ */
+static int add_bitcode(fdl_link *link, const unsigned char *bc, size_t size, const char *name,
+                       fdl_error *err)
+{
+    unsigned char *out = NULL;
+    size_t out_size = 0;
+    char *log = NULL, arch[32];
+    int ltoir = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
+    fdl__link_virtual_arch(link, arch, sizeof arch);
+    int rc = fdl__nvvm_compile(&out, &out_size, &log, bc, size, name, arch, ltoir, err);
+    if (rc != FDL_OK) {
+        if (log && fdl__link_set_log(link, 0, log)) {
+            log = NULL;
+            if (err)
+                err->log = link->error_log;
+        }
+        goto cleanup;
+    }
+    rc = push_input(link, out, out_size, name, ltoir ? FDL_KIND_LTOIR : FDL_KIND_PTX, 2, 0, err);
+    out = NULL; /* push_input owns it now, whatever happened */
+cleanup:
+    free(log);
+    free(out);
+    return rc;
+}
+
 int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
                       const fdl_nvrtc_options *opts, fdl_error *err)
 {
@@ -530,6 +562,8 @@ int fdl_link_add_data(fdl_link *link, const void *data, size_t size, const char 
         return rc;
     if (detected == FDL_KIND_CUDA)
         return add_cuda(link, (const char *)data, size, name, &link->cuda, err);
+    if (detected == FDL_KIND_BITCODE)
+        return add_bitcode(link, data, size, name, err);
     size_t cap;
     unsigned char *copy = NULL;
     if (fdl__size_add(&cap, size, 1))
@@ -559,6 +593,10 @@ int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind kind, fdl
         goto cleanup;
     if (detected == FDL_KIND_CUDA) {
         rc = add_cuda(link, data, size, path, &link->cuda, err);
+        goto cleanup;
+    }
+    if (detected == FDL_KIND_BITCODE) {
+        rc = add_bitcode(link, (const unsigned char *)data, size, path, err);
         goto cleanup;
     }
     rc = push_input(link, (unsigned char *)data, size, path, detected, 0, 0, err);
@@ -707,7 +745,9 @@ static int validate_compressed(fdl_link *link, fdl_error *err)
         for (size_t k = 0; k < in->images.n; k++) {
             fdl__image *img = &in->images.v[k];
             int rc;
+            /* (a member for another architecture is not read by the linker either) */
             if (img->pub.kind == FDL_KIND_CUBIN && img->flags &&
+                img->pub.arch_number == link->arch_number &&
                 (rc = fdl__image_load(img, err)) != FDL_OK)
                 return rc;
         }
@@ -873,6 +913,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
             link->wall_ms = 1e-6;
         link->state = LINK_DONE;
         backend_diags(link, before);
+        fdl__link_advice(link, 0);
         return FDL_OK;
     }
     if ((rc = prepare(link, err)) != FDL_OK) {
@@ -926,6 +967,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     link->state = LINK_DONE;
     fdl__link_cache_store(link);
     fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */
+    fdl__link_advice(link, 1);
     return FDL_OK;
 }
 
@@ -1118,7 +1160,9 @@ const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kind *kind)
     if (!link || i >= link->ninputs)
         return NULL;
     if (kind)
-        *kind = link->inputs[i].from_cuda ? FDL_KIND_CUDA : link->inputs[i].kind;
+        *kind = link->inputs[i].from_cuda == 2   ? FDL_KIND_BITCODE
+                : link->inputs[i].from_cuda ? FDL_KIND_CUDA
+                                            : link->inputs[i].kind;
     return link->inputs[i].name;
 }
 

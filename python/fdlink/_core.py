@@ -20,7 +20,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 Dim = Union[int, Tuple[int, ...]]
 
 #: Kinds of inputs, as libfdlink names them.
-KINDS = ("auto", "ptx", "cubin", "fatbin", "ltoir", "object", "library", "cuda")
+KINDS = ("auto", "ptx", "cubin", "fatbin", "ltoir", "object", "library", "cuda", "bitcode")
 
 # ---- types -------------------------------------------------------------------------------------
 
@@ -741,11 +741,23 @@ class _Configured:
 
 def _length(a: Any) -> Optional[int]:
     """Elements of an array argument (None for a scalar)."""
+    if isinstance(a, (int, float, bytes)):
+        return None
     if isinstance(a, _fdlink.Buffer):
         n = 1
         for s in a.shape:
             n *= s
         return n
+    t = type(a)
+    if hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack__"):
+        # an array type (CuPy, PyTorch, Numba, JAX): its shape, without building the interface
+        # dict (CuPy's costs microseconds, as much as the launch)
+        shape = getattr(a, "shape", None)
+        if isinstance(shape, tuple):
+            n = 1
+            for s in shape:
+                n *= int(s)
+            return n
     cai = getattr(a, "__cuda_array_interface__", None)
     if cai is not None:
         n = 1

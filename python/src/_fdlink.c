@@ -69,6 +69,9 @@ static PyTypeObject *DeclsType, *LinkType, *DeviceType, *ModuleType, *KernelType
     *BufferType, *StreamType, *GenType, *MapType, *ReductionType, *DLHoldType, *ConfiguredType;
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_array_interface, *s_stream, *s_tobytes,
     *s_shape, *s_typestr, *s_data, *s_strides, *s_version, *s_mask, *s_cuda_stream;
+/* the attributes read from CuPy's arrays and PyTorch's tensors at every launch */
+static PyObject *s_c_contiguous_, *s_ptr, *s_device_id, *s_size, *s_dtype, *s_str, *s_itemsize,
+    *s_is_cuda, *s_requires_grad, *s_is_contiguous, *s_get_device, *s_nbytes, *s_data_ptr;
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
@@ -1786,7 +1789,8 @@ static int pack_float(const arg_ctx *c, PyObject *o, size_t size, conv_arg *out)
 
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
-enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY };
+enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY,
+       K_NPSCALAR };
 #define TYPE_CACHE 32
 static struct {
     PyTypeObject *type;
@@ -1841,7 +1845,9 @@ static int classify(PyObject *o)
     else if (PyObject_HasAttr(tp, s_dlpack) && PyObject_HasAttr(tp, s_dlpack_device))
         kind = K_DLPACK;
     else if (PyObject_HasAttr(tp, s_array_interface))
-        kind = K_HOSTARRAY; /* NumPy: arrays are refused; 0-d scalars are packed by bytes */
+        /* NumPy: arrays are refused; scalars (np.int32(n), np.float32(x)) are read by value
+         * (from_npscalar), other 0-d objects packed by their bytes (from_host) */
+        kind = is_type_named(t, "numpy", "generic") ? K_NPSCALAR : K_HOSTARRAY;
     else {
         /* an instance may have the attribute where its type does not: not cached */
         cacheable = 0;
@@ -1924,30 +1930,62 @@ static int from_host(const arg_ctx *c, PyObject *o, size_t size, const char *wan
     return 0;
 }
 
-/* An attribute, or a method called without arguments. New reference or NULL. */
-static PyObject *attr_or_call(PyObject *o, const char *name, int call)
+/*
+ * The per-launch reads of CuPy's arrays and PyTorch's tensors, without creating objects that are
+ * thrown away (CuPy's flags and Device objects, attribute names, dtype strings): attribute names
+ * are interned once (PyInit__fdlink), methods are called through PyObject_CallMethodObjArgs (no
+ * bound method is made), and a dtype object's code and item size are cached by identity (the
+ * cache holds a reference, so an address is never reused for another dtype while cached).
+ */
+
+/* A value of @o: an attribute (@call 0) or a method called without arguments. New reference. */
+static PyObject *get_or_call(PyObject *o, PyObject *name, int call)
 {
-    return call ? PyObject_CallMethod(o, name, NULL) : PyObject_GetAttrString(o, name);
+    return call ? PyObject_CallMethodObjArgs(o, name, NULL) : PyObject_GetAttr(o, name);
 }
 
-static int attr_true(PyObject *o, const char *name, int call)
+static int get_true(PyObject *o, PyObject *name, int call)
 {
-    PyObject *v = attr_or_call(o, name, call);
+    PyObject *v = get_or_call(o, name, call);
     if (!v)
         return -1;
-    int r = PyObject_IsTrue(v);
+    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
     Py_DECREF(v);
     return r;
 }
 
-static long long attr_ll(PyObject *o, const char *name, int call)
+/* An int value; -1 with an exception set on failure (a non-int is a TypeError naming @what). */
+static long long get_ll(PyObject *o, PyObject *name, int call, const char *what)
 {
-    PyObject *v = attr_or_call(o, name, call);
+    PyObject *v = get_or_call(o, name, call);
     if (!v)
         return -1;
-    long long r = PyLong_Check(v) ? PyLong_AsLongLong(v) : -1;
-    if (!PyLong_Check(v) && !PyErr_Occurred())
-        PyErr_Format(PyExc_TypeError, "%s is not an int", name);
+    long long r = -1;
+    if (PyLong_Check(v))
+        r = PyLong_AsLongLong(v);
+    else
+        PyErr_Format(PyExc_TypeError, "%s is not an int", what);
+    Py_DECREF(v);
+    return r;
+}
+
+/* An unsigned pointer-sized int value (a device address); sets an exception on failure. */
+static unsigned long long get_ptr(PyObject *o, PyObject *name, int call, const char *what)
+{
+    PyObject *v = get_or_call(o, name, call);
+    if (!v)
+        return 0;
+    unsigned long long r = 0;
+    if (PyLong_Check(v)) {
+        r = PyLong_AsUnsignedLongLong(v);
+        if (r == (unsigned long long)-1 && PyErr_Occurred()) {
+            /* CuPy's intptr_t may be negative for addresses above 2^63: the same bits */
+            PyErr_Clear();
+            r = (unsigned long long)PyLong_AsLongLong(v);
+        }
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s is not an int", what);
+    }
     Py_DECREF(v);
     return r;
 }
@@ -1969,62 +2007,62 @@ static const char *dtype_code(const char *name)
     return NULL;
 }
 
+#define DTYPE_CACHE 32
+static struct {
+    PyObject *dtype; /* a strong reference */
+    char code[24];   /* "<f4" (NumPy's dtype.str) or "f4" (a torch dtype) */
+    long long itemsize; /* NumPy's dtype.itemsize; 0 for a torch dtype */
+} g_dtypes[DTYPE_CACHE];
+static int g_ndtypes;
+
 /*
- * PyTorch's tensors read directly (data_ptr(), is_contiguous(), ...): their
- * __cuda_array_interface__ is Python code that costs microseconds. As for any PyTorch extension,
- * the launch is ordered with PyTorch's work by launching on its current stream
- * (fdlink.stream(torch.cuda.current_stream())); the default stream is PyTorch's default.
+ * The type code of @p dt into @p code (24 bytes): NumPy's dtype.str (@p torch 0) or the code
+ * of str(torch dtype) (@p torch 1; its name where unknown). Cached by the dtype's identity.
  */
-static int from_torch(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
-                      conv_arg *out)
+static int dtype_of(PyObject *dt, int torch, char *code, long long *itemsize)
 {
-    int r = attr_true(o, "is_cuda", 0);
-    if (r < 0)
+    for (int i = 0; i < g_ndtypes; i++)
+        if (g_dtypes[i].dtype == dt) {
+            memcpy(code, g_dtypes[i].code, sizeof g_dtypes[i].code);
+            if (itemsize)
+                *itemsize = g_dtypes[i].itemsize;
+            return 0;
+        }
+    long long is = 0;
+    if (!torch && (is = get_ll(dt, s_itemsize, 0, "dtype.itemsize")) == -1 && PyErr_Occurred())
         return -1;
-    if (!r) {
-        PyErr_Format(PyExc_TypeError, ARGFMT " is a tensor in host (CPU) memory; move it to the "
-                     "GPU first (tensor.cuda())", ARGV(c));
+    if (itemsize)
+        *itemsize = is;
+    PyObject *ds = torch ? PyObject_Str(dt) : PyObject_GetAttr(dt, s_str);
+    const char *name = ds && PyUnicode_Check(ds) ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
+    const char *c = name && torch ? dtype_code(name) : name;
+    snprintf(code, 24, "%s", c ? c : (name ? name : "?"));
+    Py_XDECREF(ds);
+    if (PyErr_Occurred())
         return -1;
+    if (g_ndtypes < DTYPE_CACHE && (torch ? c != NULL : name != NULL)) {
+        Py_INCREF(dt);
+        g_dtypes[g_ndtypes].dtype = dt;
+        g_dtypes[g_ndtypes].itemsize = is;
+        memcpy(g_dtypes[g_ndtypes++].code, code, 24);
     }
-    if ((r = attr_true(o, "requires_grad", 0)) != 0) {
-        if (r > 0)
-            PyErr_Format(PyExc_ValueError, ARGFMT " is a tensor that requires grad; pass "
-                         "tensor.detach() (fdlink kernels are not differentiable)", ARGV(c));
-        return -1;
-    }
-    if ((r = attr_true(o, "is_contiguous", 1)) != 1) {
-        if (r == 0)
-            PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
-                         "tensor.contiguous()", ARGV(c));
-        return -1;
-    }
-    long long dev = attr_ll(o, "get_device", 1);
-    if (dev == -1 && PyErr_Occurred())
-        return -1;
+    return 0;
+}
+
+static int check_device(const arg_ctx *c, long long dev, int ordinal)
+{
     if (ordinal >= 0 && dev != ordinal) {
         PyErr_Format(PyExc_ValueError, ARGFMT " is on device %lld, but the kernel runs on device "
                      "%d", ARGV(c), dev, ordinal);
         return -1;
     }
-    if (want) {
-        PyObject *dt = PyObject_GetAttrString(o, "dtype");
-        PyObject *ds = dt ? PyObject_Str(dt) : NULL;
-        const char *name = ds ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
-        const char *code = name ? dtype_code(name) : NULL;
-        char got[24];
-        snprintf(got, sizeof got, "%s", code ? code : (name ? name : "?"));
-        Py_XDECREF(dt);
-        Py_XDECREF(ds);
-        if (PyErr_Occurred() || check_dtype(c, got, want) < 0)
-            return -1;
-    }
-    long long numel = attr_ll(o, "numel", 1), es = attr_ll(o, "element_size", 1);
-    PyObject *p = PyObject_CallMethod(o, "data_ptr", NULL);
-    unsigned long long ptr = p && PyLong_Check(p) ? PyLong_AsUnsignedLongLong(p) : 0;
-    Py_XDECREF(p);
-    if (PyErr_Occurred() || numel < 0 || es <= 0)
-        return -1;
-    if (!ptr && numel) {
+    return 0;
+}
+
+static int array_out(const arg_ctx *c, unsigned long long ptr, unsigned long long nbytes,
+                     conv_arg *out)
+{
+    if (!ptr && nbytes) {
         PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
         return -1;
     }
@@ -2032,60 +2070,192 @@ static int from_torch(const arg_ctx *c, PyObject *o, const char *want, int ordin
     memcpy(out->value, &a, 8);
     out->size = 8;
     out->is_array = 1;
-    out->nbytes = (uint64_t)numel * (uint64_t)es;
+    out->nbytes = nbytes;
     return 0;
 }
 
-/* CuPy's arrays read directly (data.ptr, flags, nbytes, dtype, device); the same stream rule as
- * PyTorch's: launch on CuPy's current stream to order with its work. */
+/*
+ * PyTorch's tensors read directly (is_cuda, requires_grad, is_contiguous(), get_device(),
+ * dtype, nbytes, data_ptr()): their __cuda_array_interface__ is Python code that costs
+ * microseconds. As for any PyTorch extension, the launch is ordered with PyTorch's work by
+ * launching on its current stream (fdlink.stream(torch.cuda.current_stream())); the default
+ * stream is PyTorch's default.
+ */
+static int from_torch(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
+                      conv_arg *out)
+{
+    int r = get_true(o, s_is_cuda, 0);
+    if (r < 0)
+        return -1;
+    if (!r) {
+        PyErr_Format(PyExc_TypeError, ARGFMT " is a tensor in host (CPU) memory; move it to the "
+                     "GPU first (tensor.cuda())", ARGV(c));
+        return -1;
+    }
+    if ((r = get_true(o, s_requires_grad, 0)) != 0) {
+        if (r > 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is a tensor that requires grad; pass "
+                         "tensor.detach() (fdlink kernels are not differentiable)", ARGV(c));
+        return -1;
+    }
+    if ((r = get_true(o, s_is_contiguous, 1)) != 1) {
+        if (r == 0)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
+                         "tensor.contiguous()", ARGV(c));
+        return -1;
+    }
+    long long dev = get_ll(o, s_get_device, 1, "get_device()");
+    if ((dev == -1 && PyErr_Occurred()) || check_device(c, dev, ordinal) < 0)
+        return -1;
+    if (want) {
+        PyObject *dt = PyObject_GetAttr(o, s_dtype);
+        char got[24];
+        int rc = dt ? dtype_of(dt, 1, got, NULL) : -1;
+        Py_XDECREF(dt);
+        if (rc < 0 || check_dtype(c, got, want) < 0)
+            return -1;
+    }
+    long long nbytes = get_ll(o, s_nbytes, 0, "nbytes");
+    if (nbytes == -1 && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear(); /* a PyTorch before Tensor.nbytes */
+        PyObject *n = PyObject_CallMethod(o, "numel", NULL);
+        PyObject *es = n ? PyObject_CallMethod(o, "element_size", NULL) : NULL;
+        PyObject *prod = es ? PyNumber_Multiply(n, es) : NULL;
+        nbytes = prod && PyLong_Check(prod) ? PyLong_AsLongLong(prod) : -1;
+        if (prod && !PyLong_Check(prod))
+            PyErr_SetString(PyExc_TypeError, "numel() * element_size() is not an int");
+        Py_XDECREF(n);
+        Py_XDECREF(es);
+        Py_XDECREF(prod);
+    }
+    if (nbytes == -1 && PyErr_Occurred())
+        return -1;
+    unsigned long long ptr = get_ptr(o, s_data_ptr, 1, "data_ptr()");
+    if (PyErr_Occurred())
+        return -1;
+    if (nbytes < 0) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " has a negative size", ARGV(c));
+        return -1;
+    }
+    return array_out(c, ptr, (unsigned long long)nbytes, out);
+}
+
+/*
+ * CuPy's arrays read directly (_c_contiguous, data.ptr, data.device_id, dtype, size): no flags
+ * or Device object is made. The same stream rule as PyTorch's: launch on CuPy's current stream
+ * to order with its work.
+ */
 static int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordinal,
                      conv_arg *out)
 {
-    PyObject *flags = PyObject_GetAttrString(o, "flags");
-    int r = flags ? attr_true(flags, "c_contiguous", 0) : -1;
-    Py_XDECREF(flags);
+    PyObject *cc = PyObject_GetAttr(o, s_c_contiguous_);
+    int r = cc ? PyObject_IsTrue(cc) : -1;
+    Py_XDECREF(cc);
+    if (r < 0) { /* a CuPy without _c_contiguous: its public flags */
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        PyObject *flags = PyObject_GetAttrString(o, "flags");
+        PyObject *v = flags ? PyObject_GetAttrString(flags, "c_contiguous") : NULL;
+        r = v ? PyObject_IsTrue(v) : -1;
+        Py_XDECREF(v);
+        Py_XDECREF(flags);
+    }
     if (r != 1) {
         if (r == 0)
             PyErr_Format(PyExc_ValueError, ARGFMT " is not C-contiguous (a strided view); pass "
                          "cupy.ascontiguousarray(x)", ARGV(c));
         return -1;
     }
-    PyObject *device = PyObject_GetAttrString(o, "device");
-    long long dev = device ? attr_ll(device, "id", 0) : -1;
-    Py_XDECREF(device);
-    if (dev == -1 && PyErr_Occurred())
+    PyObject *mem = PyObject_GetAttr(o, s_data);
+    if (!mem)
         return -1;
-    if (ordinal >= 0 && dev != ordinal) {
-        PyErr_Format(PyExc_ValueError, ARGFMT " is on device %lld, but the kernel runs on device "
-                     "%d", ARGV(c), dev, ordinal);
+    long long dev = get_ll(mem, s_device_id, 0, "data.device_id");
+    if (dev == -1 && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear(); /* a memory pointer without device_id: the array's device.id */
+        PyObject *device = PyObject_GetAttrString(o, "device");
+        PyObject *id = device ? PyObject_GetAttrString(device, "id") : NULL;
+        dev = id && PyLong_Check(id) ? PyLong_AsLongLong(id) : -1;
+        if (id && !PyLong_Check(id))
+            PyErr_SetString(PyExc_TypeError, "device.id is not an int");
+        Py_XDECREF(id);
+        Py_XDECREF(device);
+    }
+    if ((dev == -1 && PyErr_Occurred()) || check_device(c, dev, ordinal) < 0) {
+        Py_DECREF(mem);
         return -1;
     }
-    if (want) {
-        PyObject *dt = PyObject_GetAttrString(o, "dtype");
-        PyObject *ds = dt ? PyObject_GetAttrString(dt, "str") : NULL;
-        const char *ts = ds && PyUnicode_Check(ds) ? PyUnicode_AsUTF8AndSize(ds, NULL) : NULL;
-        char got[24];
-        snprintf(got, sizeof got, "%s", ts ? ts : "?");
+    PyObject *dt = PyObject_GetAttr(o, s_dtype);
+    char got[24] = "?";
+    long long itemsize = -1;
+    if (!dt || dtype_of(dt, 0, got, &itemsize) < 0 || (want && check_dtype(c, got, want) < 0)) {
         Py_XDECREF(dt);
-        Py_XDECREF(ds);
-        if (PyErr_Occurred() || check_dtype(c, got, want) < 0)
+        Py_DECREF(mem);
+        return -1;
+    }
+    Py_DECREF(dt);
+    long long size = get_ll(o, s_size, 0, "size");
+    unsigned long long ptr = PyErr_Occurred() ? 0 : get_ptr(mem, s_ptr, 0, "data.ptr");
+    Py_DECREF(mem);
+    if (PyErr_Occurred())
+        return -1;
+    if (size < 0 || itemsize <= 0) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " has a size of %lld elements of %lld bytes",
+                     ARGV(c), size, itemsize);
+        return -1;
+    }
+    return array_out(c, ptr, (unsigned long long)size * (unsigned long long)itemsize, out);
+}
+
+/*
+ * A NumPy scalar of a native-order integer, bool, float32 or float64 type: its value packed
+ * as its own type's bytes (what tobytes() gives), the type from its dtype (cached by identity);
+ * the same checks and messages as from_host, which reads any other scalar.
+ */
+static int from_npscalar(const arg_ctx *c, PyObject *o, size_t size, const char *want,
+                         conv_arg *out)
+{
+    PyObject *dt = PyObject_GetAttr(o, s_dtype);
+    char code[24];
+    int rc = dt ? dtype_of(dt, 0, code, NULL) : -1;
+    Py_XDECREF(dt);
+    if (rc < 0)
+        return -1;
+    char k = code[0] ? code[1] : 0;
+    long n = k ? strtol(code + 2, NULL, 10) : 0;
+    if (!strchr("<|=", code[0]) || !k || !strchr("iubf", k) || n < 1 || n > 8 ||
+        (k == 'f' && n != 4 && n != 8))
+        return from_host(c, o, size, want, out);
+    if (want && check_dtype(c, code, want) < 0)
+        return -1;
+    if (size && (size_t)n != size) {
+        PyErr_Format(PyExc_ValueError, ARGFMT " is a scalar of %ld bytes (%s), but the parameter "
+                     "takes %zu", ARGV(c), n, code, size);
+        return -1;
+    }
+    if (k == 'f') {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred())
             return -1;
+        float f = (float)d; /* exact: the scalar was a float32 */
+        memcpy(out->value, n == 4 ? (const void *)&f : (const void *)&d, (size_t)n);
+    } else if (k == 'b') {
+        int t = PyObject_IsTrue(o);
+        if (t < 0)
+            return -1;
+        out->value[0] = (unsigned char)t;
+    } else {
+        PyObject *ix = PyNumber_Index(o);
+        if (!ix)
+            return -1;
+        unsigned long long u = k == 'u' ? PyLong_AsUnsignedLongLong(ix)
+                                        : (unsigned long long)PyLong_AsLongLong(ix);
+        Py_DECREF(ix);
+        if (PyErr_Occurred())
+            return -1;
+        memcpy(out->value, &u, (size_t)n); /* little-endian: the low bytes first */
     }
-    long long nbytes = attr_ll(o, "nbytes", 0);
-    PyObject *mem = PyObject_GetAttrString(o, "data");
-    long long ptr = mem ? attr_ll(mem, "ptr", 0) : -1;
-    Py_XDECREF(mem);
-    if (PyErr_Occurred() || nbytes < 0)
-        return -1;
-    if (!ptr && nbytes) {
-        PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
-        return -1;
-    }
-    uint64_t a = (uint64_t)ptr;
-    memcpy(out->value, &a, 8);
-    out->size = 8;
-    out->is_array = 1;
-    out->nbytes = (uint64_t)nbytes;
+    out->size = (size_t)n;
     return 0;
 }
 
@@ -2189,6 +2359,8 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
             return -1;
         return PyList_Append(keep, o);
     }
+    if (kind == K_NPSCALAR)
+        return from_npscalar(c, o, size, want_scalar, out);
     if (kind == K_HOSTARRAY)
         return from_host(c, o, size, want_scalar, out);
     PyErr_Format(PyExc_TypeError,
@@ -3586,6 +3758,19 @@ PyMODINIT_FUNC PyInit__fdlink(void)
     INTERN(s_version, "version")
     INTERN(s_mask, "mask")
     INTERN(s_cuda_stream, "__cuda_stream__")
+    INTERN(s_c_contiguous_, "_c_contiguous")
+    INTERN(s_ptr, "ptr")
+    INTERN(s_device_id, "device_id")
+    INTERN(s_size, "size")
+    INTERN(s_dtype, "dtype")
+    INTERN(s_str, "str")
+    INTERN(s_itemsize, "itemsize")
+    INTERN(s_is_cuda, "is_cuda")
+    INTERN(s_requires_grad, "requires_grad")
+    INTERN(s_is_contiguous, "is_contiguous")
+    INTERN(s_get_device, "get_device")
+    INTERN(s_nbytes, "nbytes")
+    INTERN(s_data_ptr, "data_ptr")
 #undef INTERN
     if (add_type(m, &DeclsType, &Decls_spec, "Decls") < 0 ||
         add_type(m, &LinkType, &Link_spec, "Link") < 0 ||

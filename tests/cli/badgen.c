@@ -22,6 +22,7 @@
  *   fatbin_overrun         a fatbin header that claims more bytes than follow
  *   archive_bad            `!<arch>\n` and a member header that is not one
  *   ltoir_truncated        the NVVM container magic and 4 more bytes
+ *   bitcode_bad            the LLVM bitcode magic ('BC' 0xC0DE) and bytes that are no module
  *   random:N               N pseudo-random bytes (fixed seed)
  *   dir                    a folder
  *   readonly_dir           a folder with mode 0555
@@ -274,6 +275,12 @@ static void make(const char *dir, const char *spec)
     } else if (strcmp(kind, "symlink") == 0) {
         if (symlink(arg, path) != 0)
             die("cannot link", path);
+    } else if (strcmp(kind, "bitcode_bad") == 0) {
+        FILE *f = create(path);
+        fputs("BC\xc0\xde", f);
+        for (int i = 0; i < 60; i++)
+            fputc(0x35 + i, f);
+        finish(f, path);
     } else if (strcmp(kind, "decl_text") == 0) {
         FILE *f = create(path);
         for (const char *s = arg; *s; s++)

@@ -330,6 +330,11 @@ fdlink_bad_input(link_missing_name_with_a_newline SPECS ${CALLER}
 fdlink_bad_input(header_output_name_with_an_escape SPECS ${OK_DECL}
   ARGS header ok.decl -o "no/${_esc}[2Jclear.cuh")
 
+# NVVM bitcode that is no module: libNVVM's refusal in one line (issue 34)
+fdlink_bad_input(link_bitcode_not_a_module SPECS bad.bc=bitcode_bad
+  ARGS link -arch=sm_90 -o out.cubin bad.bc)
+fdlink_bad_input(inspect_bitcode_not_a_module SPECS bad.bc=bitcode_bad ARGS inspect bad.bc)
+
 # ---- issue 35: option texts bounded before NVIDIA's libraries see them ------------------------
 # A ptxas option of 99,964 bytes or more overflows a heap buffer inside nvJitLink's and NVRTC's
 # ptxas (linkopts.c); fdlink refuses one over 64 KiB, whichever way it comes, as a usage error.

@@ -26,6 +26,14 @@ foreach(_d shoff_zero sym_names_past overlap overlap_header symtab_outside symta
   fdlink_bad_input(link_archive_${_d} SPECS ${_fdl_caller} libbad.a=elf:${_d}:archive:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx libbad.a)
 endforeach()
+# a damaged member for an architecture the link does not use is not read by nvJitLink (it links
+# such a fatbin for sm_80 without dying: jloracle --all --arch sm_80), so it is no reason to refuse
+# the input either (issue 34): the link for sm_80 reports what is missing, not the damage
+foreach(_d overlap symtab_outside)
+  fdlink_bad_input(link_fatbin_other_arch_${_d} SPECS ${_fdl_caller}
+    bad.fatbin=elf:${_d}:fatbin:fx/mul.cubin
+    ARGS link -arch=sm_80 -o out.cubin caller.ptx bad.fatbin)
+endforeach()
 # linked (executable) cubins: the program header table and its segments
 foreach(_d phoff_past phoff_misaligned phentsize segment_outside segment_filesz)
   fdlink_bad_input(inspect_exec_cubin_${_d} SPECS bad.cubin=elf:${_d}:cubin:fx/mul_exec.cubin
@@ -80,3 +88,19 @@ foreach(_a ar_empty_first ar_bsd)
   fdlink_bad_input(link_${_a}_cubin_member SPECS ${_fdl_caller} libk.a=${_a}:fx/mul.cubin
     ARGS link -arch=sm_90 -o out.cubin caller.ptx libk.a)
 endforeach()
+
+# a cubin's kernel parameters from its .nv.info (EIATTR_KPARAM_INFO: count and sizes), checked
+# before a GPU is needed, as PTX's are (issue 34); a device function of that name is no kernel
+fdlink_bad_input(run_cubin_too_few_args SPECS k.cubin=copy:fx/kernel_named.cubin
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+  ARGS run k.cubin -k mul_f32_f32 f32[1] f32:2)
+fdlink_bad_input(run_cubin_wrong_size SPECS k.cubin=copy:fx/kernel_named.cubin
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+  ARGS run k.cubin -k mul_f32_f32 f32[1] f64:2 f32:3)
+fdlink_bad_input(run_cubin_args_agree_then_no_gpu SPECS k.cubin=copy:fx/kernel_named.cubin
+  ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
+  ARGS run k.cubin -k mul_f32_f32 f32[1] f32:2 f32:3)
+
+# inspect --code: kernels and functions only, the variables counted (issue 34)
+fdlink_bad_input(inspect_code_only SPECS k.cubin=copy:fx/cuda13_traits_values.cubin
+  ARGS inspect --code k.cubin)

@@ -49,3 +49,77 @@ fdlink_cli_test(inspect_cuda ARGS inspect link/src/mul.cu)
 fdlink_cli_test(inspect_not_an_input ARGS inspect link/logo.png cli/notes.txt link/empty.ptx link)
 fdlink_cli_test(inspect_no_inputs ARGS inspect)
 fdlink_cli_test(inspect_bad_kind ARGS inspect --kind=png link/logo.png)
+
+# -Xnvrtc (issue 34): raw NVRTC options for CUDA C inputs, as MathDx's NVRTC recipes compile.
+# Unannotated (constexpr) functions are host functions to NVRTC unless it is told otherwise.
+fdlink_cli_test(link_cuda_unannotated_needs_default_device ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin nvrtc/unannotated.cu)
+fdlink_cli_test(link_xnvrtc_device_as_default_execution_space PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc --device-as-default-execution-space
+       -o @OUT@/app.cubin nvrtc/unannotated.cu)
+fdlink_cli_test(link_xnvrtc_default_device PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc -default-device -o @OUT@/app.cubin
+       nvrtc/unannotated.cu)
+# nvcc's --expt-relaxed-constexpr is no NVRTC 13 option: NVRTC's refusal, with the alternative
+fdlink_cli_test(link_xnvrtc_expt_relaxed_constexpr ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc --expt-relaxed-constexpr -o @OUT@/app.cubin
+       nvrtc/host_constexpr.cu)
+# whole-program code: fdlink leaves out its -rdc=true, which NVRTC refuses beside -ewp
+fdlink_cli_test(link_xnvrtc_extensible_whole_program PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc --extensible-whole-program -o @OUT@/app.cubin
+       nvrtc/whole_program.cu)
+fdlink_cli_test(link_xnvrtc_ewp_without_lto PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --no-lto -Xnvrtc -ewp -o @OUT@/app.cubin
+       nvrtc/whole_program.cu)
+fdlink_cli_test(link_xnvrtc_dopt PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -Xnvrtc -dopt=on -o @OUT@/app.cubin nvrtc/whole_program.cu)
+fdlink_cli_test(link_xnvrtc_missing_value ARGS link -arch=sm_90 -o @OUT@/app.cubin -Xnvrtc)
+# the headline is the first fatal error (the missing header), not the cascade before it; NVRTC's
+# log follows with what it adds (the other errors), never the headline again (issue 34)
+fdlink_cli_test(link_cuda_missing_header_is_the_headline ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin nvrtc/missing_header.cu)
+fdlink_cli_test(link_cuda_missing_header_verbose_log_whole ABSENT app.cubin
+  ARGS link -arch=sm_90 -v --no-cache -o @OUT@/app.cubin nvrtc/missing_header.cu)
+fdlink_cli_test(link_cuda_missing_header_json_has_the_log ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --diagnostics-format=json -o @OUT@/app.cubin
+       nvrtc/missing_header.cu)
+
+# undefined symbols (issue 34): C++ names demangled with the mangled name kept, and the input or
+# the well-known library that defines or would define them
+fdlink_cli_test(link_undefined_mathdx_demangled ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin undefined/mathdx.cu)
+fdlink_cli_test(link_undefined_nvshmem ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin undefined/nvshmem.cu)
+fdlink_cli_test(link_undefined_libdevice ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin undefined/libdevice_caller.ptx)
+fdlink_cli_test(link_undefined_extern_c_on_one_side ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --no-lto -o @OUT@/app.cubin link/caller.ptx
+       undefined/mul_cxx.cu)
+fdlink_cli_test(link_undefined_mathdx_json ABSENT app.cubin
+  ARGS link -arch=sm_90 --no-cache --diagnostics-format=json -o @OUT@/app.cubin
+       undefined/mathdx.cu)
+
+# NVVM bitcode inputs (issue 34), recognised from their bytes and compiled with libNVVM into
+# LTO-IR: the toolkit's libdevice defines __nv_sinf for a caller that left it to the link
+set(_fdl_libdevice ${FDLINK_CUDA_ROOT}/nvvm/libdevice)
+if(EXISTS ${_fdl_libdevice}/libdevice.10.bc)
+  fdlink_cli_test(inspect_bitcode_libdevice WORKDIR ${_fdl_libdevice} ARGS inspect libdevice.10.bc)
+  # (-w: a PTX caller beside libdevice's LTO-IR is warned about, naming the absolute path)
+  fdlink_cli_test(link_bitcode_libdevice PRESENT app.cubin WORKDIR ${_fdl_libdevice}
+    ARGS link -arch=sm_90 --no-cache -w -o @OUT@/app.cubin
+         ${PROJECT_SOURCE_DIR}/tests/data/undefined/libdevice_caller.ptx libdevice.10.bc)
+  fdlink_cli_test(link_bitcode_libdevice_without_lto PRESENT app.cubin WORKDIR ${_fdl_libdevice}
+    ARGS link -arch=sm_90 --no-cache --no-lto -o @OUT@/app.cubin
+         ${PROJECT_SOURCE_DIR}/tests/data/undefined/libdevice_caller.ptx
+         --kind=bitcode:libdevice.10.bc)
+endif()
+if(EXISTS ${_fdl_libdevice}/libdevice.10.bc)
+  fdlink_cli_test(link_bitcode_without_libnvvm ABSENT app.cubin WORKDIR ${_fdl_libdevice}
+    ENV FDLINK_NVVM=/nonexistent/libnvvm.so.4
+    ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin libdevice.10.bc)
+endif()
+
+# advice after a link (issue 34): a PTX caller beside large LTO-IR (nvJitLink then compiles the
+# library without seeing its callers), said once
+fdlink_cli_test(link_ptx_caller_of_large_ltoir PRESENT app.cubin
+  ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin link/caller.ptx advice/large_library.cu)

@@ -14,6 +14,17 @@ import tempfile
 
 import pytest
 
+try:  # before numba is imported (by any test module)
+    import numpy
+
+    # numba-cuda 0.30.4 (numba_cuda/np/arrayobj.py) refers to numpy.row_stack, which NumPy 2.5
+    # removed (deprecated since 2.0 as an alias of vstack): without it no @cuda.jit kernel
+    # compiles. A test-suite shim only; the fdlink package never patches NumPy.
+    if not hasattr(numpy, "row_stack"):
+        numpy.row_stack = numpy.vstack
+except ImportError:
+    pass
+
 MOCK = os.environ.get("FDLINK_PYTEST_MOCK")
 if MOCK:
     os.environ["FDLINK_LIBCUDA"] = MOCK  # before fdlink loads any driver

@@ -93,6 +93,16 @@ class Tensor:
     def data_ptr(self):
         return self.buf.address
 
+    @property
+    def nbytes(self):
+        return self.numel() * self._itemsize
+
+
+class OldTensor(Tensor):
+    """A PyTorch before Tensor.nbytes (numel() * element_size() is read instead)."""
+
+    nbytes = property(lambda self: (_ for _ in ()).throw(AttributeError("nbytes")))
+
 
 class _Flags:
     def __init__(self, c):
@@ -100,8 +110,10 @@ class _Flags:
 
 
 class _Mem:
-    def __init__(self, ptr):
+    def __init__(self, ptr, device_id=None):
         self.ptr = ptr
+        if device_id is not None:
+            self.device_id = device_id
 
 
 class _Dev:
@@ -111,7 +123,7 @@ class _Dev:
 
 class _NpDtype:
     def __init__(self, s):
-        self.str = s
+        self.str, self.itemsize = s, int(s[2:])
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
@@ -119,6 +131,12 @@ class ndarray:  # noqa: N801 (CuPy's name)
 
     __module__ = "cupy"
 
-    def __init__(self, buf, typestr="<f4", contiguous=True, device=0):
+    def __init__(self, buf, typestr="<f4", contiguous=True, device=0, legacy=False):
         self.flags, self.device = _Flags(contiguous), _Dev(device)
-        self.dtype, self.nbytes, self.data = _NpDtype(typestr), buf.nbytes, _Mem(buf.address)
+        self.dtype, self.nbytes = _NpDtype(typestr), buf.nbytes
+        self.size = buf.nbytes // self.dtype.itemsize
+        # what fdlink reads first (CuPy's cdef attributes); legacy: only the public flags and
+        # device, as in a CuPy without them
+        self.data = _Mem(buf.address, None if legacy else device)
+        if not legacy:
+            self._c_contiguous = contiguous

@@ -182,23 +182,38 @@ def test_buffer_bounds():
 
 
 def test_torch_and_cupy_fast_paths(saxpy_module, xy):
-    from fakes import Tensor, floats, ndarray, put
+    from fakes import OldTensor, Tensor, floats, ndarray, put
 
     k = saxpy_module.kernel("saxpy", "float *y, const float *x, float a, int n")
     x, y = xy
     put(x, list(range(8)))
-    put(y, [0.0] * 8)
-    k[1, 8](Tensor(y), ndarray(x), 2.0, 8)
-    assert floats(y) == [2.0 * i for i in range(8)]
+    for T, legacy in ((Tensor, False), (OldTensor, True)):  # fast attributes, then the fallbacks
+        put(y, [0.0] * 8)
+        k[1, 8](T(y), ndarray(x, legacy=legacy), 2.0, 8)
+        assert floats(y) == [2.0 * i for i in range(8)]
+    put(y, [1.0] * 8)
+    k[1, 8](ndarray(y, legacy=True), Tensor(x), 1.0, 8)
+    assert floats(y) == [1.0 + i for i in range(8)]
+
+    class NullTensor(Tensor):
+        def data_ptr(self):
+            return 0
+
+    with pytest.raises(ValueError, match="saxpy' is a NULL pointer"):
+        k[1, 8](y, NullTensor(x), 2.0, 8)
     for bad, exc, match in (
             (Tensor(x, is_cuda=False), TypeError, "host \\(CPU\\) memory"),
             (Tensor(x, requires_grad=True), ValueError, "requires grad"),
             (Tensor(x, contiguous=False), ValueError, "tensor.contiguous\\(\\)"),
             (Tensor(x, device=3), ValueError, "is on device 3"),
             (Tensor(x, dtype="float64", itemsize=8), TypeError, "type f8, but f4"),
+            (OldTensor(x, dtype="float64", itemsize=8), TypeError, "type f8, but f4"),
             (ndarray(x, contiguous=False), ValueError, "ascontiguousarray"),
+            (ndarray(x, contiguous=False, legacy=True), ValueError, "ascontiguousarray"),
             (ndarray(x, device=2), ValueError, "is on device 2"),
-            (ndarray(x, typestr="<i4"), TypeError, "type i4, but f4")):
+            (ndarray(x, device=2, legacy=True), ValueError, "is on device 2"),
+            (ndarray(x, typestr="<i4"), TypeError, "type i4, but f4"),
+            (ndarray(x, typestr="<f8"), TypeError, "type f8, but f4")):
         with pytest.raises(exc, match=match) as e:
             k[1, 8](y, bad, 2.0, 8)
         assert "argument 2 of kernel 'saxpy'" in str(e.value)

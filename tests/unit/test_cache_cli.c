@@ -161,3 +161,26 @@ Test(cache_cli, verify_reports_and_removes_bad_entries_then_prune_and_clear)
     free(cache);
     free(dir);
 }
+
+/* -Xnvrtc options are part of the NVRTC cache key (issue 34): the same source compiled with
+ * another raw option is compiled again, with the first one again it comes from the cache. */
+Test(cache_cli, xnvrtc_options_are_part_of_the_compile_key)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    const char *opts[] = {"-default-device", "--device-as-default-execution-space",
+                          "-default-device"};
+    const char *want[] = {"CUDA C inputs: 0 from the cache, 1 compiled",
+                          "CUDA C inputs: 0 from the cache, 1 compiled",
+                          "CUDA C inputs: 1 from the cache, 0 compiled"};
+    for (int i = 0; i < 3; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "link -arch=sm_90 -v -Xnvrtc %s -o '%s/x%d.cubin' "
+                 "%s/nvrtc/unannotated.cu", opts[i], dir, i, FDL_TEST_DATA);
+        ran r = fdlink(dir, cache, args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_not_null(strstr(r.err, want[i]), "run %d (%s): %s", i, opts[i], r.err);
+        ran_free(&r);
+    }
+    free(cache);
+    free(dir);
+}

@@ -566,9 +566,6 @@ Test(link_input, other_content_says_what_it_is)
          "directive) nor named .cu or .cuh)"},
         {"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16, "logo.png",
          "not a link input (found 89 50 4e 47 ...: a PNG image)"},
-        {"BC\xc0\xde\x35\x14", 6, "k.bc",
-         "not a link input (found 42 43 c0 de ...: LLVM bitcode, not an NVVM container (LTO-IR "
-         "comes from -dlto))"},
         {"!<thin>\n", 8, "libk.a",
          "not a link input (found 21 3c 74 68 ...: a thin archive (its members live in other "
          "files))"},
@@ -653,6 +650,7 @@ Test(link_input, directory_and_kind_names)
                  {"ltoir", FDL_KIND_LTOIR}, {"lto-ir", FDL_KIND_LTOIR}, {"object", FDL_KIND_OBJECT},
                  {"o", FDL_KIND_OBJECT},    {"library", FDL_KIND_LIBRARY},
                  {"a", FDL_KIND_LIBRARY},   {"cuda", FDL_KIND_CUDA},    {"cu", FDL_KIND_CUDA},
+                 {"bitcode", FDL_KIND_BITCODE}, {"bc", FDL_KIND_BITCODE},
                  {"auto", FDL_KIND_AUTO}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         fdl_input_kind kind = (fdl_input_kind)99;
@@ -662,7 +660,7 @@ Test(link_input, directory_and_kind_names)
     fdl_input_kind kind;
     cr_assert_eq(fdl_input_kind_parse(&kind, "png", &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "unknown input kind 'png' (expected ptx, cubin, fatbin, ltoir, "
-                                  "object, library or cuda)");
+                                  "object, library, cuda or bitcode)");
 }
 
 Test(link_input, empty_input)

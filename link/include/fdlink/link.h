@@ -40,7 +40,9 @@ typedef enum fdl_input_kind {
     FDL_KIND_LTOIR = 4,   /**< an NVVM container (magic 0x7F4E43ED), e.g. nvcc -dlto, NVRTC -dlto */
     FDL_KIND_OBJECT = 5,  /**< a host object with device code (`.nv_fatbin`/`__nv_relfatbin`) */
     FDL_KIND_LIBRARY = 6, /**< a static library (`!<arch>`) of such objects */
-    FDL_KIND_CUDA = 7     /**< CUDA C source, compiled with NVRTC */
+    FDL_KIND_CUDA = 7,    /**< CUDA C source, compiled with NVRTC */
+    FDL_KIND_BITCODE = 8  /**< NVVM (LLVM) bitcode ('BC' 0xC0DE), e.g. libdevice.10.bc, compiled
+                               with libNVVM into LTO-IR (or PTX without LTO) */
 } fdl_input_kind;
 
 /** Name of a kind ("ptx", "cubin", ...; "unknown" for other values); static string. */
@@ -104,7 +106,10 @@ typedef struct fdl_nvrtc_options {
     const char *std;                   /**< language standard ("c++17"), NULL for NVRTC's default */
     fdl_cuda_output output;            /**< PTX or LTO-IR */
     int no_toolkit_include;            /**< do not add <toolkit>/include */
-    const char *const *extra;          /**< NULL-terminated raw NVRTC options, or NULL */
+    const char *const *extra;          /**< NULL-terminated raw NVRTC options (the CLI's -Xnvrtc),
+                                            or NULL; part of the compile's cache key; -ewp,
+                                            --extensible-whole-program or -rdc=false leave
+                                            out fdlink's -rdc=true */
 } fdl_nvrtc_options;
 
 #define FDL_NVRTC_OPTIONS_VERSION 1

@@ -91,7 +91,7 @@ static int make_keeper(fdl_link *link, fdl_error *err)
                             "&::%s;\n",
                             d->name, keep++, d->name);
         }
-    int ok = !src.oom && fdl__link_nvrtc_args(link, 1, NULL, 1, &args);
+    int ok = !src.oom && fdl__link_nvrtc_args(link, 1, NULL, 1, 1, &args);
     if (!ok) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
         goto cleanup;

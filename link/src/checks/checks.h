@@ -28,6 +28,13 @@ int fdl__link_post_lto(fdl_link *link, fdl__link_input *in, int with_keeper, fdl
  */
 void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *err);
 
+/*
+ * Advice after a successful link, as warning records (advice.c, issue 34): a cubin mostly of
+ * weak variables (--optimize-unused-variables), and with @p prepared (the images were chosen:
+ * not a cache hit) a PTX or cubin caller beside large LTO-IR.
+ */
+void fdl__link_advice(fdl_link *link, int prepared);
+
 extern const fdl__link_check fdl__check_decls;      /* check_decls.c */
 /* The LTO report of a completed link: a note per declared function (ltoreport.c). */
 void fdl__lto_report(fdl_link *link);

@@ -23,7 +23,7 @@ typedef struct fdl__link_input {
     unsigned char *data; /* size bytes, then a NUL */
     size_t size;
     fdl_input_kind kind; /* as given to the backend (CUDA C: PTX or LTO-IR) */
-    int from_cuda;       /* compiled from CUDA C by NVRTC */
+    int from_cuda;       /* compiled from CUDA C by NVRTC (1), from NVVM bitcode by libNVVM (2) */
     int builtin;         /* libcudadevrt.a, added by the cudadevrt option */
     fdl__images images;
     fdl__image **chosen; /* per unit: the image the backend will use */
@@ -183,12 +183,16 @@ void fdl__jobs_give_back(fdl_link *link);
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 /*
  * The NVRTC options every CUDA C compile of a link starts with, as nvcc would have them: the
- * virtual architecture, -rdc=true, -dlto with @p ltoir, the user's -I folders (NULL-terminated,
- * may be NULL), then with @p toolkit_includes the toolkit's (nvcc.profile's order). 1, or 0 out
- * of memory.
+ * virtual architecture, -rdc=true with @p rdc, -dlto with @p ltoir, the user's -I folders
+ * (NULL-terminated, may be NULL), then with @p toolkit_includes the toolkit's (nvcc.profile's
+ * order). 1, or 0 out of memory.
  */
 int fdl__link_nvrtc_args(const fdl_link *link, int ltoir, const char *const *user_includes,
-                         int toolkit_includes, fdl__strv *args);
+                         int toolkit_includes, int rdc, fdl__strv *args);
+/* Whether the user's raw NVRTC options (NULL-terminated, may be NULL) ask for whole-program
+ * code (-ewp, --extensible-whole-program, -rdc=false): then fdlink adds no -rdc=true, which
+ * NVRTC refuses beside them (issue 34). */
+int fdl__nvrtc_user_whole_program(const char *const *extra);
 
 /* ---- linklog.c: logs ------------------------------------------------------------------------- */
 

@@ -472,12 +472,24 @@ void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size)
              link->arch_suffix == 'a' ? "a" : link->arch_suffix == 'f' ? "f" : "");
 }
 
+int fdl__nvrtc_user_whole_program(const char *const *extra)
+{
+    for (size_t i = 0; extra && extra[i]; i++) {
+        const char *o = extra[i];
+        if (strcmp(o, "-ewp") == 0 || strcmp(o, "--extensible-whole-program") == 0 ||
+            strcmp(o, "-rdc=false") == 0 || strcmp(o, "--relocatable-device-code=false") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int fdl__link_nvrtc_args(const fdl_link *link, int ltoir, const char *const *user_includes,
-                         int toolkit_includes, fdl__strv *args)
+                         int toolkit_includes, int rdc, fdl__strv *args)
 {
     char arch[32], include[FDL__CUDA_INCLUDE_MAX][FDL__CUDA_PATH_MAX];
     fdl__link_virtual_arch(link, arch, sizeof arch);
-    int ok = fdl__strv_push(args, "-arch=%s", arch) && fdl__strv_push(args, "-rdc=true", NULL);
+    int ok = fdl__strv_push(args, "-arch=%s", arch) &&
+             (!rdc || fdl__strv_push(args, "-rdc=true", NULL));
     if (ltoir)
         ok = ok && fdl__strv_push(args, "-dlto", NULL);
     /* nvcc's search order: the user's -I, then the toolkit's folders as nvcc.profile names them

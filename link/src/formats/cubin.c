@@ -129,6 +129,10 @@ int fdl__cubin_load(fdl__image *img, fdl_error *err)
             index[k] = SIZE_MAX;
             unsigned bind = sym[4] >> 4, type = sym[4] & 0xf, other = sym[5];
             unsigned shndx = fdl__le16(sym + 6);
+            /* STT_OBJECT (1) and, in nvcc 13's relocatable cubins, the processor-specific
+             * object type 13 of __device__ and __constant__ variables (issue 34) */
+            if (type == 13)
+                type = 1;
             if (bind == 0 || (type != 1 && type != 2))
                 continue; /* local, or not a function or variable */
             const char *sname = fdl__elf_string(&e, s.link, fdl__le32(sym));

@@ -88,7 +88,7 @@ int fdl__elf_open(fdl__elf *e, const unsigned char *p, size_t n, const char **wh
 int fdl__elf_section_bytes(const fdl__elf *e, const fdl__shdr *s, const unsigned char **data)
 {
     *data = NULL;
-    if (s->type == FDL__SHT_NOBITS)
+    if (fdl__elf_no_bytes(s->type))
         return 1;
     if (!fdl__in_range(s->offset, s->size, e->n))
         return 0;
@@ -103,7 +103,7 @@ const char *fdl__elf_string(const fdl__elf *e, size_t table, uint32_t off)
     fdl__shdr s;
     fdl__elf_shdr(e, table, &s);
     const unsigned char *d;
-    if (s.type == FDL__SHT_NOBITS || !fdl__elf_section_bytes(e, &s, &d) || off >= s.size)
+    if (fdl__elf_no_bytes(s.type) || !fdl__elf_section_bytes(e, &s, &d) || off >= s.size)
         return NULL;
     const char *str = (const char *)d + off;
     size_t room = (size_t)(s.size - off);
@@ -155,7 +155,7 @@ int fdl__elf_has_device_code(const fdl__elf *e)
         fdl__shdr s;
         fdl__elf_shdr(e, i, &s);
         const unsigned char *d;
-        if (s.type != FDL__SHT_NOBITS && s.size && fdl__elf_section_bytes(e, &s, &d) &&
+        if (!fdl__elf_no_bytes(s.type) && s.size && fdl__elf_section_bytes(e, &s, &d) &&
             fdl__elf_is_fatbin_section(fdl__elf_section_name(e, &s)))
             return 1;
     }
@@ -196,7 +196,7 @@ static void range_name(const elf_range *r, char *buf, size_t cap)
         snprintf(buf, cap, "section %zu", r->what);
 }
 
-/* Whether a section of this type may share its bytes with one of the same type. */
+/* Whether a section of this type may share its bytes exactly with another such section. */
 static int aliasable(uint32_t type)
 {
     return type != 0 && type != FDL__SHT_SYMTAB && type != FDL__SHT_STRTAB &&
@@ -327,9 +327,9 @@ static int check_sections(const fdl__elf *e, elf_range *ranges, size_t *count, c
         if (!is_pow2_or_zero(s.align))
             return bad(whybuf, cap, at, shdr_at(e, i, 48), "section %zu's alignment %llu is not a power of two", i,
                 (unsigned long long)s.align);
-        if (s.type == FDL__SHT_NOBITS || s.type == FDL__SHT_CUDA_SHARED ||
-            s.type == FDL__SHT_CUDA_SHARED_RESERVED)
-            continue; /* no bytes in the file: .nv.shared.* reserve shared memory only */
+        if (fdl__elf_no_bytes(s.type))
+            continue; /* no bytes in the file: .nv.global, .nv.local.*, .nv.shared.* reserve
+                       * memory only (issue 34: nvcc 13 places .nv.global over the next section) */
         if (!fdl__in_range(s.offset, s.size, e->n))
             return bad(whybuf, cap, at, shdr_at(e, i, 24), "section %zu's bytes (%llu at byte %llu) lie outside the "
                 "file", i, (unsigned long long)s.size, (unsigned long long)s.offset);
@@ -424,10 +424,13 @@ int fdl__elf_validate(const fdl__elf *e, char *whybuf, size_t cap, uint64_t *at)
         if (ranges[i].begin >= ranges[i - 1].end)
             continue;
         /* ptxas aliases sections (.debug_abbrev and .nv.merc.debug_abbrev of -G cubins for
-         * sm_120, .nv.global.init and .nv.merc.nv.global.init of libcudadevrt's): the same
-         * bytes, the same type, not a table a linker indexes, is no overlap */
+         * sm_120, .nv.global.init and .nv.merc.nv.global.init of libcudadevrt's, and across
+         * types: .nv.constant3 (LOPROC+0x67) and .nv.merc.nv.constant.user (LOPROC+0x7c),
+         * .nv.constant4 (PROGBITS) and .nv.merc.nv.constant.pic (LOPROC+0x7d) of nvcc 13's
+         * sm_120 cubins, issue 34): the same bytes, neither a table a linker indexes, is no
+         * overlap */
         if (ranges[i].begin == ranges[i - 1].begin && ranges[i].end == ranges[i - 1].end &&
-            ranges[i].type == ranges[i - 1].type && aliasable(ranges[i].type))
+            aliasable(ranges[i].type) && aliasable(ranges[i - 1].type))
             continue;
         char a[48], b[48];
         range_name(&ranges[i - 1], a, sizeof a);

@@ -22,8 +22,19 @@
 #define FDL__SHT_NOBITS 8
 #define FDL__SHT_REL 9
 #define FDL__SHT_NV_INFO 0x70000000u /* SHT_LOPROC: .nv.info sections */
+#define FDL__SHT_CUDA_GLOBAL 0x70000007u /* .nv.global: uninitialised globals, no bytes */
+#define FDL__SHT_CUDA_LOCAL 0x70000009u /* .nv.local.<f>: local memory, no bytes */
 #define FDL__SHT_CUDA_SHARED 0x7000000au /* .nv.shared.<f>: shared memory, no bytes */
 #define FDL__SHT_CUDA_SHARED_RESERVED 0x70000015u /* .nv.shared.reserved.<n>: the same */
+
+/* Whether a section of type @p type occupies no bytes of the file (SHT_NOBITS and the CUDA
+ * types that reserve memory only: nvcc gives them the next section's offset, or the section
+ * table's, and a size that is the memory's, not the file's). */
+static inline int fdl__elf_no_bytes(uint32_t type)
+{
+    return type == FDL__SHT_NOBITS || type == FDL__SHT_CUDA_GLOBAL || type == FDL__SHT_CUDA_LOCAL ||
+           type == FDL__SHT_CUDA_SHARED || type == FDL__SHT_CUDA_SHARED_RESERVED;
+}
 #define FDL__STO_CUDA_ENTRY 0x10     /* st_other of a kernel */
 
 /* An open ELF file: its bytes and the header fields fdlink reads. */

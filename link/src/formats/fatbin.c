@@ -100,8 +100,24 @@ int fdl__fatbin_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
                 img->pub.size = dsize > SIZE_MAX ? SIZE_MAX : (size_t)dsize;
                 img->pub.compression = (compressed & FDL__FATBIN_FLAG_ZSTD) ? "zstd" : "lz4";
             }
-            if ((rc = fdl__image_validate(img, err)) != FDL_OK)
+            if (k == FDL_KIND_CUBIN && im->link_arch && img->pub.arch_number &&
+                img->pub.arch_number != im->link_arch) {
+                /* a member this link never uses: nvJitLink does not read it, so neither is it
+                 * refused when malformed (issue 34); it stays unread */
+                fdl_error skip = FDL_ERROR_INIT;
+                if (!compressed && fdl__image_validate(img, &skip) != FDL_OK) {
+                    fdl__buf note = {0};
+                    fdl__buf_printf(&note, "not read: %s", skip.message);
+                    if (note.oom)
+                        return fdl__error(err, FDL_ENOMEM, input, 0, 0, NULL, "out of memory");
+                    img->note_buf = note.data;
+                    img->opaque = 1;
+                    img->loaded = 1;
+                    fdl__image_fix(img);
+                }
+            } else if ((rc = fdl__image_validate(img, err)) != FDL_OK) {
                 return rc;
+            }
             if (k == FDL_KIND_PTX)
                 snprintf(img->version_buf, sizeof img->version_buf, "%u.%u", major, minor);
             if (k == FDL_KIND_AUTO) {
@@ -136,7 +152,7 @@ int fdl__object_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
         fdl__shdr s;
         fdl__elf_shdr(&e, i, &s);
         const unsigned char *d;
-        if (s.type == FDL__SHT_NOBITS || !s.size || !fdl__elf_is_fatbin_section(fdl__elf_section_name(&e, &s)))
+        if (fdl__elf_no_bytes(s.type) || !s.size || !fdl__elf_is_fatbin_section(fdl__elf_section_name(&e, &s)))
             continue;
         if (!fdl__elf_section_bytes(&e, &s, &d))
             return fdl__error(err, FDL_EPARSE, input, 0, 0, NULL,

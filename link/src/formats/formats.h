@@ -65,6 +65,7 @@ typedef struct fdl__images {
     size_t n;
     size_t cap;
     size_t nunits;
+    unsigned link_arch;    /* set by a link (fdl__unpack_for_link): its architecture number */
 } fdl__images;
 
 /*
@@ -90,6 +91,15 @@ int fdl__detect(fdl_input_kind *out, const unsigned char *p, size_t n, const cha
  */
 int fdl__unpack(fdl__images *out, const unsigned char *p, size_t n, const char *name,
                 fdl_input_kind kind, fdl_error *err);
+
+/*
+ * fdl__unpack for a link for architecture @p arch (a number, 90 for sm_90; 0: none known): a
+ * container's cubin for another architecture is validated no more strictly than the linker
+ * needs (issue 34): nvJitLink reads only the member it links, so a malformed one for another
+ * architecture becomes an opaque image with a note, never chosen, instead of an error.
+ */
+int fdl__unpack_for_link(fdl__images *out, const unsigned char *p, size_t n, const char *name,
+                         fdl_input_kind kind, unsigned arch, fdl_error *err);
 
 /*
  * Decompress and scan an image once: PTX is scanned, a cubin's symbols and resources read. An

@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "formats.h"
 #include "unpack.h"
+#include "libs.h"
 
 /* ---- names --------------------------------------------------------------------------------- */
 
@@ -30,6 +31,7 @@ const char *fdl_input_kind_name(fdl_input_kind kind)
     case FDL_KIND_OBJECT: return "object";
     case FDL_KIND_LIBRARY: return "library";
     case FDL_KIND_CUDA: return "cuda";
+    case FDL_KIND_BITCODE: return "bitcode";
     }
     return "unknown";
 }
@@ -44,7 +46,7 @@ int fdl_input_kind_parse(fdl_input_kind *out, const char *name, fdl_error *err)
         {"fatbin", FDL_KIND_FATBIN}, {"ltoir", FDL_KIND_LTOIR},     {"lto-ir", FDL_KIND_LTOIR},
         {"object", FDL_KIND_OBJECT}, {"o", FDL_KIND_OBJECT},        {"library", FDL_KIND_LIBRARY},
         {"lib", FDL_KIND_LIBRARY},   {"a", FDL_KIND_LIBRARY},       {"cuda", FDL_KIND_CUDA},
-        {"cu", FDL_KIND_CUDA},
+        {"cu", FDL_KIND_CUDA},       {"bitcode", FDL_KIND_BITCODE}, {"bc", FDL_KIND_BITCODE},
     };
     if (!FDL__CHECK_ARG(out) || !FDL__CHECK_ARG(name))
         return fdl__fail(err, FDL_EINVAL, "fdl_input_kind_parse: out or name is NULL");
@@ -56,7 +58,7 @@ int fdl_input_kind_parse(fdl_input_kind *out, const char *name, fdl_error *err)
         }
     return fdl__fail(err, FDL_EINVAL,
                      "unknown input kind '%.64s' (expected ptx, cubin, fatbin, ltoir, object, "
-                     "library or cuda)",
+                     "library, cuda or bitcode)",
                      name);
 }
 
@@ -185,6 +187,11 @@ void fdl__sniff(fdl__sniffed *s, const unsigned char *p, size_t n, const char *n
         snprintf(s->what, sizeof s->what, "LTO-IR (an NVVM container)");
         return;
     }
+    if (fdl__is_bitcode(p, n)) {
+        s->kind = FDL_KIND_BITCODE;
+        snprintf(s->what, sizeof s->what, "NVVM bitcode");
+        return;
+    }
     if (n >= 8 && memcmp(p, "!<arch>\n", 8) == 0) {
         s->kind = FDL_KIND_LIBRARY;
         snprintf(s->what, sizeof s->what, "a static library");
@@ -196,7 +203,6 @@ void fdl__sniff(fdl__sniffed *s, const unsigned char *p, size_t n, const char *n
         const char *what;
     } others[] = {
         {"!<thin>\n", 8, "a thin archive (its members live in other files)"},
-        {"BC\xc0\xde", 4, "LLVM bitcode, not an NVVM container (LTO-IR comes from -dlto)"},
         {"\x89PNG\r\n\x1a\n", 8, "a PNG image"},
         {"\xff\xd8\xff", 3, "a JPEG image"},
         {"GIF8", 4, "a GIF image"},
@@ -238,6 +244,7 @@ static const char *kind_article(fdl_input_kind kind)
     case FDL_KIND_OBJECT: return "a host object with device code";
     case FDL_KIND_LIBRARY: return "a static library";
     case FDL_KIND_CUDA: return "CUDA C";
+    case FDL_KIND_BITCODE: return "NVVM bitcode";
     case FDL_KIND_AUTO:
     default: return "a link input";
     }
@@ -261,7 +268,7 @@ int fdl__detect(fdl_input_kind *out, const unsigned char *p, size_t n, const cha
                 fdl_input_kind stated, fdl_error *err)
 {
     *out = FDL_KIND_AUTO;
-    if ((unsigned)stated > FDL_KIND_CUDA)
+    if ((unsigned)stated > FDL_KIND_BITCODE)
         return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unknown input kind %d",
                           (int)stated);
     if (n == 0)

@@ -21,7 +21,14 @@
 int fdl__unpack(fdl__images *out, const unsigned char *p, size_t n, const char *name,
                 fdl_input_kind kind, fdl_error *err)
 {
+    return fdl__unpack_for_link(out, p, n, name, kind, 0, err);
+}
+
+int fdl__unpack_for_link(fdl__images *out, const unsigned char *p, size_t n, const char *name,
+                         fdl_input_kind kind, unsigned arch, fdl_error *err)
+{
     memset(out, 0, sizeof *out);
+    out->link_arch = arch;
     int rc;
     switch (kind) {
     case FDL_KIND_PTX:
@@ -39,6 +46,7 @@ int fdl__unpack(fdl__images *out, const unsigned char *p, size_t n, const char *
         rc = fdl__archive_parse(out, p, n, name, err);
         break;
     case FDL_KIND_CUDA:
+    case FDL_KIND_BITCODE: /* compiled by the link; inspected as it is */
         rc = FDL_OK;
         break;
     case FDL_KIND_AUTO:

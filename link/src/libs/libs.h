@@ -22,6 +22,14 @@
 /* ---- decompression --------------------------------------------------------------------------- */
 
 /*
+ * The readable form of the C++ name @p name ("_Z...") into @p out (@p cap bytes, truncated):
+ * __cxa_demangle of libstdc++ or libc++abi, opened once with dlopen (FDLINK_LIBCXXABI names
+ * another). 1 when demangled; 0 (out "") when the name is not mangled, does not demangle, or no
+ * C++ runtime is here. Thread-safety: any thread.
+ */
+int fdl__demangle(const char *name, char *out, size_t cap);
+
+/*
  * Decompress a fatbin payload (LZ4 block format through liblz4.so.1, or zstd through
  * libzstd.so.1, each loaded on first use; FDLINK_LIBLZ4 and FDLINK_LIBZSTD name other paths)
  * into exactly @p out_size bytes.
@@ -30,6 +38,22 @@
  */
 int fdl__decompress(unsigned char **out, size_t out_size, const unsigned char *in, size_t in_size,
                     unsigned flags, fdl_error *err);
+
+/* ---- libNVVM -------------------------------------------------------------------------------- */
+
+/* Whether @p p (@p n bytes) is LLVM bitcode: 'BC' 0xC0DE, or the wrapper 0x0B17C0DE. */
+int fdl__is_bitcode(const unsigned char *p, size_t n);
+
+/*
+ * Compile NVVM bitcode @p bc (@p n bytes, input @p name) for @p arch ("compute_90") with
+ * libNVVM, opened once at run time (FDLINK_NVVM names another): into LTO-IR (-gen-lto) with
+ * @p ltoir, else PTX. *out (malloc'ed, the caller's; NUL after *out_size bytes) and *log
+ * (libNVVM's log or NULL, the caller's) on return, whatever the outcome.
+ * @return FDL_OK, FDL_ENOLIB (no libNVVM), FDL_EPARSE (libNVVM refused it: its first log line),
+ *         FDL_ENOMEM. Thread-safety: any thread.
+ */
+int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const unsigned char *bc,
+                      size_t n, const char *name, const char *arch, int ltoir, fdl_error *err);
 
 /* ---- NVRTC ----------------------------------------------------------------------------------- */
 

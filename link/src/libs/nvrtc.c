@@ -531,12 +531,26 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
         fdl__diags d = {0};
         const fdl_diagnostic *e1 = NULL;
         fdl__diags_parse_nvrtc(&d, *log ? *log : "");
+        /* the headline is the first fatal error, where one stopped the compile (a missing
+         * header, issue 34: the errors before it are often its cascade), else the first */
+        for (size_t i = 0; i < d.n && !e1; i++)
+            if (d.v[i].severity == FDL_SEVERITY_ERROR &&
+                strncmp(d.v[i].message, "catastrophic error", 18) == 0)
+                e1 = &d.v[i];
         for (size_t i = 0; i < d.n && !e1; i++)
             if (d.v[i].severity == FDL_SEVERITY_ERROR)
                 e1 = &d.v[i];
         if (compiled == NVRTC_ERROR_INVALID_OPTION)
-            rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "NVRTC refused the options: %s",
-                            first[0] ? first : fn->error_string(compiled));
+            /* nvcc's --expt-relaxed-constexpr is no NVRTC option (13.0); the recipes that need
+             * it compile with -default-device, which makes unannotated functions, constexpr
+             * ones included, device functions (issue 34) */
+            rc = fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "NVRTC refused the options: %s%s",
+                            first[0] ? first : fn->error_string(compiled),
+                            strstr(first, "relaxed-constexpr")
+                                ? " (NVRTC has no --expt-relaxed-constexpr; -Xnvrtc "
+                                  "--device-as-default-execution-space makes unannotated "
+                                  "constexpr functions device functions)"
+                                : "");
         else if (e1)
             rc = fdl__error(err, FDL_EPARSE, e1->file[0] ? e1->file : name, e1->line,
                             e1->column, NULL, "%.400s", e1->message);
