@@ -13,8 +13,9 @@
 #   3. the same with the lease's holder killed (SIGKILL, the pid from /proc/locks, or in MODE
 #      redis from the lease's token on the server) once it holds the lease: every other process
 #      must still finish with the cubin (in MODE redis after the lease's 5 s time to live).
-# MODE redis starts redis-server ($REDIS_SERVER, else the one on PATH) on a free loopback port,
-# nothing saved; fdlink opens hiredis (FDLINK_LIBHIREDIS names it where it is not installed).
+# MODE redis starts redis-server ($REDIS_SERVER, else the one on PATH; the libraries beside it
+# found first) on a free loopback port, nothing saved; fdlink opens hiredis (FDLINK_LIBHIREDIS
+# names it where it is not installed). bench/farm/carry_redis.sh puts both in .gpu/redis/.
 # Every cubin is compared with the baseline's byte for byte. Exit status 1 when a goal is missed
 # or a process fails.
 set -uo pipefail
@@ -51,7 +52,7 @@ if [ "$mode" = redis ]; then
   redis=${REDIS_SERVER:-$(command -v redis-server)} || { echo "no redis-server (set REDIS_SERVER)" >&2; exit 2; }
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   mkdir -p "$out/redis"
-  "$redis" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$out/redis" \
+  LD_LIBRARY_PATH=$(dirname "$redis")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$redis" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$out/redis" \
     > "$out/redis/log" 2>&1 &
   redis_pid=$!
   trap 'kill "$redis_pid" 2>/dev/null' EXIT
