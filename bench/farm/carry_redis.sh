@@ -18,6 +18,7 @@ done
 hiredis=$(ls /usr/lib/*/libhiredis.so.* 2>/dev/null | head -1)
 [ -n "$hiredis" ] || { echo "no libhiredis here (apt-get install libhiredis-dev)" >&2; exit 1; }
 cp -L "$hiredis" "$dest/"
-grep -qx '.gpu/' "$root/.git/info/exclude" 2>/dev/null || grep -qx '.gpu' "$root/.git/info/exclude" 2>/dev/null ||
-  echo '.gpu/' >> "$(git -C "$root" rev-parse --git-common-dir)/info/exclude"
+exclude=$(git -C "$root" rev-parse --git-path info/exclude)
+case $exclude in /*) ;; *) exclude=$root/$exclude ;; esac
+grep -qxE '/?\.gpu/?' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
 ls "$dest"
