@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "driver.h"
+#include "image.h"
 #include "internal.h"
 
 void help_run(FILE *out)

@@ -12,6 +12,7 @@
 
 #include "fdlink/error.h"
 #include "fdlink/host.h"
+#include "image.h"
 
 /* The oldest driver accepted (cuDriverGetVersion's encoding): CUDA 12.0. */
 #define FDL__DRIVER_MIN_VERSION FDL_DRIVER_MIN_VERSION
@@ -165,20 +166,6 @@ struct fdl_kernel {
     size_t *param_sizes;
 };
 
-/* Kernels of an image and how many parameters each takes. */
-typedef struct fdl__kparam {
-    char *name;
-    size_t count;
-    int coop;     /* its .nv.info lists cooperative-groups instructions (EIATTR 0x28) */
-    size_t *sizes; /* count bytes, each parameter's (.nv.info EIATTR_KPARAM_INFO); NULL when the
-                    * image does not say (PTX: fdl_ptx_param.bytes says) */
-} fdl__kparam;
-
-typedef struct fdl__kparams {
-    fdl__kparam *v;
-    size_t n, cap;
-} fdl__kparams;
-
 struct fdl_module {
     fdl__child child; /* first: owned by the device */
     fdl_device *dev;
@@ -249,38 +236,6 @@ int fdl__copy_async(fdl_device *dev, uint64_t dst, uint64_t src, size_t size, fd
  * it. @return FDL_OK (also when it has none), FDL_EINVAL (a record of the wrong size), FDL_ECUDA
  */
 int fdl__status_attach(fdl_module *mod, const void *image, size_t size, fdl_error *err);
-
-/*
- * Kernel names from a module image when the driver cannot enumerate them: the STT_FUNC symbols
- * with the CUDA entry flag of an ELF cubin, or the `.entry` definitions of PTX. Fatbins and
- * anything else give *known = 0.
- * @return FDL_OK, FDL_ENOMEM
- * Ownership: *names (sorted, *count of them) is the caller's: free each and the array.
- */
-int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void *image,
-                            size_t size);
-
-/*
- * The parameter count of each kernel of a module image, read from the image: the
- * EIATTR_KPARAM_INFO attributes of a cubin's .nv.info.<kernel> sections, the parameter list of
- * each PTX `.entry`, and for a fatbin those of every member that can be read (decompressed
- * where needed). A kernel the image says nothing about is absent.
- * @return FDL_OK, FDL_ENOMEM
- * Ownership: *out is the caller's (fdl__kparams_free).
- */
-int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size);
-
-/* The count of kernel @p name: 1 and *count, or 0 when the image did not say. */
-int fdl__kparams_find(const fdl__kparams *l, const char *name, size_t *count);
-
-/* Whether the image says kernel @p name holds cooperative-groups instructions (0: not said). */
-int fdl__kparams_coop(const fdl__kparams *l, const char *name);
-
-void fdl__kparams_free(fdl__kparams *l);
-
-/* Whether some member of a fatbin may hold the @p len bytes of @p needle (a symbol name): 0 only
- * when every member was read (decompressed where needed) and none does. */
-int fdl__fatbin_may_contain(const void *image, size_t size, const char *needle, size_t len);
 
 /* The driver's handle of a kernel (for the launch benchmark's raw baseline). */
 CUfunction fdl__kernel_function(const fdl_kernel *kernel);

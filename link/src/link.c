@@ -833,6 +833,11 @@ void fdl_link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserv
         *jobserver = link ? link->jobs.had_server : 0;
 }
 
+int fdl_link_jobs_memory_bound(const fdl_link *link)
+{
+    return link ? link->jobs.memory_bound : 0;
+}
+
 /* The link beside its checks, unless FDLINK_CHECK_AHEAD=0 (one after the other, as before). */
 static int ahead_wanted(void)
 {

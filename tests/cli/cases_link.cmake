@@ -121,5 +121,5 @@ endif()
 
 # advice after a link (issue 34): a PTX caller beside large LTO-IR (nvJitLink then compiles the
 # library without seeing its callers), said once
-fdlink_cli_test(link_ptx_caller_of_large_ltoir PRESENT app.cubin
+fdlink_cli_test(link_ptx_caller_of_large_ltoir SCRUB_LTOIR PRESENT app.cubin
   ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin link/caller.ptx advice/large_library.cu)

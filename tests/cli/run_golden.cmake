@@ -3,7 +3,7 @@
 # as does the environment variable FDLINK_UPDATE_GOLDEN=1), OUTDIR (a scratch folder, emptied
 # first; arguments name it as @OUT@), ABSENT (files that must not exist afterwards, relative to
 # OUTDIR: nothing half-written), PRESENT (files that must exist afterwards), SCRUB_LTOIR (replace
-# the sizes of LTO-IR images by "N": nvcc records its working directory in LTO-IR, so they vary
+# the sizes of LTO-IR images by "N", in inspect's stdout and the warnings' stderr: nvcc records its working directory in LTO-IR, so they vary
 # with where the tree was cloned).
 if(OUTDIR)
   file(REMOVE_RECURSE "${OUTDIR}")
@@ -21,6 +21,7 @@ string(REPLACE "${OUTDIR}" "@OUT@" _out "${_out}")
 string(REPLACE "${OUTDIR}" "@OUT@" _err "${_err}")
 if(SCRUB_LTOIR)
   string(REGEX REPLACE "(ltoir \\()[0-9]+( bytes)" "\\1N\\2" _out "${_out}")
+  string(REGEX REPLACE "([0-9]+)( bytes of LTO-IR)" "N\\2" _err "${_err}")
 endif()
 set(_got "exit: ${_rc}\n--- stdout\n${_out}--- stderr\n${_err}")
 foreach(_f IN LISTS ABSENT)

@@ -16,7 +16,7 @@ case $mode in
     [ -f "$nv/lib/libnvshmem_device.a" ] || { echo "SKIP: no NVSHMEM wheel in $vendor"; exit 77; }
     # the static library: every member of every architecture accepted (it was refused before:
     # an uninitialised __device__ variable in .nv.global)
-    "$fdlink" inspect "$nv/lib/libnvshmem_device.a" >inspect.txt 2>&1 || { tail -3 inspect.txt; fail "inspect"; }
+    "$fdlink" inspect "$nv/lib/libnvshmem_device.a" >inspect.txt 2>&1 || { tail -n 3 inspect.txt; fail "inspect"; }
     # a caller of nvshmem.h's API, compiled with NVRTC, linked with the library for the
     # architectures it holds; the cubin has the kernel and no undefined symbol
     for a in 80 90 100; do
@@ -27,7 +27,7 @@ case $mode in
         echo "vendor nvshmem: linked put_pe with libnvshmem_device.a for sm_$a" \
              "($(stat -c %s put_sm_$a.cubin) bytes)"
       else
-        tail -5 link_$a.log put_$a.txt 2>/dev/null; fail "link for sm_$a"
+        tail -n 5 link_$a.log put_$a.txt 2>/dev/null; fail "link for sm_$a"
       fi
     done
     # without the library: the undefined symbol names NVSHMEM
@@ -59,7 +59,7 @@ case $mode in
       grep -c "mostly weak variables" gemm.log | grep -qx 1 || { cat gemm.log; fail "no weak-variable warning"; }
       echo "vendor mathdx: cuBLASDx GEMM linked, $(stat -c %s gemm.cubin) bytes; $(grep variables: gemm.txt)"
     else
-      tail -5 gemm.log gemm.txt; fail "cuBLASDx GEMM"
+      tail -n 5 gemm.log gemm.txt; fail "cuBLASDx GEMM"
     fi
     # --optimize-unused-variables drops them (the kernel stays)
     if "$fdlink" link -arch=sm_90 --no-cache "${inc[@]}" --optimize-unused-variables \
@@ -69,7 +69,7 @@ case $mode in
       echo "vendor mathdx: with --optimize-unused-variables $(stat -c %s small.cubin) bytes"
       ! grep -q "mostly weak variables" small.log || fail "warned with --optimize-unused-variables"
     else
-      tail -5 small.log; fail "--optimize-unused-variables"
+      tail -n 5 small.log; fail "--optimize-unused-variables"
     fi
     ;;
   *) echo "vendor: unknown mode $mode"; exit 2 ;;
