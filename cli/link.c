@@ -603,8 +603,12 @@ int cmd_link(int argc, char **argv)
         fdl__link_jobs(link, &threads, &tokens, &jobserver);
         if (jobserver)
             fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
-                    "jobserver)\n", threads, threads == 1 ? "" : "s", tokens,
-                    tokens == 1 ? "" : "s");
+                    "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
+                    tokens == 1 ? "" : "s",
+                    fdl__link_jobs_memory_bound(link) ? "; the memory budget" : "");
+        else if (threads && fdl__link_jobs_memory_bound(link))
+            fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
+                    threads, threads == 1 ? "" : "s");
         else if (threads)
             fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
                     threads, threads == 1 ? "" : "s");

@@ -829,6 +829,11 @@ void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobser
     *jobserver = link ? link->jobs.had_server : 0;
 }
 
+int fdl__link_jobs_memory_bound(const fdl_link *link)
+{
+    return link ? link->jobs.memory_bound : 0;
+}
+
 /* The link beside its checks, unless FDLINK_CHECK_AHEAD=0 (one after the other, as before). */
 static int ahead_wanted(void)
 {

@@ -19,6 +19,8 @@ int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err);
  * and the jobserver tokens it took for them (issue 32), for `fdlink link -v`.
  */
 void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver);
+/* Whether the memory budget bounded those threads (jobs.c). */
+int fdl__link_jobs_memory_bound(const fdl_link *link);
 
 /* Whether the cubin @p data, @p size defines a function @p name (any binding): fdlink inspect's
  * LTO report (a function LTO inlined everywhere is gone from the linked cubin). */

@@ -292,7 +292,8 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
              "cache_dir", "isolate", "xptxas", "split_compile", "cache_remote", "defines",
              "include_dirs", "std", "cuda_output", "nvrtc_extra", "emit_ptx", "kernels_used",
              "variables_used", "time", "optimize_unused_variables", "split_compile_extended",
-             "jump_table_density", "jl_cache", "device_stack_protector", "no_toolkit_include"}
+             "jump_table_density", "jl_cache", "device_stack_protector", "no_toolkit_include",
+             "cache_lease_ms", "jobs", "lto_report"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"unknown option(s): {', '.join(sorted(bad))}")

@@ -427,6 +427,22 @@ static int opt_int(PyObject *d, const char *key, int *out)
     return 0;
 }
 
+/* A long, checked by fdlink itself (fdl_link_create names a bad value). */
+static int opt_long(PyObject *d, const char *key, long *out)
+{
+    PyObject *v = PyDict_GetItemString(d, key);
+    if (!v || v == Py_None)
+        return 0;
+    long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
+    if (!PyLong_Check(v) || PyBool_Check(v) || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "option %s must be an int, not %R", key, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 static int opt_str(PyObject *d, const char *key, const char **out)
 {
     PyObject *v = PyDict_GetItemString(d, key);
@@ -488,6 +504,8 @@ static int link_opts_from(link_opts *o, PyObject *d)
         opt_int(d, "jump_table_density", &o->lo.jump_table_density) ||
         opt_int(d, "jl_cache", &o->lo.jl_cache) ||
         opt_int(d, "device_stack_protector", &o->lo.device_stack_protector) ||
+        opt_long(d, "cache_lease_ms", &o->lo.cache_lease_ms) || opt_int(d, "jobs", &o->lo.jobs) ||
+        opt_int(d, "lto_report", &o->lo.lto_report) ||
         opt_int(d, "no_toolkit_include", &o->no.no_toolkit_include))
         return -1;
     if (backend != -2)

@@ -4,7 +4,8 @@
 # free tokens as the processors allow, runs on at least 2 threads (one would lay the code out
 # otherwise), and gives the tokens back (make 4.4 and later say so at exit when a token is lost; the
 # fifo form is checked by hand below); `make -j1` has no jobserver; FDLINK_JOBS and --jobs bound
-# the threads without one. Skips (77) without make or nvJitLink.
+# the threads without one; FDLINK_MEMORY_BUDGET (the memory budget) bounds them either way.
+# Skips (77) without make or nvJitLink.
 # usage: jobserver.sh FDLINK FIXTURES
 set -uo pipefail
 fdlink=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -54,5 +55,23 @@ FDLINK_JOBS=2 "$fdlink" link -v -arch=sm_90 --no-cache -o "$dir/out3.cubin" $inp
 expect "$dir/env.log" "split compilation: $(threads "$(min 2 "$n")") (FDLINK_JOBS or --jobs)" "FDLINK_JOBS=2"
 "$fdlink" link -v --jobs 3 -arch=sm_90 --no-cache -o "$dir/out4.cubin" $inputs 2> "$dir/opt.log"
 expect "$dir/opt.log" "split compilation: $(threads "$(min 3 "$n")") (FDLINK_JOBS or --jobs)" "--jobs 3"
+# the memory budget (FDLINK_MEMORY_BUDGET in place of the machine's free memory): 256 MiB and the
+# inputs per thread, jobserver or not
+FDLINK_MEMORY_BUDGET=300M "$fdlink" link -v -arch=sm_90 --no-cache -o "$dir/out5.cubin" $inputs 2> "$dir/mem1.log"
+expect "$dir/mem1.log" "split compilation: 1 thread (the memory budget)" "FDLINK_MEMORY_BUDGET=300M"
+FDLINK_MEMORY_BUDGET=800M "$fdlink" link -v -arch=sm_90 --no-cache -o "$dir/out6.cubin" $inputs 2> "$dir/mem3.log"
+if [ "$n" -gt 3 ]; then
+  expect "$dir/mem3.log" "split compilation: 3 threads (the memory budget)" "FDLINK_MEMORY_BUDGET=800M"
+elif grep -q "split compilation" "$dir/mem3.log"; then
+  echo "FAIL: 800M holds 3 threads, more than the $n processors: no bound"; cat "$dir/mem3.log"; fail=1
+fi
+FDLINK_MEMORY_BUDGET=1T "$fdlink" link -v -arch=sm_90 --no-cache -o "$dir/out7.cubin" $inputs 2> "$dir/memall.log"
+if grep -q "split compilation" "$dir/memall.log"; then echo "FAIL: 1T bounds nothing"; cat "$dir/memall.log"; fail=1; fi
+FDLINK_MEMORY_BUDGET=800M FDLINK_JOBS=2 "$fdlink" link -v -arch=sm_90 --no-cache -o "$dir/out8.cubin" $inputs 2> "$dir/memjobs.log"
+expect "$dir/memjobs.log" "split compilation: $(threads "$(min 2 "$n")") (FDLINK_JOBS or --jobs)" "FDLINK_JOBS=2 under 800M"
+printf 'all:\n\t+FDLINK_MEMORY_BUDGET=300M %s link -v -arch=sm_90 --no-cache -o %s/out9.cubin %s 2> %s/memmake.log\n' \
+  "$fdlink" "$dir" "$inputs" "$dir" > "$dir/Makefile.mem"
+make -s -j4 -C "$dir" -f Makefile.mem > "$dir/make.log" 2>&1 || { echo "FAIL: make -j4 (memory)"; cat "$dir/make.log"; fail=1; }
+expect "$dir/memmake.log" "split compilation: 1 thread (the memory budget)" "make -j4 under 300M"
 [ "$fail" = 0 ] && echo "jobserver: clean"
 exit "$fail"

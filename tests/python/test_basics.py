@@ -136,6 +136,25 @@ def test_link_options_reach_the_linker(arch):
     assert mod.info["lto"] == 1
 
 
+def test_version_5_link_options_reach_fdlink(arch):
+    # cache_lease_ms, jobs and lto_report (fdl_link_options version 5): fdlink checks the first
+    # two (a value it refuses names the field), the third adds one note per declared function
+    for bad, field in (({"cache_lease_ms": -5}, "cache_lease_ms"), ({"jobs": 5000}, "jobs")):
+        with pytest.raises(fdlink.InvalidArgumentError, match=field):
+            fdlink.link(MUL_CU, arch=arch, **bad)
+    with pytest.raises(TypeError, match="cache_lease_ms"):
+        fdlink.link(MUL_CU, arch=arch, cache_lease_ms="soon")
+    ir = fdlink.compile(MUL_CU, decls=MUL_DECL, arch=arch, output="ltoir")
+    lib = fdlink.Library(MUL_DECL, [ir], arch=arch)
+    caller = fdlink.compile(SAXPY_CU, decls=MUL_DECL, arch=arch, output="ltoir",
+                            name="caller.cu")
+    plain = lib.link(caller, cache=False, jobs=2, cache_lease_ms=0)
+    assert not [d for d in plain.diagnostics if d["code"] == "lto-report"]
+    mod = lib.link(caller, cache=False, lto_report=True, jobs=2, cache_lease_ms=1000)
+    notes = [d for d in mod.diagnostics if d["code"] == "lto-report"]
+    assert len(notes) == 1 and "call" in notes[0]["message"], mod.diagnostics
+
+
 def test_options_checked():
     with pytest.raises(TypeError, match="unknown option"):
         fdlink.Library(MUL_DECL, check=False, colour="blue")

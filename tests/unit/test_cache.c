@@ -12,6 +12,7 @@
 
 #include "fdl_test.h"
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -20,7 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -936,8 +941,18 @@ static outcome reap_outcome(pid_t pid, int fd)
     return o;
 }
 
-/* @p n children that link @p j once the gate's write end is closed: their pids and pipes. */
+/* @p n children that link @p j once the gate's write end is closed: their pids and pipes
+ * (child i links j[i % njobs]). */
+static void start_gated_jobs(const job *j, size_t njobs, const int gate[2], size_t n, pid_t *pid,
+                             int *fd);
+
 static void start_gated(const job *j, const int gate[2], size_t n, pid_t *pid, int *fd)
+{
+    start_gated_jobs(j, 1, gate, n, pid, fd);
+}
+
+static void start_gated_jobs(const job *jobs, size_t njobs, const int gate[2], size_t n,
+                             pid_t *pid, int *fd)
 {
     for (size_t i = 0; i < n; i++) {
         int p[2];
@@ -952,7 +967,7 @@ static void start_gated(const job *j, const int gate[2], size_t n, pid_t *pid, i
             char c;
             while (read(gate[0], &c, 1) > 0) /* the gate: EOF when the parent closes it */
                 ;
-            outcome o = run_job(j, NULL, NULL);
+            outcome o = run_job(&jobs[i % njobs], NULL, NULL);
             ssize_t w = write(p[1], &o, sizeof o);
             _exit(w == (ssize_t)sizeof o ? 0 : 1);
         }
@@ -1078,6 +1093,227 @@ Test(cache_lease, a_waiter_links_itself_when_its_time_is_up)
     cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
     cr_assert_eq(o.lease_waited, 0);
     free(dir);
+    free(scratch);
+}
+
+/* ---- leases across machines: a Redis remote shared by cache directories of their own ---- */
+
+/* A free loopback port (bound, read back, released). */
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(s, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+static int redis_socket(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(s);
+        s = -1;
+    }
+    return s;
+}
+
+/* One inline command to the server on @p port; its first reply line into @p reply. */
+static void redis_say(int port, const char *command, char *reply, size_t size)
+{
+    int s = redis_socket(port);
+    cr_assert_geq(s, 0, "no redis-server on port %d", port);
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s\r\n", command);
+    cr_assert_eq(write(s, line, (size_t)n), n);
+    size_t got = 0;
+    while (got + 1 < size) {
+        ssize_t r = read(s, reply + got, 1);
+        if (r <= 0 || reply[got] == '\n')
+            break;
+        got++;
+    }
+    reply[got] = '\0';
+    close(s);
+}
+
+/* redis-server on a free loopback port, nothing saved; its pid. */
+static pid_t start_redis(const char *scratch, int *port)
+{
+    if (system("command -v redis-server >/dev/null 2>&1") != 0)
+        cr_skip_test("redis-server is not installed (apt-get install redis-server)");
+    /* the client fdlink opens (tests/run.sh installs it; a GPU host may lack it) */
+    static const char *const names[] = {"libhiredis.so.1.1.0", "libhiredis.so.1.0.0",
+                                        "libhiredis.so.0.14", "libhiredis.so.0.13", NULL};
+    const char *named = getenv("FDLINK_LIBHIREDIS");
+    void *h = named && *named ? dlopen(named, RTLD_NOW | RTLD_LOCAL) : NULL;
+    for (size_t i = 0; !h && names[i]; i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        cr_skip_test("hiredis is not installed (apt-get install libhiredis0.14)");
+    dlclose(h);
+    *port = free_port();
+    char portbuf[16];
+    snprintf(portbuf, sizeof portbuf, "%d", *port);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves no server behind */
+        execlp("redis-server", "redis-server", "--port", portbuf, "--bind", "127.0.0.1", "--save",
+               "", "--appendonly", "no", "--dir", scratch, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 1000; i++) {
+        int s = redis_socket(*port);
+        if (s >= 0) {
+            close(s);
+            return pid;
+        }
+        int st;
+        cr_assert_eq(waitpid(pid, &st, WNOHANG), 0, "redis-server exited before listening");
+        usleep(10000);
+    }
+    cr_assert_fail("no redis-server on port %d after 10 s", *port);
+    return pid;
+}
+
+static void stop_redis(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* @p n processes, half on each of two cache directories (two machines) sharing only the remote */
+static size_t link_on_two_machines(const job *j, size_t n, uint64_t *hash, size_t *waited)
+{
+    char *a = make_temp_dir(), *b = make_temp_dir();
+    job jobs[2] = {*j, *j};
+    jobs[0].dir = a;
+    jobs[1].dir = b;
+    pid_t pid[16];
+    int fd[16], gate[2];
+    cr_assert_leq(n, 16);
+    cr_assert_eq(pipe(gate), 0);
+    start_gated_jobs(jobs, 2, gate, n, pid, fd);
+    close(gate[0]);
+    close(gate[1]); /* all start at once */
+    size_t runs = 0;
+    *waited = 0;
+    for (size_t i = 0; i < n; i++) {
+        outcome o = reap_outcome(pid[i], fd[i]);
+        if (o.rc == FDL_ENOLIB)
+            cr_skip_test("%s", o.warning);
+        cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+        cr_assert_eq(o.warning[0], '\0', "no warning: the remote stayed in use (%s)", o.warning);
+        runs += o.jl_runs;
+        *waited += (size_t)o.lease_waited;
+        if (!*hash)
+            *hash = o.cubin_hash;
+        cr_assert_eq(o.cubin_hash, *hash, "every process has the same cubin");
+    }
+    cr_assert_eq(count_files(a, ".lease") + count_files(b, ".lease"), 0);
+    free(a);
+    free(b);
+    return runs;
+}
+
+Test(cache_lease, machines_sharing_a_redis_remote_run_nvjitlink_once)
+{
+    char *scratch = make_temp_dir();
+    int port = 0;
+    pid_t redis = start_redis(scratch, &port);
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    setenv("FDLINK_CACHE_REMOTE", url, 1);
+    job j = base_job(NULL);
+    uint64_t hash = 0;
+    size_t waited = 0;
+    size_t runs = link_on_two_machines(&j, 8, &hash, &waited);
+    unsetenv("FDLINK_CACHE_REMOTE");
+    cr_assert_eq(runs, 1, "one process of 8 on two machines linked, the others took its entry "
+                 "(%zu runs, %zu waited)", runs, waited);
+    char reply[128];
+    redis_say(port, "KEYS fdlink-lease:*", reply, sizeof reply);
+    cr_assert_str_eq(reply, "*0\r", "the lease was given back (%s)", reply);
+    redis_say(port, "DBSIZE", reply, sizeof reply);
+    cr_assert_str_eq(reply, ":1\r", "one entry on the remote (%s)", reply);
+    stop_redis(redis);
+    free(scratch);
+}
+
+Test(cache_lease, a_killed_holders_redis_lease_expires)
+{
+    char *scratch = make_temp_dir(), *own = make_temp_dir();
+    job j = base_job(own);
+    outcome first = run_child(&j, NULL); /* the key, from a cache of its own, no remote */
+    if (first.rc == FDL_ENOLIB)
+        cr_skip_test("%s", first.warning);
+    cr_assert_eq(first.rc, FDL_OK, "%s", first.warning);
+    int port = 0;
+    pid_t redis = start_redis(scratch, &port);
+    /* a holder on a third machine that was killed: its lease stays until its time to live */
+    char cmd[160], reply[128];
+    snprintf(cmd, sizeof cmd, "SET fdlink-lease:%s killed-holder NX PX 400", first.key);
+    redis_say(port, cmd, reply, sizeof reply);
+    cr_assert_str_eq(reply, "+OK\r");
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    setenv("FDLINK_CACHE_REMOTE", url, 1);
+    uint64_t hash = first.cubin_hash;
+    size_t waited = 0;
+    size_t runs = link_on_two_machines(&j, 6, &hash, &waited);
+    unsetenv("FDLINK_CACHE_REMOTE");
+    cr_assert_eq(hash, first.cubin_hash, "the same cubin as a link of its own");
+    cr_assert_eq(runs, 1, "after the dead holder's lease expired, one process linked and the "
+                 "others took its entry (%zu runs)", runs);
+    cr_assert_geq(waited, 1, "they found the lease held");
+    stop_redis(redis);
+    free(own);
+    free(scratch);
+}
+
+Test(cache_lease, a_waiter_on_a_redis_lease_links_itself_when_its_time_is_up)
+{
+    char *scratch = make_temp_dir(), *own = make_temp_dir(), *dir = make_temp_dir();
+    job j = base_job(own);
+    outcome first = run_child(&j, NULL);
+    if (first.rc == FDL_ENOLIB)
+        cr_skip_test("%s", first.warning);
+    int port = 0;
+    pid_t redis = start_redis(scratch, &port);
+    char cmd[160], reply[128];
+    snprintf(cmd, sizeof cmd, "SET fdlink-lease:%s hung-holder", first.key); /* no expiry */
+    redis_say(port, cmd, reply, sizeof reply);
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    setenv("FDLINK_CACHE_REMOTE", url, 1);
+    setenv("FDLINK_CACHE_LEASE_MS", "30", 1);
+    j.dir = dir;
+    outcome o = run_child(&j, NULL);
+    unsetenv("FDLINK_CACHE_LEASE_MS");
+    unsetenv("FDLINK_CACHE_REMOTE");
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert_eq(o.lease_waited, 1, "it found the lease held");
+    cr_assert_eq(o.jl_runs, 1, "and linked itself");
+    cr_assert_eq(o.cubin_hash, first.cubin_hash);
+    snprintf(cmd, sizeof cmd, "GET fdlink-lease:%s", first.key);
+    redis_say(port, cmd, reply, sizeof reply);
+    cr_assert_str_eq(reply, "$11\r", "another's lease is never deleted (%s)", reply);
+    stop_redis(redis);
+    free(dir);
+    free(own);
     free(scratch);
 }
 
@@ -1216,6 +1452,74 @@ Test(cache_extended, a_large_link_gives_the_same_cubin_every_time_under_load)
     cr_assert_eq(hit.jl_runs, 0);
     cr_assert_eq(hit.cubin_hash, hash);
     free(dir);
+}
+
+/* PTX of one kernel whose body comes to about @p bytes, after @p externs declarations. */
+static char *one_kernel_ptx(size_t bytes, size_t externs, size_t *size)
+{
+    size_t cap = 256 + externs * 48 + bytes + 64;
+    char *p = malloc(cap);
+    size_t len = (size_t)snprintf(p, cap, ".version 9.0\n.target sm_90\n.address_size 64\n\n");
+    for (size_t i = 0; i < externs; i++)
+        len += (size_t)snprintf(p + len, cap - len, ".extern .func ext_%05zu();\n", i);
+    len += (size_t)snprintf(p + len, cap - len, ".visible .entry one(.param .u64 out)\n{\n"
+                            "\t.reg .b32 %%r<2>;\n");
+    while (len + 40 < cap - 64)
+        len += (size_t)snprintf(p + len, cap - len, "\tmov.u32 %%r1, 1;  // filler of a body\n");
+    len += (size_t)snprintf(p + len, cap - len, "\tret;\n}\n");
+    *size = len;
+    return p;
+}
+
+/* fdlink's split by default, without linking: the threads it would ask for these inputs. */
+static int split_for(const char *const *ptx, const size_t *sizes, size_t n, int ltoir)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_OFF;
+    fdl_link *link = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(fdl_link_add_data(link, ptx[i], sizes[i], "in.ptx", FDL_KIND_PTX, &err),
+                     FDL_OK, "%s", err.message);
+    if (ltoir)
+        cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO,
+                                       &err), FDL_OK, "%s", err.message);
+    int t = fdl__link_split_threads(link);
+    fdl_link_destroy(link);
+    return t;
+}
+
+/* Never slower than raw nvJitLink (issue 32): the parallel default only where the inputs hold
+   several units to share out; one large kernel links as raw nvJitLink links it. */
+Test(cache_extended, a_large_link_splits_only_with_several_units)
+{
+    size_t n1, n2, n3, n4;
+    char *one = one_kernel_ptx(100000, 0, &n1);        /* 100 KB, one kernel */
+    char *decl = one_kernel_ptx(100000, 500, &n2);     /* the same after 500 declarations */
+    char *many = big_ptx(2000, &n3);                   /* 80 KB, 2000 functions */
+    char *small = big_ptx(4, &n4);                     /* 4 functions, 200 bytes */
+    cr_assert_geq(n1, FDL_LINK_PARALLEL_BYTES);
+    cr_assert_geq(n3, FDL_LINK_PARALLEL_BYTES);
+    const char *in[2];
+    size_t sz[2];
+    in[0] = one, sz[0] = n1;
+    cr_assert_eq(split_for(in, sz, 1, 0), 1, "one large kernel: one thread, as raw nvJitLink");
+    in[0] = decl, sz[0] = n2;
+    cr_assert_eq(split_for(in, sz, 1, 0), 1, "declarations are no units");
+    in[0] = many, sz[0] = n3;
+    cr_assert_eq(split_for(in, sz, 1, 0), 0, "2000 functions: every processor");
+    in[0] = small, sz[0] = n4;
+    cr_assert_eq(split_for(in, sz, 1, 0), 1, "small: one thread, however many functions");
+    in[0] = one, sz[0] = n1;
+    in[1] = small, sz[1] = n4;
+    cr_assert_eq(split_for(in, sz, 2, 0), 0, "a large kernel beside other functions: split");
+    cr_assert_eq(split_for(in, sz, 1, 1), 0, "a large kernel beside an LTO-IR module: split");
+    free(one);
+    free(decl);
+    free(many);
+    free(small);
 }
 
 /* Remove the entries (not the memos) of @p dir. */

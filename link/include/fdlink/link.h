@@ -171,7 +171,9 @@ typedef struct fdl_link_options {
     /**
      * Threads for the optimiser and ptxas (-split-compile=N and -Xptxas=--split-compile=N): 1
      * one thread, 0 every processor, N at most N; -1 (the default) lets fdlink choose: every
-     * processor for a link whose inputs come to FDL_LINK_PARALLEL_BYTES or more, one thread below.
+     * processor for a link whose inputs come to FDL_LINK_PARALLEL_BYTES or more and hold
+     * FDL_LINK_PARALLEL_UNITS independent units or more (PTX kernels and functions defined; an
+     * LTO-IR module or other input one each; a cubin none), one thread otherwise.
      * The cubin may differ from a one-thread link's in layout, not in what it computes.
      */
     int split_compile;
@@ -228,8 +230,10 @@ typedef struct fdl_link_options {
 /** How long a link waits for another process's link of the same key by default (ms). */
 #define FDL_LINK_LEASE_MS_DEFAULT 300000L
 
-/** A link of inputs of at least this many bytes runs nvJitLink on every processor. */
+/** A link of inputs of at least this many bytes runs nvJitLink on every processor ... */
 #define FDL_LINK_PARALLEL_BYTES (64u * 1024u)
+/** ... when they hold at least this many units to share out (split_compile). */
+#define FDL_LINK_PARALLEL_UNITS 2u
 
 #define FDL_LINK_OPTIONS_VERSION 5
 #define FDL_LINK_OPTIONS_INIT                                                                     \

@@ -109,7 +109,24 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
 typedef struct fdl__cache_lease {
     int fd;     /* the lease file, locked; -1 when no lease is held */
     int waited; /* another process held the key's lease when this one asked */
+    struct fdl__remote_lease *remote; /* the lease on a Redis remote, NULL when none is held */
+    size_t remote_i;                  /* which remote holds it */
 } fdl__cache_lease;
+
+/* The time to live of a lease on a Redis remote; its holder refreshes it every third of it. */
+#define FDL__REMOTE_LEASE_TTL_MS 5000L
+
+/*
+ * The lease of @p key on the first writable Redis remote not set aside (cacheremote.c): taken
+ * with SET NX PX, waited for until @p deadline_ns (fdl__now_ns) while another machine holds it,
+ * the remote's entry looked at after each try. @return FDL_CACHE_HIT_REMOTE (*out) or
+ * FDL_CACHE_MISS (lease->remote set when this process holds the lease and links)
+ */
+fdl_cache_result fdl__cache_remote_lease(fdl__cache_use *u, uint32_t kind,
+                                         const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                         uint64_t deadline_ns, fdl__cache_lease *lease,
+                                         fdl__cache_sections *out);
+void fdl__cache_remote_unlease(fdl__cache_use *u, fdl__cache_lease *lease);
 
 /*
  * Look @p key up again under its lease: take the lease, waiting while another process holds it

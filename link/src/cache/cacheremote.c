@@ -10,10 +10,12 @@
  * "<dir>/remote-stats", one line per event: "<h|m|e|c|u> <shown URL>" (O_APPEND, no lock).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cacheint.h"
@@ -89,7 +91,8 @@ fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
             continue;
         }
         if (got == 0) {
-            fdl__cache_remote_count(u->dir, shown, 'm');
+            if (!u->quiet_misses) /* a lease's look again: counted once */
+                fdl__cache_remote_count(u->dir, shown, 'm');
             continue;
         }
         int verdict = fdl__cache_adopt(u, kind, key, b, size, out);
@@ -98,10 +101,13 @@ fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
             fdl__cache_remote_count(u->dir, shown, 'h');
             return FDL_CACHE_HIT_REMOTE;
         }
-        /* bad or unsigned: a miss here, counted apart; the link stores a good one over it */
+        /* bad or unsigned: a miss here, counted apart (once: not again by a lease's look
+         * again); the link stores a good one over it */
         fdl__cache_sections_free(out);
-        fdl__cache_remote_count(u->dir, shown, (char)verdict);
-        fdl__cache_remote_count(u->dir, shown, 'm');
+        if (!u->quiet_misses) {
+            fdl__cache_remote_count(u->dir, shown, (char)verdict);
+            fdl__cache_remote_count(u->dir, shown, 'm');
+        }
     }
     return FDL_CACHE_MISS;
 }
@@ -122,6 +128,70 @@ void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE
         if (fdl__remote_put(u->remotes, i, hex, entry, size, why, sizeof why) < 0)
             set_aside(u, shown, why);
     }
+}
+
+/* ---- leases on a Redis remote ---------------------------------------------------------------- */
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+fdl_cache_result fdl__cache_remote_lease(fdl__cache_use *u, uint32_t kind,
+                                         const unsigned char key[FDL__CACHE_KEY_SIZE],
+                                         uint64_t deadline_ns, fdl__cache_lease *lease,
+                                         fdl__cache_sections *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = fdl__remotes_count(u->remotes), i = 0;
+    for (; i < n; i++)
+        if (fdl__remote_is_redis(u->remotes, i) && !fdl__remote_read_only(u->remotes, i) &&
+            !is_down(fdl__remote_display(u->remotes, i)))
+            break;
+    if (i == n || lease->remote)
+        return FDL_CACHE_MISS;
+    const char *shown = fdl__remote_display(u->remotes, i);
+    char hex[33];
+    fdl__cache_key_hex(key, hex);
+    long wait = 2;
+    for (;;) {
+        fdl__remote_lease *held = NULL;
+        char why[300] = "";
+        int got = fdl__remote_lease_take(u->remotes, i, hex, FDL__REMOTE_LEASE_TTL_MS, &held, why,
+                                         sizeof why);
+        if (got < 0) {
+            set_aside(u, shown, why);
+            return FDL_CACHE_MISS; /* no lease to be had: the link goes on */
+        }
+        /* held or not, the entry may be there now (its linker stored it, then gave up its
+         * lease): look again, the miss counted once */
+        u->quiet_misses = 1;
+        fdl_cache_result r = fdl__cache_remote_get(u, kind, key, out);
+        u->quiet_misses = 0;
+        if (r != FDL_CACHE_MISS) {
+            fdl__remote_lease_release(u->remotes, i, held);
+            return r;
+        }
+        if (got == 1) {
+            lease->remote = held; /* ours: the caller links, stores, and gives it up */
+            lease->remote_i = i;
+            return FDL_CACHE_MISS;
+        }
+        if (is_down(shown) || fdl__now_ns() >= deadline_ns)
+            return FDL_CACHE_MISS; /* out of time: link without the lease */
+        lease->waited = 1;
+        pause_ms(wait);
+        wait = wait < 100 ? wait * 2 : 100;
+    }
+}
+
+void fdl__cache_remote_unlease(fdl__cache_use *u, fdl__cache_lease *lease)
+{
+    if (!lease->remote)
+        return;
+    fdl__remote_lease_release(u->remotes, lease->remote_i, lease->remote);
+    lease->remote = NULL;
 }
 
 /* ---- fdl_cache_remotes --------------------------------------------------------------------- */

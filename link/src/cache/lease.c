@@ -11,6 +11,10 @@
  * a hit, and a miss (the holder failed or died) makes the first waiter to lock the next linker.
  * The holder removes the file before it unlocks, so that the file of a key that is linked does
  * not stay; a waiter that locked a file no longer at that name looks again and retries.
+ *
+ * Across machines: the process that holds the directory's lease (or has no directory) then takes
+ * the key's lease on a Redis remote (cacheremote.c, fdl__cache_remote_lease), within the same
+ * time, so that one process of a farm sharing only the remote links.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -70,15 +74,16 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
 {
     lease->fd = -1;
     lease->waited = 0;
+    lease->remote = NULL;
     memset(out, 0, sizeof *out);
-    if (!u->on || !u->dir || timeout_ms <= 0)
+    if (!u->on || timeout_ms <= 0)
         return FDL_CACHE_MISS;
-    int dfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return FDL_CACHE_MISS;
+    uint64_t deadline = fdl__now_ns() + (uint64_t)timeout_ms * 1000000u;
+    int dfd = u->dir ? open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (dfd < 0) /* no directory: the remote's lease alone */
+        return fdl__cache_remote_lease(u, kind, key, deadline, lease, out);
     char name[64];
     lease_name(key, name);
-    uint64_t deadline = fdl__now_ns() + (uint64_t)timeout_ms * 1000000u;
     fdl_cache_result r = FDL_CACHE_MISS;
     long wait = 1;
     for (int tries = 0; tries < 64; tries++) {
@@ -113,6 +118,17 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
         }
         close(fd); /* a file its holder removed: take the one at the name now */
     }
+    if (r == FDL_CACHE_MISS) {
+        /* first among this machine's processes (or out of time): now among the machines that
+         * share a Redis remote */
+        r = fdl__cache_remote_lease(u, kind, key, deadline, lease, out);
+        if (r != FDL_CACHE_MISS && lease->fd >= 0) {
+            if (lease_current(dfd, name, lease->fd))
+                unlinkat(dfd, name, 0);
+            close(lease->fd);
+            lease->fd = -1;
+        }
+    }
     close(dfd);
     return r;
 }
@@ -120,6 +136,7 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
 void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
                               fdl__cache_lease *lease)
 {
+    fdl__cache_remote_unlease(u, lease);
     if (lease->fd < 0)
         return;
     int dfd = u->dir ? open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

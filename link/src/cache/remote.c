@@ -806,6 +806,224 @@ static int redis_put(remote *r, const char *hex, const unsigned char *data, size
     return redis_simple(r, 3, argv, lens, "SET failed", why, wsize);
 }
 
+/* ---- Redis leases -------------------------------------------------------------------------- */
+/*
+ * The lease of a key across machines: "fdlink-lease:<32 hex>" set to the holder's token with
+ * SET NX PX ttl. While the holder links, a keeper thread of its own (its own connection: a
+ * connection is one thread's) pushes the expiry out every third of the time to live, only while
+ * the key still holds its token; a holder that is killed (or loses the server) stops refreshing
+ * and its lease expires. It is given up with a compare-and-delete: a Lua script through EVAL, or,
+ * where scripts are refused, GET then DEL when the token is still its own.
+ */
+#define REPLY_INTEGER 3
+
+static const char k_release_script[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+    "else return 0 end";
+static const char k_refresh_script[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], "
+    "ARGV[2]) else return 0 end";
+
+struct fdl__remote_lease {
+    remote conn;           /* a copy of the remote's settings with a connection of its own */
+    char key[64], token[96];
+    long ttl_ms;
+    pthread_t keeper;
+    int keeping;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+};
+
+static void lease_key(const char *hex, char key[64])
+{
+    snprintf(key, 64, "fdlink-lease:%.32s", hex);
+}
+
+/* A command's reply type (and its integer), or -1 when it failed; the connection stays. */
+static int redis_ask(remote *r, int argc, const char **argv, const size_t *lens,
+                     long long *integer, char *str, size_t strsize, char *why, size_t wsize)
+{
+    deadline_start(r);
+    if (redis_connect(r, why, wsize) < 0)
+        return -1;
+    void *reply = redis_call(r, argc, argv, lens, why, wsize);
+    if (!reply) {
+        redis_fail(r, "the lease's command failed", why, wsize);
+        return -1;
+    }
+    int t = reply_type(reply);
+    if (integer)
+        *integer = g_redis.layout_1 ? ((const reply_1 *)reply)->integer
+                                    : ((const reply_014 *)reply)->integer;
+    if (str && strsize) {
+        const char *s = "";
+        size_t n = 0;
+        if (t == REPLY_STRING || t == REPLY_STATUS || t == REPLY_ERROR)
+            reply_str(reply, &s, &n);
+        snprintf(str, strsize, "%.*s", (int)(n < strsize ? n : strsize - 1), s ? s : "");
+    }
+    g_redis.fn.free_reply(reply);
+    return t;
+}
+
+/* Run @p script on the key with the token (and @p extra); 1 when it acted, 0 not, -1 failed,
+ * -2 the server refuses scripts. */
+static int lease_script(remote *r, const char *script, const char *key, const char *token,
+                        const char *extra, char *why, size_t wsize)
+{
+    const char *argv[6] = {"EVAL", script, "1", key, token, extra};
+    size_t lens[6] = {4, strlen(script), 1, strlen(key), strlen(token), extra ? strlen(extra) : 0};
+    long long n = 0;
+    char msg[128] = "";
+    int t = redis_ask(r, extra ? 6 : 5, argv, lens, &n, msg, sizeof msg, why, wsize);
+    if (t < 0)
+        return -1;
+    if (t == REPLY_ERROR)
+        return -2;
+    return t == REPLY_INTEGER && n > 0;
+}
+
+/* The same without scripts: GET, and when the token is still ours, DEL or PEXPIRE. */
+static int lease_plain(remote *r, const char *key, const char *token, const char *ttl,
+                       char *why, size_t wsize)
+{
+    const char *get[2] = {"GET", key};
+    size_t glens[2] = {3, strlen(key)};
+    char held[96] = "";
+    int t = redis_ask(r, 2, get, glens, NULL, held, sizeof held, why, wsize);
+    if (t < 0)
+        return -1;
+    if (t != REPLY_STRING || strcmp(held, token) != 0)
+        return 0;
+    const char *act[3] = {ttl ? "PEXPIRE" : "DEL", key, ttl};
+    size_t alens[3] = {ttl ? 7u : 3u, strlen(key), ttl ? strlen(ttl) : 0};
+    long long n = 0;
+    t = redis_ask(r, ttl ? 3 : 2, act, alens, &n, NULL, 0, why, wsize);
+    return t < 0 ? -1 : t == REPLY_INTEGER && n > 0;
+}
+
+static void *lease_keep(void *arg)
+{
+    fdl__remote_lease *l = arg;
+    char ttl[24], why[300];
+    snprintf(ttl, sizeof ttl, "%ld", l->ttl_ms);
+    pipe_guard g;
+    pipe_block(&g);
+    pthread_mutex_lock(&l->lock);
+    while (!l->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        long step = l->ttl_ms / 3 > 0 ? l->ttl_ms / 3 : 1;
+        until.tv_sec += step / 1000;
+        until.tv_nsec += (step % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!l->stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) != ETIMEDOUT)
+            ;
+        if (l->stop)
+            break;
+        pthread_mutex_unlock(&l->lock);
+        int rc = lease_script(&l->conn, k_refresh_script, l->key, l->token, ttl, why, sizeof why);
+        if (rc == -2)
+            rc = lease_plain(&l->conn, l->key, l->token, ttl, why, sizeof why);
+        pthread_mutex_lock(&l->lock);
+        if (rc == 0)
+            break; /* no longer ours (it expired and another took it): nothing to keep */
+        /* a failure: tried again next time; the lease expires if the server stays away */
+    }
+    pthread_mutex_unlock(&l->lock);
+    pipe_restore(&g);
+    return NULL;
+}
+
+int fdl__remote_lease_take(fdl__remotes *rs, size_t i, const char *hex, long ttl_ms,
+                           fdl__remote_lease **out, char *why, size_t wsize)
+{
+    *out = NULL;
+    if (!rs || i >= rs->n || rs->v[i].scheme != SCHEME_REDIS || rs->v[i].read_only)
+        return -1;
+    remote *r = &rs->v[i];
+    fdl__remote_lease *l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(why, wsize, "out of memory");
+        return -1;
+    }
+    lease_key(hex, l->key);
+    /* unique among the machines and processes asking: host, process, clock, address */
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(l->token, sizeof l->token, "%.40s:%ld:%lld.%09ld:%p", host, (long)getpid(),
+             (long long)now.tv_sec, now.tv_nsec, (void *)l);
+    l->ttl_ms = ttl_ms > 0 ? ttl_ms : 1;
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%ld", l->ttl_ms);
+    const char *argv[6] = {"SET", l->key, l->token, "NX", "PX", ttl};
+    size_t lens[6] = {3, strlen(l->key), strlen(l->token), 2, 2, strlen(ttl)};
+    pipe_guard g;
+    pipe_block(&g);
+    int t = redis_ask(r, 6, argv, lens, NULL, NULL, 0, why, wsize);
+    pipe_restore(&g);
+    if (t < 0 || t == REPLY_ERROR) {
+        if (t == REPLY_ERROR)
+            snprintf(why, wsize, "SET NX of a lease answered an error");
+        free(l);
+        return -1;
+    }
+    if (t != REPLY_STATUS) { /* nil: another holds it */
+        free(l);
+        return 0;
+    }
+    l->conn = *r;
+    l->conn.conn = NULL;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    /* no keeper (no thread to be had): the lease lasts its time to live, then expires */
+    l->keeping = pthread_create(&l->keeper, NULL, lease_keep, l) == 0;
+    *out = l;
+    return 1;
+}
+
+void fdl__remote_lease_release(fdl__remotes *rs, size_t i, fdl__remote_lease *l)
+{
+    if (!l)
+        return;
+    if (l->keeping) {
+        pthread_mutex_lock(&l->lock);
+        l->stop = 1;
+        pthread_cond_signal(&l->cond);
+        pthread_mutex_unlock(&l->lock);
+        pthread_join(l->keeper, NULL);
+    }
+    pthread_cond_destroy(&l->cond);
+    pthread_mutex_destroy(&l->lock);
+    if (l->conn.conn)
+        g_redis.fn.free_context(l->conn.conn);
+    if (rs && i < rs->n) {
+        char why[300];
+        pipe_guard g;
+        pipe_block(&g);
+        if (lease_script(&rs->v[i], k_release_script, l->key, l->token, NULL, why, sizeof why) ==
+            -2)
+            lease_plain(&rs->v[i], l->key, l->token, NULL, why, sizeof why);
+        pipe_restore(&g);
+    }
+    free(l);
+}
+
+int fdl__remote_is_redis(const fdl__remotes *rs, size_t i)
+{
+    return rs && i < rs->n && rs->v[i].scheme == SCHEME_REDIS;
+}
+
 /* ---- HTTP ---------------------------------------------------------------------------------- */
 typedef struct body {
     unsigned char *data;

@@ -36,4 +36,17 @@ int fdl__remote_get(fdl__remotes *r, size_t i, const char *hex, size_t max, unsi
 int fdl__remote_put(fdl__remotes *r, size_t i, const char *hex, const unsigned char *data,
                     size_t size, char *why, size_t wsize);
 
+/*
+ * A lease of @p hex on Redis remote @p i (SET "fdlink-lease:<hex>" NX PX @p ttl_ms), kept alive
+ * by a thread of its own while held. @return 1 taken (*lease to give back with
+ * fdl__remote_lease_release), 0 another holds it, -1 the remote failed or is not a writable
+ * Redis (@p why)
+ */
+typedef struct fdl__remote_lease fdl__remote_lease;
+int fdl__remote_lease_take(fdl__remotes *r, size_t i, const char *hex, long ttl_ms,
+                           fdl__remote_lease **lease, char *why, size_t wsize);
+/* Stop keeping it and delete it while it still holds this holder's token; frees @p lease. */
+void fdl__remote_lease_release(fdl__remotes *r, size_t i, fdl__remote_lease *lease);
+int fdl__remote_is_redis(const fdl__remotes *r, size_t i);
+
 #endif /* FDLINK_REMOTE_H */

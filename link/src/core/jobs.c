@@ -3,7 +3,9 @@
  * jobserver it runs under (MAKEFLAGS' --jobserver-auth=fifo:PATH, or R,W file descriptors; the
  * older --jobserver-fds=R,W), one implicit and more as tokens are free, each token given back
  * when the link is over; without a jobserver, FDLINK_JOBS bounds them. So N links of a `make -j`
- * ask for about the build's slots, not N x every processor (issue 32).
+ * ask for about the build's slots, not N x every processor (issue 32). Either way, a memory
+ * budget bounds them too: the memory free to this process (MemAvailable, and the cgroup v2
+ * limit where one is set; FDLINK_MEMORY_BUDGET in its place) over an estimate per thread.
  *
  * Tokens are taken without waiting (a free one now, or none): a link never stalls for slots, it
  * runs on fewer threads. The pipe of the descriptor form is read through a description of its
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdlink/cache.h"
 #include "internal.h"
 #include "linkobj.h"
 
@@ -86,15 +89,118 @@ static int jobs_env(void)
     return errno == 0 && end && *end == '\0' && v >= 1 && v <= 4096 ? (int)v : 0;
 }
 
+/* A whole count of bytes from a file's first line ("max" and what is not a count: 0). */
+static uint64_t read_bytes(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    char line[64] = "";
+    uint64_t v = 0;
+    if (fgets(line, sizeof line, f)) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(line, &end, 10);
+        if (errno == 0 && end != line && (*end == '\n' || *end == '\0'))
+            v = (uint64_t)n;
+    }
+    fclose(f);
+    return v;
+}
+
+/* What the cgroup v2 of this process may still take (memory.max less memory.current), 0 when
+ * no limit is set or it cannot be read. */
+static uint64_t cgroup_room(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return 0;
+    char line[4096], path[4200] = "";
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::", 3) == 0) { /* the unified hierarchy's line */
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(path, sizeof path, "/sys/fs/cgroup%s", line + 3);
+            break;
+        }
+    }
+    fclose(f);
+    if (!path[0])
+        return 0;
+    char file[4300];
+    snprintf(file, sizeof file, "%s/memory.max", path);
+    uint64_t max = read_bytes(file);
+    if (!max)
+        return 0;
+    snprintf(file, sizeof file, "%s/memory.current", path);
+    uint64_t cur = read_bytes(file);
+    return max > cur ? max - cur : 1;
+}
+
+/* /proc/meminfo's MemAvailable in bytes, 0 when it cannot be read. */
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f)
+        return 0;
+    char line[256];
+    uint64_t v = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long kb;
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+            v = (uint64_t)kb * 1024u;
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+int fdl__jobs_memory_threads(uint64_t code_bytes, uint64_t *budget)
+{
+    uint64_t b = 0;
+    const char *env = getenv("FDLINK_MEMORY_BUDGET");
+    if (env && *env) {
+        if (!fdl_cache_parse_size(env, &b))
+            b = 0; /* not a size: as FDLINK_JOBS, set aside (the machine's figures decide) */
+    }
+    if (!b) {
+        uint64_t avail = mem_available(), room = cgroup_room();
+        b = avail && room ? (avail < room ? avail : room) : avail ? avail : room;
+    }
+    if (budget)
+        *budget = b;
+    if (!b)
+        return 0;
+    uint64_t per = FDL__THREAD_MEMORY + code_bytes;
+    uint64_t n = b / per;
+    return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+}
+
 int fdl__jobs_take(fdl_link *link, int want)
 {
     fdl__jobs_give_back(link);
     link->jobs.threads = link->jobs.taken = link->jobs.had_server = 0;
+    link->jobs.memory_bound = 0;
     if (want <= 1)
         return 0;
     int cap = link->opts.jobs > 0 ? link->opts.jobs : jobs_env();
     if (cap && cap < want)
         want = cap;
+    /* the memory each thread may take (ptxas and the optimiser hold a part of the program
+     * each): no more threads than the budget holds, jobserver or not */
+    uint64_t code = 0;
+    for (size_t i = 0; i < link->ninputs; i++)
+        if (!link->inputs[i].builtin)
+            code += link->inputs[i].size;
+    int mem = fdl__jobs_memory_threads(code, NULL);
+    if (mem && mem < want) {
+        want = cap = mem;
+        link->jobs.memory_bound = 1;
+        if (want == 1) {
+            link->jobs.threads = 1; /* one thread: no split, no token */
+            return 1;
+        }
+    }
     int rfd, wfd;
     if (!jobserver_open(getenv("MAKEFLAGS"), &rfd, &wfd)) {
         link->jobs.threads = cap ? want : 0; /* no jobserver: FDLINK_JOBS, else every processor */

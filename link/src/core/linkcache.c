@@ -321,7 +321,7 @@ static long lease_timeout_ms(const fdl_link *link)
 
 int fdl__link_cache_lease(fdl_link *link)
 {
-    if (link->cache_result != FDL_CACHE_MISS || link->lease.fd >= 0)
+    if (link->cache_result != FDL_CACHE_MISS || link->lease.fd >= 0 || link->lease.remote)
         return 0;
     unsigned char key[FDL__CACHE_KEY_SIZE];
     link_key_of(link, key);
@@ -337,7 +337,7 @@ int fdl__link_cache_lease(fdl_link *link)
 
 void fdl__link_cache_unlease(fdl_link *link)
 {
-    if (link->lease.fd < 0)
+    if (link->lease.fd < 0 && !link->lease.remote)
         return;
     unsigned char key[FDL__CACHE_KEY_SIZE];
     link_key_of(link, key);

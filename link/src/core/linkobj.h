@@ -95,6 +95,7 @@ struct fdl_link {
         int threads;        /* the split compile's threads for this run; 0: every processor */
         int taken;          /* tokens taken for the last run (reported by fdlink link -v) */
         int had_server;     /* the last run found a jobserver */
+        int memory_bound;   /* the memory budget bounded the threads (jobs.c) */
     } jobs;                 /* the build's job slots (jobs.c) */
     int no_extended;         /* -split-compile-extended killed nvJitLink for this link before */
     fdl__cache_lease lease;  /* the key's lease while this link makes its entry (lease.c) */
@@ -162,10 +163,19 @@ int fdl__link_split_threads(const fdl_link *link);
 
 /*
  * Take this link's split-compilation threads, at most @p want: from the jobserver of MAKEFLAGS
- * (one implicit slot and the tokens free now), else FDLINK_JOBS; kept in link->jobs until
+ * (one implicit slot and the tokens free now), else FDLINK_JOBS; either way at most the threads
+ * that the memory budget holds (fdl__jobs_memory_threads); kept in link->jobs until
  * fdl__jobs_give_back. @return the threads (0: no bound, every processor)
  */
 int fdl__jobs_take(fdl_link *link, int want);
+/*
+ * The split-compilation threads that the memory budget holds, 0 when no budget is known: the
+ * budget (FDLINK_MEMORY_BUDGET, bytes or with K/M/G; else the least of /proc/meminfo's
+ * MemAvailable and the cgroup v2 memory.max less memory.current, where set) over
+ * FDL__THREAD_MEMORY plus @p code_bytes (the inputs) per thread; at least 1.
+ */
+int fdl__jobs_memory_threads(uint64_t code_bytes, uint64_t *budget);
+#define FDL__THREAD_MEMORY ((uint64_t)256 << 20)
 /* Give the jobserver's tokens back (nothing when none were taken). */
 void fdl__jobs_give_back(fdl_link *link);
 

@@ -280,11 +280,66 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     return FDL_OK;
 }
 
+/* Whether the PTX line at @p p (its end @p end) begins a kernel's or a function's definition:
+ * `[.visible|.weak] .entry|.func`, not an `.extern` declaration. */
+static int ptx_defines(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    static const char *const linkage[] = {".visible", ".weak"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(linkage[i]);
+        if ((size_t)(end - p) > n && memcmp(p, linkage[i], n) == 0 &&
+            (p[n] == ' ' || p[n] == '\t')) {
+            p += n;
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            break;
+        }
+    }
+    return ((size_t)(end - p) > 6 && memcmp(p, ".entry", 6) == 0 &&
+            (p[6] == ' ' || p[6] == '\t')) ||
+           ((size_t)(end - p) > 5 && memcmp(p, ".func", 5) == 0 &&
+            (p[5] == ' ' || p[5] == '\t' || p[5] == '('));
+}
+
+/*
+ * The independent units of the link's code, up to @p enough: split compilation shares functions
+ * out among its threads, so a program of one (a GEMM whose every call is inlined into one kernel)
+ * only pays for the threads. A PTX input counts its definitions (.entry and .func); an input
+ * whose functions cannot be told without linking (an NVVM container of LTO-IR is opaque, as are
+ * fatbins, archives and host objects until unpacked) counts one; a cubin none (its code is made).
+ */
+static size_t code_units(const fdl_link *link, size_t enough)
+{
+    size_t units = 0;
+    for (size_t i = 0; i < link->ninputs && units < enough; i++) {
+        const fdl__link_input *in = &link->inputs[i];
+        if (in->builtin || in->kind == FDL_KIND_CUBIN)
+            continue;
+        if (in->kind != FDL_KIND_PTX || !in->data) {
+            units++;
+            continue;
+        }
+        const char *p = (const char *)in->data, *end = p + in->size;
+        while (p < end && units < enough) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *line_end = nl ? nl : end;
+            if (ptx_defines(p, line_end))
+                units++;
+            p = nl ? nl + 1 : end;
+        }
+    }
+    return units;
+}
+
 /*
  * The threads of a split compile: the field, or fdlink's choice (-1): every processor ("0", the
  * same word on every host, so that the cache key does not depend on the host) when the link's
- * inputs come to FDL_LINK_PARALLEL_BYTES or more, else one thread (nvJitLink's default,
- * and no option at all: small links, benchmark 4's, run exactly as before).
+ * inputs come to FDL_LINK_PARALLEL_BYTES or more and hold FDL_LINK_PARALLEL_UNITS independent
+ * units or more (code_units), else one thread (nvJitLink's default, and no option at all: small
+ * links, benchmark 4's, and one large unit, run exactly as raw nvJitLink runs them). Decided by
+ * the inputs alone, so that the same inputs give the same cubin whatever ran before.
  */
 static int split_threads(const fdl_link *link)
 {
@@ -301,7 +356,9 @@ int fdl__link_split_threads(const fdl_link *link)
     for (size_t i = 0; i < link->ninputs; i++)
         if (!link->inputs[i].builtin)
             code += link->inputs[i].size;
-    return code >= FDL_LINK_PARALLEL_BYTES ? 0 : 1;
+    if (code < FDL_LINK_PARALLEL_BYTES)
+        return 1;
+    return code_units(link, FDL_LINK_PARALLEL_UNITS) >= FDL_LINK_PARALLEL_UNITS ? 0 : 1;
 }
 
 int fdl__link_extended_auto(const fdl_link *link)
