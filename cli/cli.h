@@ -155,8 +155,8 @@ void help_run(FILE *out);
 int cmd_doctor(int argc, char **argv);
 void help_doctor(FILE *out);
 /* fdlink resource-spec (resources.c): the ctest resource spec of the GPUs present. */
-int fdl__cli_resource_spec(int argc, char **argv);
-void fdl__cli_resource_spec_help(FILE *out);
+int cmd_resource_spec(int argc, char **argv);
+void help_resource_spec(FILE *out);
 int cmd_cache(int argc, char **argv);
 void help_cache(FILE *out);
 

@@ -13,7 +13,6 @@
 #include "internal.h"
 #include "hostprobe.h"
 #include "json.h"
-#include "probe.h"
 
 extern char **environ;
 
@@ -705,7 +704,7 @@ int cmd_doctor(int argc, char **argv)
                 rc = cli_usage_error("doctor", "--ctest-resource-spec must come first%s", "");
                 goto cleanup;
             }
-            rc = fdl__cli_resource_spec(argc - i, argv + i);
+            rc = cmd_resource_spec(argc - i, argv + i);
             goto cleanup;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
@@ -754,7 +753,7 @@ int cmd_doctor(int argc, char **argv)
     fdl__probe_driver(&r->driver);
     probe_gpus(r);
     fdl__probe_toolkit(&r->toolkit);
-    fdl__probe_nvjitlink(&r->nvjitlink);
+    fdl__probe_nvjl(&r->nvjitlink);
     fdl__probe_nvrtc(&r->nvrtc);
     fdl__probe_zstd(&r->zstd);
     fdl__probe_cudadevrt(&r->cudadevrt, &r->toolkit);

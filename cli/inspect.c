@@ -6,7 +6,6 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "linktop.h"
 
 void help_inspect(FILE *out)
 {
@@ -25,21 +24,6 @@ void help_inspect(FILE *out)
           "                 inlined (no function of that name left) or stayed calls\n"
           "  -h, --help     show this help\n",
           out);
-}
-
-static const char *kind_title(fdl_input_kind kind)
-{
-    switch (kind) {
-    case FDL_KIND_PTX: return "PTX";
-    case FDL_KIND_CUBIN: return "cubin";
-    case FDL_KIND_FATBIN: return "fatbin";
-    case FDL_KIND_LTOIR: return "LTO-IR";
-    case FDL_KIND_OBJECT: return "host object with device code";
-    case FDL_KIND_LIBRARY: return "static library";
-    case FDL_KIND_CUDA: return "CUDA C source (compiled with NVRTC when linked)";
-    case FDL_KIND_BITCODE: return "NVVM bitcode (compiled with libNVVM when linked)";
-    default: return "unknown";
-    }
 }
 
 static void print_param(const fdl_ptx_param *p)
@@ -159,7 +143,7 @@ static void print_lto_report(const fdl_decls *decls, const void *data, size_t si
 {
     for (size_t i = 0; i < fdl_decls_count(decls); i++) {
         const char *name = fdl_decls_get(decls, i)->name;
-        if (fdl__cubin_defines_function(data, size, name))
+        if (fdl_cubin_defines_function(data, size, name))
             printf("  lto: %s: kept as a function: its calls are calls (its input did not join "
                    "LTO, or LTO did not inline it)\n", name);
         else
@@ -236,7 +220,7 @@ int cmd_inspect(int argc, char **argv)
             continue;
         }
         size_t n = fdl_inspection_count(ins);
-        printf("%s: %s", files[f], kind_title(fdl_inspection_kind(ins)));
+        printf("%s: %s", files[f], fdl_input_kind_title(fdl_inspection_kind(ins)));
         if (fdl_inspection_kind(ins) != FDL_KIND_CUDA &&
             fdl_inspection_kind(ins) != FDL_KIND_BITCODE)
             printf(", %zu image%s", n, n == 1 ? "" : "s");

@@ -6,7 +6,6 @@
 
 #include "cli.h"
 #include "internal.h"
-#include "linktop.h"
 
 void help_link(FILE *out)
 {
@@ -107,17 +106,6 @@ static void on_link_diag(void *ctx, const fdl_error *diag)
         return;
     }
     cli_on_diag(ctx, diag);
-}
-
-int cli_list_add(cli_list *l, const char *s)
-{
-    const char **grown = realloc(l->v, (l->n + 2) * sizeof *grown);
-    if (!grown)
-        return 0;
-    l->v = grown;
-    l->v[l->n++] = s;
-    l->v[l->n] = NULL;
-    return 1;
 }
 
 int cli_link_args_init(cli_link_args *a, int argc)
@@ -275,10 +263,14 @@ int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, in
         }
     } else if ((v = cli_option_value(arg, "--jump-table-density", argc, argv, i, &missing)) ||
                missing) {
+        /* the bounds are the library's (its -1, the default, is no percentage) */
+        int hi = 0;
+        char top[16];
+        fdl_link_option_bounds("jump_table_density", NULL, &hi);
+        snprintf(top, sizeof top, "%d", hi);
         if (!v || !parse_count(v, &a->opts.jump_table_density) ||
-            a->opts.jump_table_density > 101) {
-            *rc = cli_usage_error(cmd, "option --jump-table-density needs a percentage 0-101%s",
-                                  "");
+            a->opts.jump_table_density > hi) {
+            *rc = cli_usage_error(cmd, "option --jump-table-density needs a percentage 0-%s", top);
             return 1;
         }
     } else if ((v = cli_option_value(arg, "-Xnvjitlink", argc, argv, i, &missing)) || missing) {
@@ -362,7 +354,7 @@ int cli_link_check_options(cli_link_args *a)
     a->cuda.include_dirs = a->includes.v;
     a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
-    int rc = fdl__link_options_check(&a->opts, &err);
+    int rc = fdl_link_options_check(&a->opts, &err);
     if (rc != FDL_OK) {
         cli_print_error(&err);
         /* a bad option value is a usage error, as the parser's own are */
@@ -600,13 +592,13 @@ int cmd_link(int argc, char **argv)
             fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
                     nv_hits, nv_compiled);
         int threads = 0, tokens = 0, jobserver = 0;
-        fdl__link_jobs(link, &threads, &tokens, &jobserver);
+        fdl_link_jobs(link, &threads, &tokens, &jobserver);
         if (jobserver)
             fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
                     "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
                     tokens == 1 ? "" : "s",
-                    fdl__link_jobs_memory_bound(link) ? "; the memory budget" : "");
-        else if (threads && fdl__link_jobs_memory_bound(link))
+                    fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
+        else if (threads && fdl_link_jobs_memory_bound(link))
             fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
                     threads, threads == 1 ? "" : "s");
         else if (threads)

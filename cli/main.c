@@ -30,8 +30,8 @@ static const command commands[] = {
     {"embed", "generate C source that embeds device code in a program", cmd_embed, help_embed},
     {"run", "launch a kernel from the command line and check its results", cmd_run, help_run},
     {"doctor", "show what works on this machine, and why not", cmd_doctor, help_doctor},
-    {"resource-spec", "write a ctest resource spec for the GPUs present", fdl__cli_resource_spec,
-     fdl__cli_resource_spec_help},
+    {"resource-spec", "write a ctest resource spec for the GPUs present", cmd_resource_spec,
+     help_resource_spec},
     {"cache", "show, check and clear the cache of links and compiles", cmd_cache, help_cache},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

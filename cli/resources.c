@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "internal.h"
 
-void fdl__cli_resource_spec_help(FILE *out)
+void help_resource_spec(FILE *out)
 {
     fprintf(out,
             "usage: fdlink resource-spec [--slots N] [-o FILE]\n"
@@ -36,7 +36,7 @@ void fdl__cli_resource_spec_help(FILE *out)
             FDL_RESOURCE_SLOTS_MAX);
 }
 
-int fdl__cli_resource_spec(int argc, char **argv)
+int cmd_resource_spec(int argc, char **argv)
 {
     const char *out_path = NULL;
     unsigned slots = 1;
@@ -47,7 +47,7 @@ int fdl__cli_resource_spec(int argc, char **argv)
         int missing;
         const char *v;
         if (cli_is_help(a)) {
-            fdl__cli_resource_spec_help(stdout);
+            help_resource_spec(stdout);
             return 0;
         } else if ((v = cli_option_value(a, "-o", argc, argv, &i, &missing)) || missing) {
             if (missing)

@@ -229,6 +229,17 @@ const char *cli_option_value(const char *arg, const char *opt, int argc, char **
     return v;
 }
 
+int cli_list_add(cli_list *l, const char *s)
+{
+    const char **grown = realloc(l->v, (l->n + 2) * sizeof *grown);
+    if (!grown)
+        return 0;
+    l->v = grown;
+    l->v[l->n++] = s;
+    l->v[l->n] = NULL;
+    return 1;
+}
+
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;

@@ -26,8 +26,7 @@
 #include "backends.h"
 #include "checks.h"
 #include "linkobj.h"
-#include "linktop.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 #include "probe.h"
 
 /* The name CUDA C inputs include the declarations' prototypes under. */
@@ -41,7 +40,7 @@
  * linkobj.h, "checks and backends") and one line here.
  */
 static const fdl__link_check *const checks[] = {&fdl__check_decls, &fdl__check_duplicates};
-static const fdl__link_backend_ops *const backends[] = {&fdl__backend_nvjitlink,
+static const fdl__link_backend_ops *const backends[] = {&fdl__backend_nvjl,
                                                          &fdl__backend_culink};
 
 /* The backend of @p id (FDL_BACKEND_NVJITLINK or FDL_BACKEND_CULINK), or NULL. */
@@ -110,15 +109,15 @@ static int choose_backend(fdl_link *link, fdl_error *err)
     }
     /* with the cache on, a memo of nvJitLink's version spares loading it before a hit */
     if (link->cache.on && !fdl__nvjl_tried() &&
-        fdl__libmemo_lookup(fdl__nvjl_spec(), link->cache.dir, &link->jl_major,
-                            &link->jl_minor, link->jl_id)) {
-        link->jl_known = link->jl_memo = link->jl_id_ok = 1;
+        fdl__libmemo_lookup(fdl__nvjl_spec(), link->cache.dir, &link->nvjl_major,
+                            &link->nvjl_minor, link->nvjl_id)) {
+        link->nvjl_known = link->nvjl_memo = link->nvjl_id_ok = 1;
         link->backend = FDL_BACKEND_NVJITLINK;
         return FDL_OK;
     }
-    fdl_error jl_err = FDL_ERROR_INIT;
+    fdl_error nvjl_err = FDL_ERROR_INIT;
     const fdl__nvjl *nv = NULL;
-    int rc = fdl__nvjl_get(&nv, &jl_err);
+    int rc = fdl__nvjl_get(&nv, &nvjl_err);
     if (rc == FDL_OK) {
         link->backend = FDL_BACKEND_NVJITLINK;
         return fdl__link_need_nv(link, err);
@@ -131,7 +130,7 @@ static int choose_backend(fdl_link *link, fdl_error *err)
         return rc;
     }
     if (err)
-        *err = jl_err;
+        *err = nvjl_err;
     return rc;
 }
 
@@ -155,8 +154,10 @@ static int resolve_arch(fdl_link *link, const char *arch, fdl_error *err)
     return FDL_OK;
 }
 
-int fdl__link_options_check(const fdl_link_options *opts, fdl_error *err)
+int fdl_link_options_check(const fdl_link_options *opts, fdl_error *err)
 {
+    if (!FDL__CHECK_ARG(opts))
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_options_check: opts is NULL");
     fdl_link_options o;
     int rc;
     if ((rc = fdl__link_options_normalise(&o, opts, err)) != FDL_OK ||
@@ -195,10 +196,10 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
      * them: this process's (a repeated link creates no nvJitLink handle for them) or the cache
      * directory's (then the library need not even be loaded before a cache hit) */
     if (link->backend == FDL_BACKEND_NVJITLINK && !fdl__link_probe_known(link)) {
-        if ((rc = fdl__link_need_nv(link, err)) != FDL_OK && link->jl_memo) {
+        if ((rc = fdl__link_need_nv(link, err)) != FDL_OK && link->nvjl_memo) {
             /* the memoed library exists but does not load: decide as without a memo (which
              * may fall back to cuLink) */
-            link->jl_memo = link->jl_known = link->jl_id_ok = 0;
+            link->nvjl_memo = link->nvjl_known = link->nvjl_id_ok = 0;
             rc = choose_backend(link, err);
         }
         if (rc != FDL_OK)
@@ -251,7 +252,7 @@ void fdl_link_destroy(fdl_link *link)
 {
     if (!link)
         return;
-    fdl__jl_ahead_discard(link);
+    fdl__nvjl_ahead_discard(link);
     fdl__jobs_give_back(link);
     fdl__link_cache_unlease(link);
     fdl__strv_free(&link->extra);
@@ -817,19 +818,22 @@ const fdl_diagnostic *fdl_link_diagnostic(const fdl_link *link, size_t index)
     return link && index < link->diags.n ? &link->diags.v[index] : NULL;
 }
 
-int fdl__cubin_defines_function(const void *data, size_t size, const char *name)
+int fdl_cubin_defines_function(const void *data, size_t size, const char *name)
 {
     return data && name && fdl__lto_cubin_keeps(data, size, name);
 }
 
-void fdl__link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
+void fdl_link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver)
 {
-    *threads = link ? link->jobs.threads : 0;
-    *tokens = link ? link->jobs.taken : 0;
-    *jobserver = link ? link->jobs.had_server : 0;
+    if (threads)
+        *threads = link ? link->jobs.threads : 0;
+    if (tokens)
+        *tokens = link ? link->jobs.taken : 0;
+    if (jobserver)
+        *jobserver = link ? link->jobs.had_server : 0;
 }
 
-int fdl__link_jobs_memory_bound(const fdl_link *link)
+int fdl_link_jobs_memory_bound(const fdl_link *link)
 {
     return link ? link->jobs.memory_bound : 0;
 }
@@ -924,7 +928,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     if (fdl__link_extended_auto(link))
         fdl__link_extended_recall(link);
     /* a link on every processor takes the build's job slots instead, when it runs under one */
-    if (backend == &fdl__backend_nvjitlink && fdl__link_split_threads(link) == 0) {
+    if (backend == &fdl__backend_nvjl && fdl__link_split_threads(link) == 0) {
         long nproc = sysconf(_SC_NPROCESSORS_ONLN);
         fdl__jobs_take(link, nproc > 0 && nproc < 4096 ? (int)nproc : 4096);
     }
@@ -934,13 +938,13 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         /* the declaration check of LTO-IR runs nvJitLink too: the link's own run goes beside
          * it, on a thread of its own, and is kept only when every check passes */
         start = fdl__now_ns();
-        if (!(backend == &fdl__backend_nvjitlink && fdl__check_decls_links(link) &&
+        if (!(backend == &fdl__backend_nvjl && fdl__check_decls_links(link) &&
               fdl__link_need_nv(link, NULL) == FDL_OK && ahead_wanted() &&
-              fdl__jl_ahead_start(link)))
+              fdl__nvjl_ahead_start(link)))
             start = 0;
         forget_views(link); /* of an earlier fdl_link_check, if any */
         if ((rc = run_checks(link, err)) != FDL_OK) {
-            fdl__jl_ahead_discard(link);
+            fdl__nvjl_ahead_discard(link);
             fdl__jobs_give_back(link);
             fdl__link_cache_unlease(link);
             return rc;

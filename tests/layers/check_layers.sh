@@ -3,7 +3,7 @@
 # a file resolves to its own layer or one below it.
 #  - modules, bottom to top: abi link host gen cli (cli/ may use every module);
 #  - inside link/src, folders by concern, bottom to top: util cache libs formats core checks
-#    backends, then link.c and linktop.h at the top of link/src.
+#    backends, then link.c at the top of link/src.
 # The build enforces the module order too (each module is an object library that sees only its
 # own and lower modules' headers, so an upward include does not compile); this check also covers
 # link/src's folders (all on link's include path) and headers no file compiles yet, and names

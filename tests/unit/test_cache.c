@@ -40,7 +40,7 @@
 #include "libmemo.h"
 #include "linkobj.h"
 
-/* from nvjitlink.h, which needs the toolkit's headers */
+/* from nvjl.h, which needs the toolkit's headers */
 const fdl__libspec *fdl__nvjl_spec(void);
 int fdl__nvjl_remember(const char *dir, unsigned char id[FDL__LIBMEMO_ID_SIZE]);
 
@@ -143,7 +143,7 @@ static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
             goto done;
     }
     o.rc = fdl_link_complete(link, &err);
-    o.jl_runs = link->jl_runs;
+    o.jl_runs = link->nvjl_runs;
     o.lease_waited = link->lease_waited;
     if (o.rc != FDL_OK)
         goto done;
@@ -891,9 +891,15 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
     size_t n;
     char *mul = slurp(LINK_DATA "/mul.ptx", &n);
     for (int r = 0; r < rounds; r++) {
+        /* the child says each completed link on a pipe: the first round is killed only after
+         * one, so that "some links completed" holds however slow the machine (the kill's moment
+         * is random, not a wait for anything) */
+        int done[2];
+        cr_assert(pipe(done) == 0);
         pid_t pid = fork();
         cr_assert(pid >= 0);
         if (pid == 0) {
+            close(done[0]);
             char *variant = malloc(n + 32);
             for (int i = 0;; i++) { /* link new inputs until killed */
                 memcpy(variant, mul, n);
@@ -902,12 +908,19 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
                 job j = base_job(cache);
                 j.inputs = in;
                 run_job(&j, NULL, NULL);
+                if (i == 0 && write(done[1], "x", 1) != 1)
+                    _exit(1);
             }
         }
+        close(done[1]);
+        char byte;
+        if (r == 0)
+            cr_assert_eq(read(done[0], &byte, 1), 1, "the writer completed no link");
         struct timespec t = {0, (long)(rand() % 150) * 1000000L};
         nanosleep(&t, NULL);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
+        close(done[0]);
     }
     size_t bad_entries = 0, bad = 0;
     cr_assert_eq(fdl_cache_verify(cache, count_bad_entry, &bad_entries, &bad, NULL), FDL_OK);
@@ -1377,7 +1390,7 @@ static pid_t xt_start(const char *dir, int *fd)
                                           &err)) == FDL_OK &&
                 (o.rc = fdl_link_add_data(link, pad, n, "pad.ptx", FDL_KIND_AUTO, &err)) == FDL_OK)
                 o.rc = fdl_link_complete(link, &err);
-            o.jl_runs = link->jl_runs;
+            o.jl_runs = link->nvjl_runs;
             o.extended = fdl__link_extended_auto(link);
             if (o.rc == FDL_OK) {
                 size_t cn = 0;
@@ -1602,7 +1615,7 @@ static int link_two_ltoir_in(const char *callee, const char *dir, int emit_ptx, 
     cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, err), FDL_OK, "%s",
                  err->message);
     rc = fdl_link_complete(link, err);
-    *runs = link->jl_runs;
+    *runs = link->nvjl_runs;
     fdl_link_destroy(link);
     fdl_decls_destroy(decls);
     return rc;
@@ -2134,7 +2147,7 @@ static size_t probes_of_create(fdl_cache_mode mode, const char *dir, int lineinf
     if (rc == FDL_ENOLIB)
         cr_skip_test("%s", err.message);
     cr_assert_eq(rc, FDL_OK, "%s", err.message);
-    size_t probes = link->jl_probes;
+    size_t probes = link->nvjl_probes;
     fdl_link_destroy(link);
     return probes;
 }
@@ -2272,4 +2285,75 @@ Test(cache_pmemo, ptx_scanned_before_is_scanned_only_when_the_link_needs_it)
     free(caller);
     free(mul);
     free(dir);
+}
+
+/* ---- the nvJitLink option list: the cache keys hash it, so its order is pinned (issue 33) ---- */
+
+static void expect_list(const fdl__strv *got, const char *const *want)
+{
+    size_t n = 0;
+    while (want[n])
+        n++;
+    for (size_t i = 0; i < n && i < got->n; i++)
+        cr_expect_str_eq(got->v[i], want[i], "option %zu", i);
+    cr_assert_eq(got->n, n, "%zu options, expected %zu", got->n, n);
+}
+
+Test(cache_keys, the_nvjitlink_option_list_keeps_its_order)
+{
+    fdl_link *link = calloc(1, sizeof *link);
+    cr_assert_not_null(link);
+    link->opts = fdl_link_options_init();
+    snprintf(link->arch, sizeof link->arch, "sm_90");
+    fdl_link_options *o = &link->opts;
+    o->opt_level = 3;
+    o->debug = o->lineinfo = o->verbose = 1;
+    o->maxrregcount = 64;
+    o->ftz = 1;
+    o->prec_div = 0;
+    o->prec_sqrt = 1;
+    o->fma = 0;
+    o->optimize_unused_variables = 1;
+    o->jump_table_density = 50;
+    o->jl_cache = 0;
+    o->device_stack_protector = 1;
+    o->time = 1;
+    o->split_compile = 1;
+    cr_assert(fdl__strv_push(&link->kernels_used, "k1", NULL) &&
+              fdl__strv_push(&link->kernels_used, "k2", NULL) &&
+              fdl__strv_push(&link->variables_used, "v1", NULL) &&
+              fdl__strv_push(&link->xptxas, "-warn-spills", NULL) &&
+              fdl__strv_push(&link->extra, "-Xfoo", NULL));
+    /* the order the hand-written list had before the option table (link/src/core/linkopts.c) */
+    static const char *const cubin[] = {
+        "-arch=sm_90", "-O3", "-g", "-lineinfo", "-verbose", "-maxrregcount=64", "-ftz=1",
+        "-prec-div=0", "-prec-sqrt=1", "-fma=0", "-kernels-used=k1", "-kernels-used=k2",
+        "-variables-used=v1", "-optimize-unused-variables", "-jump-table-density=50",
+        "-no-cache", "-Xptxas=--device-stack-protector=true", "-Xptxas=-warn-spills", "-time",
+        "-Xfoo", "-lto", NULL};
+    static const char *const view[] = {
+        "-arch=sm_90", "-O0", "-g", "-lineinfo", "-verbose", "-maxrregcount=64", "-ftz=1",
+        "-prec-div=0", "-prec-sqrt=1", "-fma=0", "-kernels-used=k1", "-kernels-used=k2",
+        "-variables-used=v1", "-optimize-unused-variables", "-jump-table-density=50",
+        "-no-cache", "-Xptxas=--device-stack-protector=true", "-Xptxas=-warn-spills", "-Xfoo",
+        "-lto", "-ptx", NULL};
+    static const char *const plain[] = {"-arch=sm_90", NULL};
+    fdl__strv out;
+    cr_assert(fdl__link_nvjl_options(link, 1, FDL__NVJL_CUBIN, &out));
+    expect_list(&out, cubin);
+    fdl__strv_free(&out);
+    cr_assert(fdl__link_nvjl_options(link, 1, FDL__NVJL_VIEW, &out));
+    expect_list(&out, view);
+    fdl__strv_free(&out);
+    /* the defaults add nothing (one thread: a small link) */
+    fdl__strv_free(&link->kernels_used);
+    fdl__strv_free(&link->variables_used);
+    fdl__strv_free(&link->xptxas);
+    fdl__strv_free(&link->extra);
+    link->opts = fdl_link_options_init();
+    link->opts.split_compile = 1;
+    cr_assert(fdl__link_nvjl_options(link, 0, FDL__NVJL_CUBIN, &out));
+    expect_list(&out, plain);
+    fdl__strv_free(&out);
+    free(link);
 }

@@ -544,6 +544,13 @@ Test(decls_find, accessors_accept_null)
     fdl_decls_destroy(NULL);
 }
 
+/* Whether timed assertions are made: only in the benchmark run (FDLINK_TEST_TIMED=1). */
+static int timed(void)
+{
+    const char *v = getenv("FDLINK_TEST_TIMED");
+    return v && strcmp(v, "1") == 0;
+}
+
 /* CPU seconds of the calling thread: what the work cost, not how long other processes held the
  * machine's cores (ctest -j and builds beside the tests stretch wall time, not this). */
 static double seconds(void)
@@ -580,8 +587,12 @@ Test(decls_find, handles_4096_declarations_quickly)
         }
     }
     double elapsed = seconds() - t0;
-    /* milliseconds when lookups are O(1); a linear scan would need ~1.6e9 string compares */
-    cr_assert_lt(elapsed, 2.0, "4096 declarations and 81920 lookups took %.3f s", elapsed);
+    /* milliseconds when lookups are O(1); a linear scan would need ~1.6e9 string compares.
+     * A time is no verdict under load: checked only as the benchmark test_decl_timed (label
+     * bench, FDLINK_TEST_TIMED=1), logged otherwise (issue 33) */
+    cr_log_info("4096 declarations and 81920 lookups: %.3f s", elapsed);
+    if (timed())
+        cr_assert_lt(elapsed, 2.0, "4096 declarations and 81920 lookups took %.3f s", elapsed);
     /* a duplicate at the very end is still found */
     len += (size_t)snprintf(text + len, cap - len, "fn_17_x: void()\n");
     fdl_decls *d2 = NULL;
@@ -635,8 +646,11 @@ Test(decls_find, lookup_cost_does_not_grow_with_the_set)
     double t_small = lookup_time(small, 4096, 65536);
     double t_large = lookup_time(large, 65536, 65536);
     cr_log_info("4096 names: %.4f s, 65536 names: %.4f s", t_small, t_large);
-    cr_assert_lt(t_large, 8.0 * t_small + 0.002, "4096 names: %.4f s, 65536 names: %.4f s",
-                 t_small, t_large);
+    /* a ratio of times still moves under load (caches shared with other processes: failed
+     * once at ctest -j8 on 2 cores), so it is the benchmark's verdict, not the unit test's */
+    if (timed())
+        cr_assert_lt(t_large, 8.0 * t_small + 0.002, "4096 names: %.4f s, 65536 names: %.4f s",
+                     t_small, t_large);
     fdl_decls_destroy(small);
     fdl_decls_destroy(large);
 }

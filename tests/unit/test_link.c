@@ -1,5 +1,5 @@
 /*
- * Tests of links (link/src/link.c, link/src/nvjitlink.c, fdlink/link.h) with the real nvJitLink,
+ * Tests of links (link/src/link.c, link/src/libs/nvjl.c, fdlink/link.h) with the real nvJitLink,
  * which needs no GPU. Fixtures: tests/data/link (PTX made by nvcc from tests/data/link/src).
  *
  * Criterion runs each test in its own process, so a test that sets FDLINK_NVJITLINK before its
@@ -406,6 +406,53 @@ Test(link_options, rejects_bad_levels_versions_and_arch_in_extra)
     cr_assert_null(link);
 }
 
+/* The options' table (issue 33): the init function, the bounds the CLI asks for, the check. */
+Test(link_options, init_bounds_and_check_are_the_tables)
+{
+    const fdl_link_options frozen = FDL_LINK_OPTIONS_INIT;
+    fdl_link_options o = fdl_link_options_init();
+    cr_assert_eq(o.version, frozen.version);
+    cr_assert_eq(o.opt_level, frozen.opt_level);
+    cr_assert_eq(o.jump_table_density, frozen.jump_table_density);
+    cr_assert_eq(o.split_compile, frozen.split_compile);
+    cr_assert_eq(o.cache_lease_ms, frozen.cache_lease_ms);
+    cr_assert_eq(o.lto_report, frozen.lto_report);
+    int lo = 7, hi = 7;
+    cr_assert_eq(fdl_link_option_bounds("jump_table_density", &lo, &hi), 1);
+    cr_assert_eq(lo, -1);
+    cr_assert_eq(hi, 101);
+    cr_assert_eq(fdl_link_option_bounds("maxrregcount", NULL, &hi), 1);
+    cr_assert_eq(hi, 65535);
+    cr_assert_eq(fdl_link_option_bounds("no_such_option", &lo, &hi), 0);
+    cr_assert_eq(fdl_link_option_bounds(NULL, &lo, &hi), 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_options_check(NULL, &err), FDL_EINVAL);
+    o.arch = "sm_90";
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    /* each bound, from the table: the edge taken, one past it refused with the table's words */
+    o.jump_table_density = 101;
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    o.jump_table_density = 102;
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "invalid jump_table_density 102 (expected a percentage 0..101, "
+                                  "or -1 for the default)");
+    o.jump_table_density = -1;
+    o.split_compile = 4097;
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "invalid split_compile 4097 (expected a thread count 1..4096, "
+                                  "0 for every processor, or -1 for fdlink's choice)");
+    o.split_compile = -1;
+    /* cuLink's refusal lists its group from the table */
+    o.backend = FDL_BACKEND_CULINK;
+    o.jl_cache = 1;
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    o.jl_cache = 0;
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "time, xptxas, optimize-unused-variables, split-compile, "
+                                  "split-compile-extended, jump-table-density, no-cache and "
+                                  "device-stack-protector are nvJitLink options; not with culink");
+}
+
 Test(link_options, backend_refusal_is_elink_with_its_reason)
 {
     /* nvJitLink accepts -O0 and -O3 only */
@@ -661,6 +708,12 @@ Test(link_input, directory_and_kind_names)
     cr_assert_eq(fdl_input_kind_parse(&kind, "png", &err), FDL_EINVAL);
     cr_assert_str_eq(err.message, "unknown input kind 'png' (expected ptx, cubin, fatbin, ltoir, "
                                   "object, library, cuda or bitcode)");
+    /* every name of a kind from one table (issue 33) */
+    cr_assert_str_eq(fdl_input_kind_title(FDL_KIND_LIBRARY), "static library");
+    cr_assert_str_eq(fdl_input_kind_title(FDL_KIND_AUTO), "unknown");
+    cr_assert_str_eq(fdl_input_kind_title((fdl_input_kind)99), "unknown");
+    cr_assert_str_eq(fdl_input_kind_name(FDL_KIND_BITCODE), "bitcode");
+    cr_assert_str_eq(fdl_input_kind_name((fdl_input_kind)99), "unknown");
 }
 
 Test(link_input, empty_input)

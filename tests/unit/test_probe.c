@@ -15,7 +15,6 @@
 
 #include "fdlink/link.h"
 #include "hostprobe.h"
-#include "linktop.h"
 
 Test(probe, ptx_isa_of_each_cuda_release)
 {
@@ -108,7 +107,7 @@ Test(probe, nvjitlink_missing)
 {
     setenv("FDLINK_NVJITLINK", "/nonexistent/libnvJitLink.so", 1);
     fdl__lib_probe p;
-    fdl__probe_nvjitlink(&p);
+    fdl__probe_nvjl(&p);
     cr_expect_eq(p.status, FDL_ENOLIB);
     cr_expect_str_eq(p.path, "");
     cr_expect(strstr(p.error.message, "/nonexistent/libnvJitLink.so") != NULL, "%s",
@@ -136,7 +135,7 @@ Test(probe, loaded_libraries_say_where_and_which)
         cr_skip_test("no libzstd here: %s", p.error.message);
     cr_expect(strstr(p.path, "zstd") != NULL, "%s", p.path);
     cr_expect_geq(p.major, 1);
-    fdl__probe_nvjitlink(&p);
+    fdl__probe_nvjl(&p);
     if (p.status != FDL_OK)
         cr_skip_test("no nvJitLink here: %s", p.error.message);
     cr_expect(strstr(p.path, "nvJitLink") != NULL, "%s", p.path);
@@ -165,19 +164,19 @@ Test(probe, link_options_checked_without_a_device)
     fdl_link_options o = FDL_LINK_OPTIONS_INIT;
     fdl_error err = FDL_ERROR_INIT;
     o.arch = "sm_90";
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
     o.backend = FDL_BACKEND_CULINK;
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_OK, "culink needs no context to check");
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_OK, "culink needs no context to check");
     o.lto = FDL_LTO_ON;
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_EINVAL);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
     cr_expect_str_eq(err.message, "LTO needs the nvjitlink backend: cuLink cannot link LTO-IR");
     o.lto = FDL_LTO_AUTO;
     o.ftz = 1;
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_EINVAL);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
     o.ftz = -1;
     o.arch = "sm_9x";
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_EINVAL);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
     cr_expect(strstr(err.message, "invalid arch 'sm_9x'") != NULL, "%s", err.message);
     o.arch = "native";
-    cr_expect_eq(fdl__link_options_check(&o, &err), FDL_OK, "%s", err.message);
+    cr_expect_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
 }

@@ -49,8 +49,14 @@ typedef enum fdl_input_kind {
 FDL_API const char *fdl_input_kind_name(fdl_input_kind kind);
 
 /**
+ * What a kind is, for people ("PTX", "static library", "CUDA C source (compiled with NVRTC when
+ * linked)", ...; "unknown" for FDL_KIND_AUTO and other values); static string.
+ */
+FDL_API const char *fdl_input_kind_title(fdl_input_kind kind);
+
+/**
  * Parse a kind name as fdl_input_kind_name writes it ("ptx", "cubin", "fatbin", "ltoir",
- * "object", "library", "cuda", "auto"; also "lto-ir", "o", "a", "lib", "cu").
+ * "object", "library", "cuda", "bitcode", "auto"; also "lto-ir", "o", "a", "lib", "cu", "bc").
  * @return FDL_OK, FDL_EINVAL (unknown name: the message lists the names)
  */
 FDL_API int fdl_input_kind_parse(fdl_input_kind *out, const char *name, fdl_error *err);
@@ -246,6 +252,32 @@ typedef struct fdl_link_options {
 typedef struct fdl_link fdl_link;
 
 /**
+ * The current version's defaults, as FDL_LINK_OPTIONS_INIT gives them, for callers that would
+ * rather not depend on the positional macro (it stays, kept in step with the fields: a compiler
+ * with -Wextra warns where a positional initializer misses one).
+ * Thread-safety: any thread.
+ */
+FDL_API fdl_link_options fdl_link_options_init(void);
+
+/**
+ * The checks fdl_link_create makes of @p opts before it loads anything: each option on its own,
+ * and what the chosen backend cannot do (culink refuses nvJitLink's options). Nothing is loaded
+ * and no device is needed, so a tool can say what is wrong with a command line first.
+ * @return FDL_OK, or what fdl_link_create would return for these options: FDL_EINVAL (the
+ *         message names the option) or FDL_ELIMIT (a list or an option text too long)
+ * Thread-safety: any thread.
+ */
+FDL_API int fdl_link_options_check(const fdl_link_options *opts, fdl_error *err);
+
+/**
+ * The bounds fdl_link_create accepts for the int option named as its field (e.g.
+ * "jump_table_density", "maxrregcount"), inclusive: the one place they are written.
+ * @return 1 and *min, *max (either may be NULL), or 0 for a name that has no bounds
+ * Thread-safety: any thread.
+ */
+FDL_API int fdl_link_option_bounds(const char *name, int *min, int *max);
+
+/**
  * Create a link: check the options, choose and load the backend, resolve "native" to the current
  * device's architecture, and with cudadevrt locate the toolkit's libcudadevrt.a (FDLINK_CUDA_ROOT,
  * CUDA_PATH, the toolkit fdlink was built with, /usr/local/cuda; `<root>/lib64/libcudadevrt.a`).
@@ -438,6 +470,29 @@ FDL_API const char *fdl_link_error_log(const fdl_link *link);
  * milliseconds; 0 until the backend ran (also when a check failed).
  */
 FDL_API double fdl_link_wall_ms(const fdl_link *link);
+
+/**
+ * The split compilation of the completed link (issue 32), for a tool's report: *threads the
+ * threads it ran on (0: none asked of the build's jobserver), *tokens the jobserver slots it took
+ * beyond its own, *jobserver 1 when a jobserver (MAKEFLAGS) was there. All 0 for a NULL link.
+ * Thread-safety: as fdl_link_wall_ms.
+ */
+FDL_API void fdl_link_jobs(const fdl_link *link, int *threads, int *tokens, int *jobserver);
+
+/**
+ * Whether the memory budget bounded the threads fdl_link_jobs reports (issue 32: the memory free
+ * to the link, FDLINK_MEMORY_BUDGET in its place). @return 1 or 0 (0 for a NULL link)
+ * Thread-safety: as fdl_link_wall_ms.
+ */
+FDL_API int fdl_link_jobs_memory_bound(const fdl_link *link);
+
+/**
+ * Whether the cubin @p data, @p size defines a function @p name (any binding): a function LTO
+ * inlined everywhere is gone from the linked cubin (fdlink inspect --decl's LTO report).
+ * @return 1 or 0 (0 also for NULL arguments or bytes that are not a cubin)
+ * Thread-safety: any thread.
+ */
+FDL_API int fdl_cubin_defines_function(const void *data, size_t size, const char *name);
 
 /**
  * Where the completed link's result came from: FDL_CACHE_HIT_MEMORY or FDL_CACHE_HIT_DISK (the

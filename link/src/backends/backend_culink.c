@@ -24,17 +24,9 @@ static int culink_combination(const fdl_link_options *o, fdl_error *err)
     if (o->extra && o->extra[0])
         return fdl__fail(err, FDL_EINVAL, "extra options are nvJitLink options; the culink "
                                           "backend takes none");
-    if (o->ftz >= 0 || o->prec_div >= 0 || o->prec_sqrt >= 0 || o->fma >= 0 ||
-        (o->kernels_used && o->kernels_used[0]) || (o->variables_used && o->variables_used[0]))
-        return fdl__fail(err, FDL_EINVAL, "ftz, prec-div, prec-sqrt, fma, kernels-used and "
-                                          "variables-used are nvJitLink options; not with culink");
-    if (o->time || (o->xptxas && o->xptxas[0]) || o->optimize_unused_variables ||
-        o->split_compile >= 0 || o->split_compile_extended >= 0 || o->jump_table_density >= 0 ||
-        o->jl_cache == 0 || o->device_stack_protector)
-        return fdl__fail(err, FDL_EINVAL, "time, xptxas, optimize-unused-variables, split-compile, "
-                                          "split-compile-extended, jump-table-density, no-cache "
-                                          "and device-stack-protector are nvJitLink options; not "
-                                          "with culink");
+    int rc = fdl__link_options_nvjl_only(o, "culink", err);
+    if (rc != FDL_OK)
+        return rc;
     if (o->cuda && o->cuda->output == FDL_CUDA_OUTPUT_LTOIR)
         return fdl__fail(err, FDL_EINVAL, "CUDA C compiled to LTO-IR needs the nvjitlink "
                                           "backend: cuLink cannot link LTO-IR");

@@ -7,7 +7,7 @@
 
 #include "linkobj.h"
 
-extern const fdl__link_backend_ops fdl__backend_nvjitlink; /* backend_nvjitlink.c */
+extern const fdl__link_backend_ops fdl__backend_nvjl; /* backend_nvjl.c */
 extern const fdl__link_backend_ops fdl__backend_culink;    /* backend_culink.c */
 
 #endif /* FDLINK_BACKENDS_H */

@@ -1,8 +1,8 @@
 /*
- * The link cache: keys (XXH3-128 over labelled, length-prefixed fields), entries (a header, a
- * checksum, sections), the memory tier (this process) and the disk tier (a directory shared by
- * processes and machines, where rename is the only atomic step relied on), eviction, and the
- * administration functions of fdlink/cache.h.
+ * The link cache: entries (a header, a checksum, sections), the memory tier (this process) and
+ * the disk tier (a directory shared by processes and machines, where rename is the only atomic
+ * step relied on), eviction, and the administration functions of fdlink/cache.h. The keys
+ * (XXH3-128 over labelled, length-prefixed fields) are key.c's.
  *
  * Entry file, little-endian:
  *   0  magic "FDLCACHE"        8  format (u32)        12 kind (u32)
@@ -43,7 +43,7 @@
 #include "fdlink/cache.h"
 #include "fdlink/version.h"
 #include "internal.h"
-#include "remote.h"
+#include "transport.h"
 #include "sign.h"
 
 #define HEADER_SIZE 64
@@ -80,103 +80,6 @@ static uint32_t get32(const unsigned char *p)
 static uint64_t get64(const unsigned char *p)
 {
     return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-/* ---- keys -------------------------------------------------------------------------------- */
-struct fdl__keyb {
-    XXH3_state_t *st;
-    int oom;
-};
-
-fdl__keyb *fdl__keyb_new(uint32_t kind)
-{
-    fdl__keyb *k = calloc(1, sizeof *k);
-    if (!k)
-        return NULL;
-    k->st = XXH3_createState();
-    if (!k->st || XXH3_128bits_reset(k->st) != XXH_OK) {
-        fdl__keyb_free(k);
-        return NULL;
-    }
-    fdl__keyb_u64(k, 0x464f524d /* FORM */, FDL__CACHE_FORMAT);
-    fdl__keyb_u64(k, 0x4b494e44 /* KIND */, kind);
-    fdl__keyb_str(k, 0x56455253 /* VERS */, FDLINK_VERSION_STRING);
-    return k;
-}
-
-void fdl__keyb_bytes(fdl__keyb *k, uint32_t tag, const void *data, size_t size)
-{
-    unsigned char head[13];
-    put32(head, tag);
-    head[4] = 1; /* present */
-    put64(head + 5, (uint64_t)size);
-    if (XXH3_128bits_update(k->st, head, sizeof head) != XXH_OK ||
-        (size && XXH3_128bits_update(k->st, data, size) != XXH_OK))
-        k->oom = 1;
-}
-
-void fdl__keyb_str(fdl__keyb *k, uint32_t tag, const char *s)
-{
-    if (s) {
-        fdl__keyb_bytes(k, tag, s, strlen(s));
-        return;
-    }
-    unsigned char head[13] = {0};
-    put32(head, tag); /* head[4] == 0: absent */
-    if (XXH3_128bits_update(k->st, head, sizeof head) != XXH_OK)
-        k->oom = 1;
-}
-
-void fdl__keyb_u64(fdl__keyb *k, uint32_t tag, uint64_t v)
-{
-    unsigned char b[8];
-    put64(b, v);
-    fdl__keyb_bytes(k, tag, b, sizeof b);
-}
-
-int fdl__keyb_finish(fdl__keyb *k, unsigned char key[FDL__CACHE_KEY_SIZE])
-{
-    int ok = k && !k->oom;
-    if (ok) {
-        XXH128_canonical_t c;
-        XXH128_canonicalFromHash(&c, XXH3_128bits_digest(k->st));
-        memcpy(key, c.digest, FDL__CACHE_KEY_SIZE);
-    }
-    fdl__keyb_free(k);
-    return ok;
-}
-
-void fdl__keyb_free(fdl__keyb *k)
-{
-    if (!k)
-        return;
-    XXH3_freeState(k->st);
-    free(k);
-}
-
-void fdl__cache_key_hex(const unsigned char key[FDL__CACHE_KEY_SIZE], char hex[33])
-{
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < FDL__CACHE_KEY_SIZE; i++) {
-        hex[2 * i] = digits[key[i] >> 4];
-        hex[2 * i + 1] = digits[key[i] & 15];
-    }
-    hex[32] = '\0';
-}
-
-static int hex_key(const char *hex, unsigned char key[FDL__CACHE_KEY_SIZE])
-{
-    for (int i = 0; i < 2 * FDL__CACHE_KEY_SIZE; i++) {
-        char c = hex[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (v < 0)
-            return 0;
-        if (i % 2 == 0)
-            key[i / 2] = (unsigned char)(v << 4);
-        else
-            key[i / 2] |= (unsigned char)v;
-    }
-    return 1;
 }
 
 /* ---- entries ----------------------------------------------------------------------------- */
@@ -1040,7 +943,7 @@ static int is_memo_name(const char *name)
     size_t n = strlen(name);
     unsigned char key[FDL__CACHE_KEY_SIZE];
     return n == 32 + strlen(MEMO_SUFFIX) && strcmp(name + 32, MEMO_SUFFIX) == 0 &&
-           hex_key(name, key);
+           fdl__cache_key_from_hex(name, key);
 }
 
 /* Remove the memos of @p dir; FDL_OK or FDL_EIO. */
@@ -1095,7 +998,7 @@ static int is_entry_name(const char *name)
     size_t n = strlen(name);
     unsigned char key[FDL__CACHE_KEY_SIZE];
     return n == 32 + strlen(ENTRY_SUFFIX) && strcmp(name + 32, ENTRY_SUFFIX) == 0 &&
-           hex_key(name, key);
+           fdl__cache_key_from_hex(name, key);
 }
 
 static int is_temp_name(const char *name)
@@ -1461,7 +1364,7 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
     scan_free(&s);
     if (rc == FDL_OK)
         rc = remove_memos(d, err);
-    /* the counters (stats, cacheremote.c's remote-stats), or whatever was planted under their
+    /* the counters (stats, tier_remote.c's remote-stats), or whatever was planted under their
      * names (a directory stays) */
     if (rc == FDL_OK)
         rc = remove_counter(d, STATS_FILE, err);
@@ -1543,7 +1446,7 @@ int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_
             continue; /* removed meanwhile, or replaced by what is no entry */
         }
         unsigned char key[FDL__CACHE_KEY_SIZE];
-        hex_key(s.v[i].name, key);
+        fdl__cache_key_from_hex(s.v[i].name, key);
         uint32_t kind = 0;
         const char *problem = check_entry(b, n, key, &kind, payload);
         if (problem[0] && unlinkat(dfd, s.v[i].name, 0) == 0) {

@@ -42,6 +42,8 @@ void fdl__keyb_free(fdl__keyb *k);
 
 /* "<32 hex digits>" of a key. */
 void fdl__cache_key_hex(const unsigned char key[FDL__CACHE_KEY_SIZE], char hex[33]);
+/* The key of 32 hex digits at @p hex (key.c). @return 1, or 0 when they are not hex */
+int fdl__cache_key_from_hex(const char *hex, unsigned char key[FDL__CACHE_KEY_SIZE]);
 
 /* The sections of an entry read back (owned buffer; p[i] point into it). */
 typedef struct fdl__cache_sections {
@@ -68,7 +70,7 @@ typedef struct fdl__cache_use {
     char *dir;          /* the directory, NULL when there is none */
     uint64_t max_size;
     char warning[512];  /* why the directory (or a remote) cannot be used, "" when it can */
-    struct fdl__remotes *remotes; /* remote stores (remote.h), NULL for none */
+    struct fdl__remotes *remotes; /* remote stores (transport.h), NULL for none */
     unsigned char *sign_key;      /* FDLINK_CACHE_KEY_FILE's bytes, NULL for none */
     size_t sign_key_len;
     int quiet_misses;             /* a second look (lease.c): memory and directory only, misses
@@ -117,7 +119,7 @@ typedef struct fdl__cache_lease {
 #define FDL__REMOTE_LEASE_TTL_MS 5000L
 
 /*
- * The lease of @p key on the first writable Redis remote not set aside (cacheremote.c): taken
+ * The lease of @p key on the first writable Redis remote not set aside (tier_remote.c): taken
  * with SET NX PX, waited for until @p deadline_ns (fdl__now_ns) while another machine holds it,
  * the remote's entry looked at after each try. @return FDL_CACHE_HIT_REMOTE (*out) or
  * FDL_CACHE_MISS (lease->remote set when this process holds the lease and links)
@@ -164,7 +166,7 @@ int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
 
 /*
- * The remote tier (cacheremote.c), below the directory: a miss there asks the remotes in order,
+ * The remote tier (tier_remote.c), below the directory: a miss there asks the remotes in order,
  * and a hit is adopted; a new entry (whole, as written) goes to every writable remote. A remote
  * that fails is set aside for the rest of the process (one warning, in u->warning).
  */
@@ -177,7 +179,7 @@ void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE
  * @return FDL_OK, FDL_ELIMIT (longer than @p size), fdl_cache_dir's errors */
 int fdl__cache_admin_dir(const char *dir, char *buf, size_t size, fdl_error *err);
 
-/* Count an event of a remote in "<dir>/remote-stats" (cacheremote.c). */
+/* Count an event of a remote in "<dir>/remote-stats" (tier_remote.c). */
 #define FDL__REMOTE_STATS "remote-stats"
 void fdl__cache_remote_count(const char *dir, const char *display, char event);
 /*

@@ -13,7 +13,7 @@
  * not stay; a waiter that locked a file no longer at that name looks again and retries.
  *
  * Across machines: the process that holds the directory's lease (or has no directory) then takes
- * the key's lease on a Redis remote (cacheremote.c, fdl__cache_remote_lease), within the same
+ * the key's lease on a Redis remote (tier_remote.c, fdl__cache_remote_lease), within the same
  * time, so that one process of a farm sharing only the remote links.
  */
 #define _POSIX_C_SOURCE 200809L

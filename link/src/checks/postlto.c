@@ -18,7 +18,7 @@
 #include "internal.h"
 #include "checks.h"
 #include "linkobj.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 
 /* Byte offset of 1-based @p line, @p column in @p text, or SIZE_MAX. */
 static size_t offset_of(const char *text, size_t len, unsigned line, unsigned column)
@@ -105,7 +105,7 @@ int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, in
 {
     if (ins[0]->post_lto)
         return FDL_OK;
-    fdl__jl_run run;
+    fdl__nvjl_run run;
     memset(&run, 0, sizeof run);
     const unsigned char *keep = with_keeper ? link->keeper : NULL;
     /* the post-LTO PTX depends only on the inputs, the keeper and the options: cached */
@@ -120,8 +120,8 @@ int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, in
         run.out[cached.len[0]] = '\0';
         run.out_size = cached.len[0];
     } else if ((rc = fdl__link_need_nv(link, err)) == FDL_OK) {
-        rc = fdl__jl_link(link, 1, FDL__JL_VIEW, ins, n, keep, link->keeper_size, &run, err);
-        link->jl_runs++;
+        rc = fdl__nvjl_link(link, 1, FDL__NVJL_VIEW, ins, n, keep, link->keeper_size, &run, err);
+        link->nvjl_runs++;
         if (rc == FDL_OK && keyed) {
             const unsigned char *secs[1] = {run.out};
             size_t lens[1] = {run.out_size};
@@ -153,7 +153,7 @@ int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, in
                                &ins[0]->post_lto, err);
         fdl__buf_free(&name);
     }
-    fdl__jl_run_free(&run);
+    fdl__nvjl_run_free(&run);
     return rc;
 }
 

@@ -26,7 +26,7 @@
 #include "internal.h"
 #include "libs.h"
 #include "linkobj.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 
 #define BUNDLE_FORMAT 1u
 #define HEAD 16

@@ -51,7 +51,7 @@ int fdl__isolate_wanted(const fdl_link_options *o)
 
 /* What the child sends first: the result, then out, info and error bytes of these sizes. */
 typedef struct message {
-    int32_t rc;      /* fdl__jl_link's status in the child */
+    int32_t rc;      /* fdl__nvjl_link's status in the child */
     int32_t r;       /* nvJitLink's result */
     int64_t refused; /* index of the input refused; -1 none; -2 the extra LTO-IR */
     uint64_t out_size, info_size, error_size;
@@ -76,7 +76,7 @@ static int write_all(int fd, const void *p, size_t n)
 
 /*
  * In the child, first: die with the parent. PR_SET_PDEATHSIG sends SIGKILL when the thread that
- * forked ends (it waits in fdl__isolate_jl_link until the child is reaped, so: when the parent
+ * forked ends (it waits in fdl__isolate_nvjl_link until the child is reaped, so: when the parent
  * process dies, whatever kills it); the parent may have died before prctl ran, which getppid then
  * tells. The signals that end a program from outside are back to their default actions and
  * unblocked: a program's own handlers are for the program, not for this copy of it.
@@ -104,7 +104,7 @@ static void die_with_parent(pid_t parent)
 }
 
 /* In the child: link, send, _exit. Never returns. */
-static void child(int out_fd, int log_fd, fdl__jl_link_fn here, const fdl_link *link, int lto,
+static void child(int out_fd, int log_fd, fdl__nvjl_link_fn here, const fdl_link *link, int lto,
                   int ptx,
                   fdl__link_input *const *ins, size_t nins, const unsigned char *extra,
                   size_t extra_size)
@@ -123,7 +123,7 @@ static void child(int out_fd, int log_fd, fdl__jl_link_fn here, const fdl_link *
         _exit(125);
     if (log_fd != STDOUT_FILENO && log_fd != STDERR_FILENO)
         close(log_fd);
-    fdl__jl_run run;
+    fdl__nvjl_run run;
     fdl_error err = FDL_ERROR_INIT;
     message m;
     memset(&m, 0, sizeof m);
@@ -225,9 +225,9 @@ static char *join_logs(const char *log, const unsigned char *said, size_t nsaid,
     return b.data ? b.data : calloc(1, 1);
 }
 
-int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, int ptx,
+int fdl__isolate_nvjl_link(fdl__nvjl_link_fn here, const fdl_link *link, int lto, int ptx,
                          fdl__link_input *const *ins, size_t nins, const unsigned char *extra,
-                         size_t extra_size, fdl__jl_run *run, fdl_error *err)
+                         size_t extra_size, fdl__nvjl_run *run, fdl_error *err)
 {
     int data[2] = {-1, -1}, logs[2] = {-1, -1}, rc = FDL_OK;
     sink out = {NULL, 0, 0, -1, 0, 0}, said = {NULL, 0, 0, -1, 0, 0};

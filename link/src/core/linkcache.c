@@ -29,7 +29,7 @@
 #include "internal.h"
 #include "libs.h"
 #include "linkobj.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 
 /* Field tags (four letters, for reading a key dump). */
 #define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
@@ -56,11 +56,11 @@ int fdl__link_need_nv(fdl_link *link, fdl_error *err)
     /* the library's own word from now on; a memo that disagrees made keys of another version */
     unsigned major = 0, minor = 0;
     int known = link->nv->version && link->nv->version(&major, &minor) == NVJITLINK_SUCCESS;
-    link->jl_memo = 0;
-    link->jl_known = known;
-    link->jl_major = major;
-    link->jl_minor = minor;
-    link->jl_id_ok = known && link->cache.on && fdl__nvjl_remember(link->cache.dir, link->jl_id);
+    link->nvjl_memo = 0;
+    link->nvjl_known = known;
+    link->nvjl_major = major;
+    link->nvjl_minor = minor;
+    link->nvjl_id_ok = known && link->cache.on && fdl__nvjl_remember(link->cache.dir, link->nvjl_id);
     return FDL_OK;
 }
 
@@ -75,12 +75,12 @@ static void key_probe_options(fdl__keyb *k, const fdl__strv *o)
 /* The memo of options that a library accepted, in the cache directory: its key. */
 static int probe_key(fdl_link *link, const fdl__strv *o, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
-    if (!link->jl_id_ok || !link->cache.on || !link->cache.dir)
+    if (!link->nvjl_id_ok || !link->cache.on || !link->cache.dir)
         return 0;
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_MEMO);
     if (k) {
         fdl__keyb_str(k, TAG('P', 'R', 'O', 'B'), "nvJitLinkCreate accepts");
-        fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->jl_id, sizeof link->jl_id);
+        fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->nvjl_id, sizeof link->nvjl_id);
         key_probe_options(k, o);
     }
     return k && fdl__keyb_finish(k, key);
@@ -95,12 +95,12 @@ static int probe_pkey(fdl_link *link, const fdl__strv *o, unsigned char key[FDL_
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_PMEMO);
     if (k) {
         fdl__keyb_str(k, TAG('P', 'R', 'O', 'B'), "nvJitLinkCreate accepts");
-        fdl__keyb_u64(k, TAG('J', 'L', 'K', 'N'), (uint64_t)link->jl_known);
-        fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), link->jl_major);
-        fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), link->jl_minor);
-        fdl__keyb_u64(k, TAG('L', 'I', 'B', 'K'), (uint64_t)link->jl_id_ok);
-        if (link->jl_id_ok)
-            fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->jl_id, sizeof link->jl_id);
+        fdl__keyb_u64(k, TAG('J', 'L', 'K', 'N'), (uint64_t)link->nvjl_known);
+        fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), link->nvjl_major);
+        fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), link->nvjl_minor);
+        fdl__keyb_u64(k, TAG('L', 'I', 'B', 'K'), (uint64_t)link->nvjl_id_ok);
+        if (link->nvjl_id_ok)
+            fdl__keyb_bytes(k, TAG('L', 'I', 'B', 'I'), link->nvjl_id, sizeof link->nvjl_id);
         key_probe_options(k, o);
     }
     return k && fdl__keyb_finish(k, key);
@@ -124,7 +124,7 @@ static int probe_known_on_disk(fdl_link *link, const fdl__strv *o)
 int fdl__link_probe_known(fdl_link *link)
 {
     fdl__strv o;
-    if (!fdl__link_jl_options(link, 0, 0, &o))
+    if (!fdl__link_nvjl_options(link, 0, 0, &o))
         return 0;
     unsigned char pkey[FDL__CACHE_KEY_SIZE];
     int have_pkey = probe_pkey(link, &o, pkey);
@@ -141,7 +141,7 @@ int fdl__link_probe_known(fdl_link *link)
 void fdl__link_probe_remember(fdl_link *link)
 {
     fdl__strv o;
-    if (!fdl__link_jl_options(link, 0, 0, &o))
+    if (!fdl__link_nvjl_options(link, 0, 0, &o))
         return;
     unsigned char key[FDL__CACHE_KEY_SIZE];
     if (probe_pkey(link, &o, key))
@@ -179,14 +179,14 @@ void fdl__link_scan_remember(const fdl__link_input *in)
 }
 
 /* The linker as the key sees it: nvJitLink's major.minor, the arch and the nvJitLink options in
- * canonical form (fdl__link_jl_options with @p lto and @p ptx); 0 when out of memory. */
+ * canonical form (fdl__link_nvjl_options with @p lto and @p ptx); 0 when out of memory. */
 static int key_linker(fdl__keyb *k, fdl_link *link, int lto, int ptx)
 {
-    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), link->jl_major);
-    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), link->jl_minor);
+    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'A'), link->nvjl_major);
+    fdl__keyb_u64(k, TAG('J', 'L', 'M', 'I'), link->nvjl_minor);
     fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), link->arch);
     fdl__strv o;
-    if (!fdl__link_jl_options(link, lto, ptx, &o))
+    if (!fdl__link_nvjl_options(link, lto, ptx, &o))
         return 0;
     fdl__keyb_u64(k, TAG('N', 'O', 'P', 'T'), o.n);
     for (size_t i = 0; i < o.n; i++)
@@ -201,7 +201,7 @@ static int link_key(fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_LINK);
     if (!k)
         return 0;
-    if (!link->jl_known || link->opts.time) {
+    if (!link->nvjl_known || link->opts.time) {
         /* a version that cannot be told apart cannot be cached; nor can -time's log, which says
          * how long this run took (a hit would give an old run's times as the new one's) */
         fdl__keyb_free(k);
@@ -247,12 +247,12 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
         return 0;
     /* a check that misses runs nvJitLink: its version from itself (the error, if it cannot be
      * loaded, comes from that run) */
-    if (fdl__link_need_nv(link, NULL) != FDL_OK || !link->jl_known)
+    if (fdl__link_need_nv(link, NULL) != FDL_OK || !link->nvjl_known)
         return 0;
     fdl__keyb *k = fdl__keyb_new(FDL__CACHE_CHECK);
     if (!k)
         return 0;
-    if (!key_linker(k, link, 1, FDL__JL_VIEW)) {
+    if (!key_linker(k, link, 1, FDL__NVJL_VIEW)) {
         fdl__keyb_free(k);
         return 0;
     }
@@ -469,10 +469,10 @@ int fdl__link_cache_lookup(fdl_link *link)
         /* the link runs nvJitLink now: when the memo's version was not the library's, the key
          * named another linker, so look again under the right one (a failed load is reported
          * by the link itself) */
-        if (link->jl_memo) {
-            unsigned major = link->jl_major, minor = link->jl_minor;
+        if (link->nvjl_memo) {
+            unsigned major = link->nvjl_major, minor = link->nvjl_minor;
             if (fdl__link_need_nv(link, NULL) == FDL_OK &&
-                (!link->jl_known || link->jl_major != major || link->jl_minor != minor))
+                (!link->nvjl_known || link->nvjl_major != major || link->nvjl_minor != minor))
                 return fdl__link_cache_lookup(link);
         }
         return 0;

@@ -14,7 +14,7 @@
 #include "libmemo.h"
 #include "formats.h"
 #include "libs.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 #include "strv.h"
 
 
@@ -44,11 +44,11 @@ struct fdl_link {
     char *devrt;         /* path of libcudadevrt.a with the cudadevrt option */
     fdl_link_backend backend;
     const fdl__nvjl *nv;  /* NULL until nvJitLink is needed when its memo gave the version */
-    unsigned jl_major, jl_minor; /* nvJitLink's version, from nv or from its memo */
-    int jl_known;         /* jl_major/jl_minor are known (nvJitLink 12.3 and later say it) */
-    int jl_memo;          /* jl_major/jl_minor came from the memo (nv is NULL) */
-    int jl_id_ok;         /* jl_id identifies the library (libmemo.h) */
-    unsigned char jl_id[FDL__LIBMEMO_ID_SIZE];
+    unsigned nvjl_major, nvjl_minor; /* nvJitLink's version, from nv or from its memo */
+    int nvjl_known;         /* nvjl_major/nvjl_minor are known (nvJitLink 12.3 and later say it) */
+    int nvjl_memo;          /* nvjl_major/nvjl_minor came from the memo (nv is NULL) */
+    int nvjl_id_ok;         /* nvjl_id identifies the library (libmemo.h) */
+    unsigned char nvjl_id[FDL__LIBMEMO_ID_SIZE];
     fdl__link_input *inputs;
     size_t ninputs;
     size_t cap;
@@ -84,8 +84,8 @@ struct fdl_link {
     size_t nvrtc_hits, nvrtc_compiled;
     char *cache_dir;        /* owned copy of opts.cache_dir */
     char *cache_remote;     /* owned copy of opts.cache_remote */
-    size_t jl_runs;         /* nvJitLink links run (checks included), for the tests */
-    size_t jl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
+    size_t nvjl_runs;         /* nvJitLink links run (checks included), for the tests */
+    size_t nvjl_probes;       /* nvJitLinkCreate calls of the option probe, for the tests */
     size_t scans_put_off;   /* PTX inputs whose scan waited for the link to need it (tests) */
     struct {
         int server;         /* tokens were taken from a jobserver (rfd, wfd open) */
@@ -100,12 +100,12 @@ struct fdl_link {
     int no_extended;         /* -split-compile-extended killed nvJitLink for this link before */
     fdl__cache_lease lease;  /* the key's lease while this link makes its entry (lease.c) */
     int lease_waited;        /* another process held the lease when this link missed (tests) */
-    struct fdl__jl_ahead *ahead; /* the link's own run, started beside the checks (linkjl.c) */
+    struct fdl__nvjl_ahead *ahead; /* the link's own run, started beside the checks (linknvjl.c) */
     size_t ahead_runs;      /* links started ahead of their checks, for the tests */
 };
 
 /* The outcome of one nvJitLink run. */
-typedef struct fdl__jl_run {
+typedef struct fdl__nvjl_run {
     nvJitLinkResult r;
     const char *refused; /* the input the backend refused, if it was one */
     unsigned char *out;  /* cubin, or with ptx NUL-terminated PTX */
@@ -113,7 +113,7 @@ typedef struct fdl__jl_run {
     char *info;
     char *error;
     int signal;          /* the isolated link's child died of this signal (isolate.c) */
-} fdl__jl_run;
+} fdl__nvjl_run;
 
 /* ---- linkobj.c: the link object's helpers ---------------------------------------------------- */
 
@@ -136,6 +136,12 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
                                 fdl_error *err);
 /* The options on their own. @return FDL_OK, FDL_EINVAL, FDL_ELIMIT */
 int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err);
+
+/*
+ * The options only nvJitLink takes (the option table's), for a backend that takes none: the
+ * first refusal whose options are set, "ftz, ... are nvJitLink options; not with BACKEND".
+ */
+int fdl__link_options_nvjl_only(const fdl_link_options *o, const char *backend, fdl_error *err);
 /*
  * Option @p index (from 0) of list @p list ("extra", "xptxas", ...) within the bounds that
  * nvJitLink, NVRTC and ptxas survive (linkopts.c says how they were found); @p ptxas: the whole
@@ -146,9 +152,9 @@ int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int 
 /* The option texts of NVRTC options @p o (extra, defines, include_dirs) within those bounds. */
 int fdl__link_nvrtc_texts_ok(const fdl_nvrtc_options *o, fdl_error *err);
 /* nvJitLink's options for this link: with @p lto "-lto", with @p ptx "-ptx" too. */
-/* @p ptx: FDL__JL_CUBIN, FDL__JL_PTX (-ptx), or FDL__JL_VIEW (-ptx at -O0, the checks' view) */
-enum { FDL__JL_CUBIN = 0, FDL__JL_PTX = 1, FDL__JL_VIEW = 2 };
-int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
+/* @p ptx: FDL__NVJL_CUBIN, FDL__NVJL_PTX (-ptx), or FDL__NVJL_VIEW (-ptx at -O0, the checks' view) */
+enum { FDL__NVJL_CUBIN = 0, FDL__NVJL_PTX = 1, FDL__NVJL_VIEW = 2 };
+int fdl__link_nvjl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out);
 /*
  * Whether fdlink chooses -split-compile-extended for this link (FDLINK_SPLIT_COMPILE_EXTENDED=1,
  * split_compile and split_compile_extended left to fdlink, LTO, a large link, isolation not
@@ -216,21 +222,21 @@ int fdl__link_backend_error(fdl_link *link, char *log, int code, const char *cod
  * (logs, counters, errors) is done by whoever takes the run.
  * @return 1 started, 0 not (no thread: the backend then runs it as before)
  */
-int fdl__jl_ahead_start(fdl_link *link);
+int fdl__nvjl_ahead_start(fdl_link *link);
 /*
  * The run started ahead, once it is over: 1 with *run and the status it returned (err filled as
- * fdl__jl_link would have), 0 when none was started.
+ * fdl__nvjl_link would have), 0 when none was started.
  */
-int fdl__jl_ahead_take(fdl_link *link, fdl__jl_run *run, int *rc, fdl_error *err);
+int fdl__nvjl_ahead_take(fdl_link *link, fdl__nvjl_run *run, int *rc, fdl_error *err);
 /* Wait for the run started ahead, if any, and drop it (a check failed; the link is destroyed). */
-void fdl__jl_ahead_discard(fdl_link *link);
+void fdl__nvjl_ahead_discard(fdl_link *link);
 
 /* ---- isolate.c: the isolated link (fdl_link_options.isolate) ------------------------------- */
 
-/* One nvJitLink run in this process, as fdl__jl_link without isolation. */
-typedef int (*fdl__jl_link_fn)(const fdl_link *link, int lto, int ptx,
+/* One nvJitLink run in this process, as fdl__nvjl_link without isolation. */
+typedef int (*fdl__nvjl_link_fn)(const fdl_link *link, int lto, int ptx,
                                fdl__link_input *const *ins, size_t nins,
-                               const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
+                               const unsigned char *extra, size_t extra_size, fdl__nvjl_run *run,
                                fdl_error *err);
 
 /* Whether links with these options run isolated: o->isolate, or FDLINK_LINK_ISOLATE for -1. */
@@ -243,9 +249,9 @@ int fdl__isolate_wanted(const fdl_link_options *o);
  * is appended to run->error, never to the process's own. @return FDL_OK, FDL_ELINK, FDL_EIO
  * (no pipe, no fork), FDL_ENOMEM
  */
-int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, int ptx,
+int fdl__isolate_nvjl_link(fdl__nvjl_link_fn here, const fdl_link *link, int lto, int ptx,
                          fdl__link_input *const *ins, size_t nins, const unsigned char *extra,
-                         size_t extra_size, fdl__jl_run *run, fdl_error *err);
+                         size_t extra_size, fdl__nvjl_run *run, fdl_error *err);
 
 /*
  * The one-line error of a linker that died: "nvJitLink died of signal 11 (Segmentation fault)
@@ -254,7 +260,7 @@ int fdl__isolate_jl_link(fdl__jl_link_fn here, const fdl_link *link, int lto, in
 int fdl__isolate_died_error(int sig, const char *linker, fdl__link_input *const *ins, size_t nins,
                             fdl_error *err);
 
-/* ---- linkjl.c: nvJitLink runs ---------------------------------------------------------------- */
+/* ---- linknvjl.c: nvJitLink runs ---------------------------------------------------------------- */
 
 /* Let nvJitLink refuse bad options at create time. @return FDL_OK, FDL_ELINK, FDL_ENOMEM */
 int fdl__link_probe(fdl_link *link, fdl_error *err);
@@ -262,9 +268,9 @@ int fdl__link_probe(fdl_link *link, fdl_error *err);
  * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
  * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
  */
-int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins, size_t nins,
-                 const unsigned char *extra, size_t extra_size, fdl__jl_run *run, fdl_error *err);
-void fdl__jl_run_free(fdl__jl_run *run);
+int fdl__nvjl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins, size_t nins,
+                 const unsigned char *extra, size_t extra_size, fdl__nvjl_run *run, fdl_error *err);
+void fdl__nvjl_run_free(fdl__nvjl_run *run);
 
 /* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
 

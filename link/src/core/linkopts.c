@@ -3,6 +3,7 @@
  * option list a link passes (the link itself, its checks' post-LTO runs and the cache keys).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,201 @@ const char *fdl_link_backend_name(fdl_link_backend backend)
     case FDL_BACKEND_CULINK: return "culink";
     }
     return "unknown";
+}
+
+/* ---- the option table ------------------------------------------------------------------------ */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* When an option is set (passed to nvJitLink, refused by cuLink). */
+enum { SET_NONZERO, SET_POSITIVE, SET_NONNEG, SET_ZERO, SET_LIST };
+/* What nvJitLink's spelling takes: nothing, the value (%d), "0"/"1" (%s), each string (%s). */
+enum { ARG_NONE, ARG_INT, ARG_BIT, ARG_STR };
+
+/*
+ * One row per option of fdl_link_options that is a number or a list of nvJitLink options: its
+ * name (the field's, as the messages say it), the name cuLink's refusal says, the field, the
+ * bounds (inclusive; a value outside is "invalid NAME VALUE (expected EXPECT)"), when it is set,
+ * nvJitLink's spelling and the place in nvJitLink's option list (1, 2, ...; 0: fdl__link_nvjl_options
+ * writes it itself), and which cuLink refusal names it (0: cuLink takes it). Rows run in the
+ * order the checks and cuLink's refusals name them; adding an nvJitLink option is one row here.
+ */
+typedef struct {
+    const char *name, *user;
+    size_t offset;       /* in fdl_link_options */
+    size_t link_offset;  /* a list: its copy in fdl_link (an fdl__strv) */
+    int list, min, max;  /* list: no bounds */
+    const char *expect;  /* NULL: not checked here */
+    int set, arg;
+    const char *nvjl;    /* nvJitLink's spelling, NULL where none or written by hand */
+    int rank, view;      /* view: also in the checks' view (FDL__NVJL_VIEW) */
+    int culink_group;    /* 0 cuLink takes it; 1, 2: the refusal that names it */
+} option_row;
+
+#define INT_ROW(field, user, min, max, expect, set, arg, nvjl, rank, view, group)                 \
+    {#field, user, offsetof(fdl_link_options, field), 0, 0, min, max, expect, set, arg, nvjl,    \
+     rank, view, group}
+#define LIST_ROW(field, user, nvjl, rank, group)                                                  \
+    {#field, user, offsetof(fdl_link_options, field), offsetof(fdl_link, field), 1, 0, 0, NULL,  \
+     SET_LIST, ARG_STR, nvjl, rank, 1, group}
+
+#define TRI "0, 1, or -1 for the default"
+#define THREADS "a thread count 1.." STR(MAX_THREADS)
+
+static const option_row rows[] = {
+    INT_ROW(opt_level, "-O", -1, 3, "0..3, or -1 for the backend's default", SET_NONNEG,
+            ARG_INT, NULL, 0, 1, 0),
+    INT_ROW(debug, "-g", INT_MIN, INT_MAX, NULL, SET_NONZERO, ARG_NONE, "-g", 1, 1, 0),
+    INT_ROW(lineinfo, "lineinfo", INT_MIN, INT_MAX, NULL, SET_NONZERO, ARG_NONE, "-lineinfo", 2,
+            1, 0),
+    INT_ROW(verbose, "verbose", INT_MIN, INT_MAX, NULL, SET_NONZERO, ARG_NONE, "-verbose", 3, 1,
+            0),
+    INT_ROW(maxrregcount, "maxrregcount", 0, 65535, "0 for no limit, or a register count",
+            SET_POSITIVE, ARG_INT, "-maxrregcount=%d", 4, 1, 0),
+    INT_ROW(ftz, "ftz", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-ftz=%s", 5, 1, 1),
+    INT_ROW(prec_div, "prec-div", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-prec-div=%s", 6, 1, 1),
+    INT_ROW(prec_sqrt, "prec-sqrt", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-prec-sqrt=%s", 7, 1, 1),
+    INT_ROW(fma, "fma", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-fma=%s", 8, 1, 1),
+    LIST_ROW(kernels_used, "kernels-used", "-kernels-used=%s", 9, 1),
+    LIST_ROW(variables_used, "variables-used", "-variables-used=%s", 10, 1),
+    INT_ROW(jobs, "jobs", 0, MAX_THREADS, THREADS ", or 0 for FDLINK_JOBS", SET_POSITIVE,
+            ARG_INT, NULL, 0, 0, 0),
+    INT_ROW(isolate, "isolate", -1, 1, "0, 1, or -1 for FDLINK_LINK_ISOLATE", SET_NONNEG,
+            ARG_INT, NULL, 0, 0, 0),
+    INT_ROW(time, "time", 0, 1, "0 or 1", SET_NONZERO, ARG_NONE, "-time", 16, 0, 2),
+    LIST_ROW(xptxas, "xptxas", "-Xptxas=%s", 15, 2),
+    INT_ROW(optimize_unused_variables, "optimize-unused-variables", 0, 1, "0 or 1", SET_NONZERO,
+            ARG_NONE, "-optimize-unused-variables", 11, 1, 2),
+    INT_ROW(split_compile, "split-compile", -1, MAX_THREADS,
+            THREADS ", 0 for every processor, or -1 for fdlink's choice", SET_NONNEG, ARG_INT,
+            NULL, 0, 0, 2),
+    INT_ROW(split_compile_extended, "split-compile-extended", -1, MAX_THREADS,
+            THREADS ", 0 for every processor, or -1 for off", SET_NONNEG, ARG_INT, NULL, 0, 0, 2),
+    INT_ROW(jump_table_density, "jump-table-density", -1, 101,
+            "a percentage 0..101, or -1 for the default", SET_NONNEG, ARG_INT,
+            "-jump-table-density=%d", 12, 1, 2),
+    INT_ROW(jl_cache, "no-cache", -1, 1, TRI, SET_ZERO, ARG_NONE, "-no-cache", 13, 1, 2),
+    /* nvJitLink 13.0.88 refuses its own documented -device-stack-protector ("unrecognized
+     * option"); ptxas, which makes the code of every input, LTO-IR included, takes it */
+    INT_ROW(device_stack_protector, "device-stack-protector", 0, 1, "0 or 1", SET_NONZERO,
+            ARG_NONE, "-Xptxas=--device-stack-protector=true", 14, 1, 2),
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static int row_int(const option_row *r, const fdl_link_options *o)
+{
+    return *(const int *)(const void *)((const char *)o + r->offset);
+}
+
+static size_t row_list_len(const option_row *r, const fdl_link_options *o)
+{
+    return count_strings(*(const char *const *const *)(const void *)((const char *)o + r->offset));
+}
+
+static int row_set(const option_row *r, const fdl_link_options *o)
+{
+    if (r->list)
+        return row_list_len(r, o) > 0;
+    int v = row_int(r, o);
+    switch (r->set) {
+    case SET_NONZERO: return v != 0;
+    case SET_POSITIVE: return v > 0;
+    case SET_NONNEG: return v >= 0;
+    case SET_ZERO: return v == 0;
+    }
+    return 0;
+}
+
+int fdl_link_option_bounds(const char *name, int *min, int *max)
+{
+    for (size_t i = 0; name && i < NROWS; i++)
+        if (!rows[i].list && rows[i].expect && strcmp(rows[i].name, name) == 0) {
+            if (min)
+                *min = rows[i].min;
+            if (max)
+                *max = rows[i].max;
+            return 1;
+        }
+    return 0;
+}
+
+static int rows_validate(const fdl_link_options *o, fdl_error *err)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        const option_row *r = &rows[i];
+        if (r->list || !r->expect)
+            continue;
+        int v = row_int(r, o);
+        if (v < r->min || v > r->max)
+            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected %s)", r->name, v,
+                             r->expect);
+    }
+    return FDL_OK;
+}
+
+int fdl__link_options_nvjl_only(const fdl_link_options *o, const char *backend, fdl_error *err)
+{
+    for (int group = 1; group <= 2; group++) {
+        int any = 0;
+        for (size_t i = 0; i < NROWS; i++)
+            any = any || (rows[i].culink_group == group && row_set(&rows[i], o));
+        if (!any)
+            continue;
+        /* the group's names: "a, b and c are nvJitLink options; not with culink" */
+        char text[512];
+        size_t n = 0, count = 0, seen = 0;
+        for (size_t i = 0; i < NROWS; i++)
+            count += rows[i].culink_group == group;
+        text[0] = '\0';
+        for (size_t i = 0; i < NROWS && n < sizeof text; i++) {
+            if (rows[i].culink_group != group)
+                continue;
+            seen++;
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s",
+                                  seen == 1 ? "" : seen == count ? " and " : ", ", rows[i].user);
+        }
+        return fdl__fail(err, FDL_EINVAL, "%s are nvJitLink options; not with %s", text, backend);
+    }
+    return FDL_OK;
+}
+
+/* The table's options in nvJitLink's list, in their places (@p view: the checks' view). */
+static int rows_emit(const fdl_link *link, int view, fdl__strv *out)
+{
+    int ok = 1;
+    char num[40];
+    for (int rank = 1; rank <= (int)NROWS; rank++)
+        for (size_t i = 0; i < NROWS; i++) {
+            const option_row *r = &rows[i];
+            if (r->rank != rank || !r->nvjl || (view && !r->view))
+                continue;
+            if (r->list) {
+                const fdl__strv *v =
+                    (const fdl__strv *)(const void *)((const char *)link + r->link_offset);
+                for (size_t k = 0; k < v->n; k++)
+                    ok = ok && fdl__strv_push(out, r->nvjl, v->v[k]);
+                continue;
+            }
+            if (!row_set(r, &link->opts))
+                continue;
+            int value = row_int(r, &link->opts);
+            if (r->arg == ARG_INT) {
+                snprintf(num, sizeof num, r->nvjl, value);
+                ok = ok && fdl__strv_push(out, num, NULL);
+            } else {
+                ok = ok && fdl__strv_push(out, r->nvjl, r->arg == ARG_BIT ? value ? "1" : "0"
+                                                                          : NULL);
+            }
+        }
+    return ok;
+}
+
+/* The defaults: FDL_LINK_OPTIONS_INIT's. */
+fdl_link_options fdl_link_options_init(void)
+{
+    static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
+    return defaults;
 }
 
 /* ---- options --------------------------------------------------------------------------------- */
@@ -71,16 +267,19 @@ int fdl__link_arch_parse(const char *arch, unsigned *number, char *suffix)
     return 1;
 }
 
-static int tristate_ok(int v)
-{
-    return v >= -1 && v <= 1;
-}
+/*
+ * Where the struct of each older version ends (from version 2; version 1's fields are copied one
+ * by one). A new version adds its predecessor's end here.
+ */
+#define END_OF(field) (offsetof(fdl_link_options, field) + sizeof(((fdl_link_options *)0)->field))
+static const size_t version_end[] = {
+    0, 0, offsetof(fdl_link_options, cache), END_OF(cache_dir), END_OF(cache_remote),
+};
 
 /* The options of any version, as the current one (defaults for what older versions lack). */
 int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in, fdl_error *err)
 {
-    static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
-    *o = defaults;
+    *o = fdl_link_options_init();
     if (in->version == 1) {
         o->arch = in->arch;
         o->opt_level = in->opt_level;
@@ -90,23 +289,10 @@ int fdl__link_options_normalise(fdl_link_options *o, const fdl_link_options *in,
         o->extra = in->extra;
         return FDL_OK;
     }
-    if (in->version == 2) {
-        /* a version-2 struct ends before `cache`: copy only what it has */
-        memcpy(o, in, offsetof(fdl_link_options, cache));
-        o->version = FDL_LINK_OPTIONS_VERSION;
-        o->cache = defaults.cache;
-        o->cache_dir = defaults.cache_dir;
-        return FDL_OK;
-    }
-    if (in->version == 3) {
-        /* a version-3 struct ends with `cache_dir` */
-        memcpy(o, in, offsetof(fdl_link_options, cache_dir) + sizeof in->cache_dir);
-        o->version = FDL_LINK_OPTIONS_VERSION;
-        return FDL_OK;
-    }
-    if (in->version == 4) {
-        /* a version-4 struct ends with `cache_remote` */
-        memcpy(o, in, offsetof(fdl_link_options, cache_remote) + sizeof in->cache_remote);
+    if (in->version >= 2 && in->version < FDL_LINK_OPTIONS_VERSION &&
+        in->version < sizeof version_end / sizeof version_end[0]) {
+        /* an older struct is a prefix of this one: copy only what it has */
+        memcpy(o, in, version_end[in->version]);
         o->version = FDL_LINK_OPTIONS_VERSION;
         return FDL_OK;
     }
@@ -158,29 +344,9 @@ int fdl__link_option_text_ok(const char *list, size_t index, const char *x, int 
     return FDL_OK;
 }
 
-static int validate_jl_options(const fdl_link_options *o, fdl_error *err)
+/* The xptxas options' texts (the numbers are the table's). */
+static int validate_xptxas(const fdl_link_options *o, fdl_error *err)
 {
-    static const char *const flag_names[] = {"time", "optimize_unused_variables",
-                                             "device_stack_protector"};
-    const int flags[] = {o->time, o->optimize_unused_variables, o->device_stack_protector};
-    for (size_t i = 0; i < 3; i++)
-        if (flags[i] != 0 && flags[i] != 1)
-            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0 or 1)", flag_names[i],
-                             flags[i]);
-    if (!tristate_ok(o->jl_cache))
-        return fdl__fail(err, FDL_EINVAL, "invalid jl_cache %d (expected 0, 1, or -1 for the "
-                         "default)", o->jl_cache);
-    if (o->split_compile < -1 || o->split_compile > MAX_THREADS)
-        return fdl__fail(err, FDL_EINVAL, "invalid split_compile %d (expected a thread count "
-                         "1..%d, 0 for every processor, or -1 for fdlink's choice)",
-                         o->split_compile, MAX_THREADS);
-    if (o->split_compile_extended < -1 || o->split_compile_extended > MAX_THREADS)
-        return fdl__fail(err, FDL_EINVAL, "invalid split_compile_extended %d (expected a thread "
-                         "count 1..%d, 0 for every processor, or -1 for off)",
-                         o->split_compile_extended, MAX_THREADS);
-    if (o->jump_table_density < -1 || o->jump_table_density > 101)
-        return fdl__fail(err, FDL_EINVAL, "invalid jump_table_density %d (expected a percentage "
-                         "0..101, or -1 for the default)", o->jump_table_density);
     for (size_t i = 0; o->xptxas && o->xptxas[i]; i++) {
         const char *x = o->xptxas[i];
         int rc = fdl__link_option_text_ok("xptxas", i, x, 1, err);
@@ -215,34 +381,17 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     if (o->arch && strcmp(o->arch, "native") != 0 && !fdl__link_arch_parse(o->arch, &number, &suffix))
         return fdl__fail(err, FDL_EINVAL,
                          "invalid arch '%.64s' (expected sm_NN, e.g. sm_90, or native)", o->arch);
-    if (o->opt_level < -1 || o->opt_level > 3)
-        return fdl__fail(err, FDL_EINVAL,
-                         "invalid opt_level %d (expected 0..3, or -1 for the backend's default)",
-                         o->opt_level);
     if ((unsigned)o->backend > FDL_BACKEND_CULINK)
         return fdl__fail(err, FDL_EINVAL, "invalid backend %d", (int)o->backend);
     if ((unsigned)o->lto > FDL_LTO_OFF)
         return fdl__fail(err, FDL_EINVAL, "invalid lto mode %d", (int)o->lto);
-    if (o->maxrregcount < 0 || o->maxrregcount > 65535)
-        return fdl__fail(err, FDL_EINVAL, "invalid maxrregcount %d (expected 0 for no limit, or "
-                         "a register count)", o->maxrregcount);
-    static const char *const tri_names[] = {"ftz", "prec_div", "prec_sqrt", "fma"};
-    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
-    for (size_t i = 0; i < 4; i++)
-        if (!tristate_ok(tri[i]))
-            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected 0, 1, or -1 for the "
-                             "default)", tri_names[i], tri[i]);
+    int rc = rows_validate(o, err);
+    if (rc != FDL_OK)
+        return rc;
     if (o->cache_lease_ms < -1)
         return fdl__fail(err, FDL_EINVAL, "invalid cache_lease_ms %ld (expected milliseconds, 0 "
                          "for no waiting, or -1 for FDLINK_CACHE_LEASE_MS)", o->cache_lease_ms);
-    if (o->jobs < 0 || o->jobs > MAX_THREADS)
-        return fdl__fail(err, FDL_EINVAL, "invalid jobs %d (expected a thread count 1..%d, or 0 "
-                         "for FDLINK_JOBS)", o->jobs, MAX_THREADS);
-    if (!tristate_ok(o->isolate))
-        return fdl__fail(err, FDL_EINVAL, "invalid isolate %d (expected 0, 1, or -1 for "
-                         "FDLINK_LINK_ISOLATE)", o->isolate);
-    int rc = validate_jl_options(o, err);
-    if (rc != FDL_OK)
+    if ((rc = validate_xptxas(o, err)) != FDL_OK)
         return rc;
     size_t nextra = count_strings(o->extra);
     if (nextra > MAX_OPTIONS || count_strings(o->kernels_used) > MAX_OPTIONS ||
@@ -381,13 +530,13 @@ int fdl__link_extended_auto(const fdl_link *link)
 }
 
 /*
- * nvJitLink's options for this link: with @p lto "-lto"; with @p ptx FDL__JL_PTX "-ptx" too, and
- * with FDL__JL_VIEW "-ptx" at -O0 on one thread, -time left out (the checks' view, postlto.c).
+ * nvJitLink's options for this link: with @p lto "-lto"; with @p ptx FDL__NVJL_PTX "-ptx" too, and
+ * with FDL__NVJL_VIEW "-ptx" at -O0 on one thread, -time left out (the checks' view, postlto.c).
  */
-int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
+int fdl__link_nvjl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
 {
     const fdl_link_options *o = &link->opts;
-    const int view = ptx == FDL__JL_VIEW;
+    const int view = ptx == FDL__NVJL_VIEW;
     char num[40];
     memset(out, 0, sizeof *out);
     int ok = fdl__strv_push(out, "-arch=%s", link->arch);
@@ -397,43 +546,9 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         snprintf(num, sizeof num, "-O%d", o->opt_level);
         ok = ok && fdl__strv_push(out, num, NULL);
     }
-    if (o->debug)
-        ok = ok && fdl__strv_push(out, "-g", NULL);
-    if (o->lineinfo)
-        ok = ok && fdl__strv_push(out, "-lineinfo", NULL);
-    if (o->verbose)
-        ok = ok && fdl__strv_push(out, "-verbose", NULL);
-    if (o->maxrregcount > 0) {
-        snprintf(num, sizeof num, "-maxrregcount=%d", o->maxrregcount);
-        ok = ok && fdl__strv_push(out, num, NULL);
-    }
-    static const char *const tri_flags[] = {"-ftz=%s", "-prec-div=%s", "-prec-sqrt=%s",
-                                            "-fma=%s"};
-    const int tri[] = {o->ftz, o->prec_div, o->prec_sqrt, o->fma};
-    for (size_t i = 0; i < 4; i++)
-        if (tri[i] >= 0)
-            ok = ok && fdl__strv_push(out, tri_flags[i], tri[i] ? "1" : "0");
-    for (size_t i = 0; i < link->kernels_used.n; i++)
-        ok = ok && fdl__strv_push(out, "-kernels-used=%s", link->kernels_used.v[i]);
-    for (size_t i = 0; i < link->variables_used.n; i++)
-        ok = ok && fdl__strv_push(out, "-variables-used=%s", link->variables_used.v[i]);
-    if (o->optimize_unused_variables)
-        ok = ok && fdl__strv_push(out, "-optimize-unused-variables", NULL);
-    if (o->jump_table_density >= 0) {
-        snprintf(num, sizeof num, "-jump-table-density=%d", o->jump_table_density);
-        ok = ok && fdl__strv_push(out, num, NULL);
-    }
-    if (o->jl_cache == 0)
-        ok = ok && fdl__strv_push(out, "-no-cache", NULL);
-    /* nvJitLink 13.0.88 refuses its own documented -device-stack-protector ("unrecognized
-     * option"); ptxas, which makes the code of every input, LTO-IR included, takes it */
-    if (o->device_stack_protector)
-        ok = ok && fdl__strv_push(out, "-Xptxas=--device-stack-protector=true", NULL);
-    for (size_t i = 0; i < link->xptxas.n; i++)
-        ok = ok && fdl__strv_push(out, "-Xptxas=%s", link->xptxas.v[i]);
+    /* the table's options, -g to -Xptxas=OPT and -time (not in the view) */
+    ok = ok && rows_emit(link, view, out);
     if (!view) {
-        if (o->time)
-            ok = ok && fdl__strv_push(out, "-time", NULL);
         /* the optimiser's threads and ptxas's: on their own, each gives 1.3-1.6x on a large LTO
          * link of 16 cores; together 3.4x (bench/README.md, benchmark 9) */
         int threads = split_threads(link);
@@ -459,7 +574,7 @@ int fdl__link_jl_options(const fdl_link *link, int lto, int ptx, fdl__strv *out)
         ok = ok && fdl__strv_push(out, link->extra.v[i], NULL);
     if (lto)
         ok = ok && fdl__strv_push(out, "-lto", NULL);
-    if (ptx != FDL__JL_CUBIN)
+    if (ptx != FDL__NVJL_CUBIN)
         ok = ok && fdl__strv_push(out, "-ptx", NULL);
     if (!ok)
         fdl__strv_free(out);

@@ -113,4 +113,15 @@ void fdl__images_free(fdl__images *im);
 /* "sm_90" -> 90, "sm_100f" -> 100 (also compute_ and lto_); 0 when not of that form. */
 unsigned fdl__arch_number(const char *arch);
 
+/* (archive.c, for core/'s nvJitLink runs) */
+/*
+ * The archive as nvJitLink should be given it: nvJitLink stops at an empty member and reads a BSD
+ * long name ("#1/N") as the member's first bytes, so that what fdl__archive_parse found would be
+ * "defined in no input" at the link. When the archive has either, *out is a GNU archive of the
+ * same members with bytes, in order, their names in a long-name table (no symbol table, which
+ * nvJitLink does not need). @return 1 (*out malloc'd, *nout bytes), 0 (give it as it is), -1 out
+ * of memory
+ */
+int fdl__archive_for_linker(const unsigned char *p, size_t n, unsigned char **out, size_t *nout);
+
 #endif /* FDLINK_FORMATS_H */

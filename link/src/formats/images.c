@@ -47,16 +47,6 @@ void fdl__image_fix(fdl__image *img)
     img->pub.nsymbols = img->nsyms;
 }
 
-static const char *short_kind(fdl_input_kind kind)
-{
-    switch (kind) {
-    case FDL_KIND_PTX: return "ptx";
-    case FDL_KIND_CUBIN: return "cubin";
-    case FDL_KIND_LTOIR: return "ltoir";
-    default: return "entry";
-    }
-}
-
 void fdl__image_set_arch(fdl__image *img, unsigned number)
 {
     img->pub.arch_number = number;
@@ -102,7 +92,7 @@ int fdl__images_add(fdl__images *im, fdl_input_kind kind, size_t unit, const cha
     fdl__buf name = {0};
     if (entry)
         fdl__buf_printf(&name, "%s[%s %s]", base, img->arch_buf[0] ? img->arch_buf : "?",
-                        short_kind(kind));
+                        fdl__kind_image_name(kind));
     else
         fdl__buf_puts(&name, base);
     img->name_buf = name.data;

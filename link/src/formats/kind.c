@@ -20,46 +20,84 @@
 
 /* ---- names --------------------------------------------------------------------------------- */
 
+/*
+ * Every name of a kind, in one row: the name fdl_input_kind_name writes and
+ * fdl_input_kind_parse reads (with its other spellings), the article of detection's messages
+ * ("not a cubin"), the title fdlink inspect prints, and the short name of an image inside a
+ * container ("lib.a:mul.o#cubin"). A new kind is one row here (the parse error lists the names
+ * from it).
+ */
+typedef struct kind_desc {
+    fdl_input_kind kind;
+    const char *name;
+    const char *also[3]; /* other spellings fdl_input_kind_parse takes, NULL-terminated */
+    const char *article, *title, *image;
+} kind_desc;
+
+static const kind_desc kinds[] = {
+    {FDL_KIND_AUTO, "auto", {NULL}, "a link input", "unknown", "entry"},
+    {FDL_KIND_PTX, "ptx", {NULL}, "PTX", "PTX", "ptx"},
+    {FDL_KIND_CUBIN, "cubin", {NULL}, "a cubin", "cubin", "cubin"},
+    {FDL_KIND_FATBIN, "fatbin", {NULL}, "a fatbin", "fatbin", "entry"},
+    {FDL_KIND_LTOIR, "ltoir", {"lto-ir", NULL}, "LTO-IR", "LTO-IR", "ltoir"},
+    {FDL_KIND_OBJECT, "object", {"o", NULL}, "a host object with device code",
+     "host object with device code", "entry"},
+    {FDL_KIND_LIBRARY, "library", {"lib", "a", NULL}, "a static library", "static library",
+     "entry"},
+    {FDL_KIND_CUDA, "cuda", {"cu", NULL}, "CUDA C",
+     "CUDA C source (compiled with NVRTC when linked)", "entry"},
+    {FDL_KIND_BITCODE, "bitcode", {"bc", NULL}, "NVVM bitcode",
+     "NVVM bitcode (compiled with libNVVM when linked)", "entry"},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* The row of @p kind; the row of FDL_KIND_AUTO ("a link input", "unknown") for other values. */
+static const kind_desc *desc_of(fdl_input_kind kind)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (kinds[i].kind == kind)
+            return &kinds[i];
+    return &kinds[0];
+}
+
 const char *fdl_input_kind_name(fdl_input_kind kind)
 {
-    switch (kind) {
-    case FDL_KIND_AUTO: return "auto";
-    case FDL_KIND_PTX: return "ptx";
-    case FDL_KIND_CUBIN: return "cubin";
-    case FDL_KIND_FATBIN: return "fatbin";
-    case FDL_KIND_LTOIR: return "ltoir";
-    case FDL_KIND_OBJECT: return "object";
-    case FDL_KIND_LIBRARY: return "library";
-    case FDL_KIND_CUDA: return "cuda";
-    case FDL_KIND_BITCODE: return "bitcode";
-    }
-    return "unknown";
+    const kind_desc *d = desc_of(kind);
+    return d->kind == kind ? d->name : "unknown";
+}
+
+const char *fdl_input_kind_title(fdl_input_kind kind)
+{
+    return desc_of(kind)->title;
+}
+
+const char *fdl__kind_image_name(fdl_input_kind kind)
+{
+    return desc_of(kind)->image;
 }
 
 int fdl_input_kind_parse(fdl_input_kind *out, const char *name, fdl_error *err)
 {
-    static const struct {
-        const char *name;
-        fdl_input_kind kind;
-    } names[] = {
-        {"auto", FDL_KIND_AUTO},     {"ptx", FDL_KIND_PTX},         {"cubin", FDL_KIND_CUBIN},
-        {"fatbin", FDL_KIND_FATBIN}, {"ltoir", FDL_KIND_LTOIR},     {"lto-ir", FDL_KIND_LTOIR},
-        {"object", FDL_KIND_OBJECT}, {"o", FDL_KIND_OBJECT},        {"library", FDL_KIND_LIBRARY},
-        {"lib", FDL_KIND_LIBRARY},   {"a", FDL_KIND_LIBRARY},       {"cuda", FDL_KIND_CUDA},
-        {"cu", FDL_KIND_CUDA},       {"bitcode", FDL_KIND_BITCODE}, {"bc", FDL_KIND_BITCODE},
-    };
     if (!FDL__CHECK_ARG(out) || !FDL__CHECK_ARG(name))
         return fdl__fail(err, FDL_EINVAL, "fdl_input_kind_parse: out or name is NULL");
     *out = FDL_KIND_AUTO;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].kind;
+    for (size_t i = 0; i < NKINDS; i++) {
+        int match = strcmp(name, kinds[i].name) == 0;
+        for (size_t a = 0; !match && kinds[i].also[a]; a++)
+            match = strcmp(name, kinds[i].also[a]) == 0;
+        if (match) {
+            *out = kinds[i].kind;
             return FDL_OK;
         }
-    return fdl__fail(err, FDL_EINVAL,
-                     "unknown input kind '%.64s' (expected ptx, cubin, fatbin, ltoir, object, "
-                     "library, cuda or bitcode)",
-                     name);
+    }
+    /* "ptx, cubin, ... or bitcode": every kind but auto, by its name */
+    char list[256];
+    size_t n = 0;
+    list[0] = '\0';
+    for (size_t i = 1; i < NKINDS && n < sizeof list; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
+                              i == 1 ? "" : i + 1 == NKINDS ? " or " : ", ", kinds[i].name);
+    return fdl__fail(err, FDL_EINVAL, "unknown input kind '%.64s' (expected %s)", name, list);
 }
 
 /* ---- detection --------------------------------------------------------------------------- */
@@ -236,18 +274,7 @@ void fdl__sniff(fdl__sniffed *s, const unsigned char *p, size_t n, const char *n
 
 static const char *kind_article(fdl_input_kind kind)
 {
-    switch (kind) {
-    case FDL_KIND_PTX: return "PTX";
-    case FDL_KIND_CUBIN: return "a cubin";
-    case FDL_KIND_FATBIN: return "a fatbin";
-    case FDL_KIND_LTOIR: return "LTO-IR";
-    case FDL_KIND_OBJECT: return "a host object with device code";
-    case FDL_KIND_LIBRARY: return "a static library";
-    case FDL_KIND_CUDA: return "CUDA C";
-    case FDL_KIND_BITCODE: return "NVVM bitcode";
-    case FDL_KIND_AUTO:
-    default: return "a link input";
-    }
+    return desc_of(kind)->article;
 }
 
 /* "not <kind> (found 7f 45 4c 46 ...: <what>)" */
@@ -268,7 +295,7 @@ int fdl__detect(fdl_input_kind *out, const unsigned char *p, size_t n, const cha
                 fdl_input_kind stated, fdl_error *err)
 {
     *out = FDL_KIND_AUTO;
-    if ((unsigned)stated > FDL_KIND_BITCODE)
+    if (desc_of(stated)->kind != stated) /* not a row of the table */
         return fdl__error(err, FDL_EINVAL, name, 0, 0, NULL, "unknown input kind %d",
                           (int)stated);
     if (n == 0)

@@ -1,7 +1,7 @@
 /*
  * Internals of the input readers (not installed), shared between the files that read one format
- * each. They stack one way: elfread.c and images.c at the bottom; kind.c (detection), fatbin.c and
- * cubin.c over them; archive.c over kind.c and fatbin.c; unpack.c (fdl__unpack, fdl__image_load,
+ * each. They stack one way: kind.c's table of names, elfread.c and images.c at the bottom; kind.c
+ * (detection), fatbin.c and cubin.c over them; archive.c over kind.c and fatbin.c; unpack.c (fdl__unpack, fdl__image_load,
  * inspection) at the top. formats.h holds what the rest of the library uses.
  */
 #ifndef FDLINK_UNPACK_H
@@ -43,7 +43,10 @@ void fdl__image_fix(fdl__image *img);
 /* Set the architecture number and its name ("sm_90", "compute_90", "lto_90" by kind). */
 void fdl__image_set_arch(fdl__image *img, unsigned number);
 
-/* ---- kind.c: detection ----------------------------------------------------------------------- */
+/* ---- kind.c: names and detection -------------------------------------------------------------- */
+
+/* The short name of an image of @p kind inside a container ("ptx", "cubin", "ltoir", "entry"). */
+const char *fdl__kind_image_name(fdl_input_kind kind);
 
 /* What some bytes are. */
 typedef struct fdl__sniffed {
@@ -81,15 +84,6 @@ int fdl__object_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
 int fdl__archive_parse(fdl__images *im, const unsigned char *p, size_t n, const char *input,
                        fdl_error *err);
 
-/*
- * The archive as nvJitLink should be given it: nvJitLink stops at an empty member and reads a BSD
- * long name ("#1/N") as the member's first bytes, so that what fdl__archive_parse found would be
- * "defined in no input" at the link. When the archive has either, *out is a GNU archive of the
- * same members with bytes, in order, their names in a long-name table (no symbol table, which
- * nvJitLink does not need). @return 1 (*out malloc'd, *nout bytes), 0 (give it as it is), -1 out
- * of memory
- */
-int fdl__archive_for_linker(const unsigned char *p, size_t n, unsigned char **out, size_t *nout);
 
 /* ---- cubin.c: a cubin's symbols and resources ------------------------------------------------ */
 

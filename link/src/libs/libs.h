@@ -1,7 +1,7 @@
 /*
  * link/src/libs: the libraries fdlink opens at run time for links, as the folders above use them:
  * the fatbin payload decompressors (decompress.c: liblz4, libzstd), NVRTC (nvrtc.c) and the
- * toolkit's places, the driver's cuLink (culink.c). nvJitLink's entry points are nvjitlink.h's,
+ * toolkit's places, the driver's cuLink (culink.c). nvJitLink's entry points are nvjl.h's,
  * the version memos libmemo.h's, doctor's probes probe.h's. Not installed.
  */
 #ifndef FDLINK_LIBS_H

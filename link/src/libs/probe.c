@@ -14,7 +14,7 @@
 
 #include "internal.h"
 #include "libs.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 #include "probe.h"
 
 #ifndef FDLINK_CUDA_ROOT
@@ -27,7 +27,7 @@ static void probe_init(fdl__lib_probe *out)
     out->major = out->minor = -1;
 }
 
-void fdl__probe_nvjitlink(fdl__lib_probe *out)
+void fdl__probe_nvjl(fdl__lib_probe *out)
 {
     probe_init(out);
     const fdl__nvjl *jl = NULL;

@@ -43,7 +43,7 @@ typedef struct fdl__toolkit_probe {
 /* fdl__library_of (where a loaded function lives) is internal.h's, with the loaders. */
 
 /* nvJitLink (nvJitLinkVersion), NVRTC (nvrtcVersion), libzstd (ZSTD_versionNumber). */
-void fdl__probe_nvjitlink(fdl__lib_probe *out);
+void fdl__probe_nvjl(fdl__lib_probe *out);
 void fdl__probe_nvrtc(fdl__lib_probe *out);
 void fdl__probe_zstd(fdl__lib_probe *out);
 /* libcudadevrt.a of the toolkit (its version is the toolkit's, from @p tk). */

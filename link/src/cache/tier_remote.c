@@ -1,6 +1,6 @@
 /*
  * The remote tier of the link cache, between the directory and a fresh link: a directory miss
- * asks each remote (remote.c) in order; what one answers is checked and adopted as the
+ * asks each remote (transport.c) in order; what one answers is checked and adopted as the
  * directory's entries are (fdl__cache_adopt: header, key, kind, checksum, and with a key in
  * force the tag); a new entry goes to every writable remote.
  *
@@ -20,7 +20,7 @@
 
 #include "cacheint.h"
 #include "internal.h"
-#include "remote.h"
+#include "transport.h"
 
 void fdl__cache_remote_count(const char *dir, const char *display, char event)
 {

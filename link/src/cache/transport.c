@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "remote.h"
+#include "transport.h"
 
 #define DEFAULT_CONNECT_MS 100
 #define DEFAULT_OPERATION_MS 10000

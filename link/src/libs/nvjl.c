@@ -9,7 +9,7 @@
 
 #include "internal.h"
 #include "libmemo.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 
 #ifndef FDLINK_CUDA_ROOT
 #  define FDLINK_CUDA_ROOT "/usr/local/cuda"

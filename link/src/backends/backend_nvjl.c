@@ -1,5 +1,5 @@
 /*
- * The nvJitLink backend (fdl__backend_nvjitlink): the cubin, and with emit_ptx the post-LTO PTX,
+ * The nvJitLink backend (fdl__backend_nvjl): the cubin, and with emit_ptx the post-LTO PTX,
  * both logs kept, a failure said from the log's headline and undefined symbols said fully.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -10,10 +10,10 @@
 #include "backends.h"
 #include "checks.h"
 #include "linkobj.h"
-#include "nvjitlink.h"
+#include "nvjl.h"
 
 /* The isolated link's child died (isolate.c): its log kept, one line naming the inputs. */
-static int linker_died(fdl_link *link, fdl__jl_run *run, fdl__link_input *const *ins,
+static int linker_died(fdl_link *link, fdl__nvjl_run *run, fdl__link_input *const *ins,
                        fdl_error *err)
 {
     char *log = run->error;
@@ -31,7 +31,7 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
     int rc = fdl__link_need_nv(link, err);
     if (rc != FDL_OK)
         return rc;
-    fdl__jl_run run;
+    fdl__nvjl_run run;
     memset(&run, 0, sizeof run);
     fdl__link_input **ins = malloc((link->ninputs ? link->ninputs : 1) * sizeof *ins);
     if (!ins)
@@ -40,16 +40,16 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
         ins[i] = &link->inputs[i];
     for (int pass = 0; pass < (link->opts.emit_ptx ? 2 : 1); pass++) {
         /* the cubin's run may have started beside the checks (link.c): take it */
-        if (pass == 1 || !fdl__jl_ahead_take(link, &run, &rc, err))
-            rc = fdl__jl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
-        link->jl_runs++;
+        if (pass == 1 || !fdl__nvjl_ahead_take(link, &run, &rc, err))
+            rc = fdl__nvjl_link(link, link->lto, pass == 1, ins, link->ninputs, NULL, 0, &run, err);
+        link->nvjl_runs++;
         if (rc == FDL_ELINK && run.signal && pass == 0 && fdl__link_extended_auto(link)) {
             /* fdlink's choice of -split-compile-extended killed the (isolated) linker: said
              * once, remembered, and linked again with the next mode */
             fdl__link_extended_failed(link, run.signal);
-            fdl__jl_run_free(&run);
-            rc = fdl__jl_link(link, link->lto, 0, ins, link->ninputs, NULL, 0, &run, err);
-            link->jl_runs++;
+            fdl__nvjl_run_free(&run);
+            rc = fdl__nvjl_link(link, link->lto, 0, ins, link->ninputs, NULL, 0, &run, err);
+            link->nvjl_runs++;
         }
         if (rc != FDL_OK && rc != FDL_ELINK)
             goto cleanup; /* no link ran (a pipe, a fork, memory): err says why */
@@ -98,14 +98,14 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
             link->ptx_size = run.out_size;
         }
         run.out = NULL;
-        fdl__jl_run_free(&run);
+        fdl__nvjl_run_free(&run);
     }
     rc = FDL_OK;
 cleanup:
-    fdl__jl_run_free(&run);
+    fdl__nvjl_run_free(&run);
     free(ins);
     return rc;
 }
 
-const fdl__link_backend_ops fdl__backend_nvjitlink = {FDL_BACKEND_NVJITLINK, 1, NULL, NULL,
+const fdl__link_backend_ops fdl__backend_nvjl = {FDL_BACKEND_NVJITLINK, 1, NULL, NULL,
                                                       run_nvjitlink};

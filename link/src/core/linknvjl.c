@@ -1,6 +1,6 @@
 /*
  * nvJitLink runs for a link: the option probe at create time, and one link of some of its inputs
- * (the link itself in backend_nvjitlink.c, the post-LTO PTX of the checks in postlto.c), with
+ * (the link itself in backend_nvjl.c, the post-LTO PTX of the checks in postlto.c), with
  * both logs fetched.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -11,8 +11,8 @@
 
 #include "internal.h"
 #include "linkobj.h"
-#include "nvjitlink.h"
-#include "unpack.h"
+#include "formats.h"
+#include "nvjl.h"
 
 /* Fetch one of nvJitLink's logs into a fresh NUL-terminated buffer ("" when empty). */
 static char *fetch_log(const fdl__nvjl *nv, nvJitLinkHandle h, int info)
@@ -40,11 +40,11 @@ static char *fetch_log(const fdl__nvjl *nv, nvJitLinkHandle h, int info)
 int fdl__link_probe(fdl_link *link, fdl_error *err)
 {
     fdl__strv o;
-    if (!fdl__link_jl_options(link, 0, 0, &o))
+    if (!fdl__link_nvjl_options(link, 0, 0, &o))
         return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
     int rc = FDL_OK;
     nvJitLinkHandle h = NULL;
-    link->jl_probes++;
+    link->nvjl_probes++;
     nvJitLinkResult r = link->nv->create(&h, (uint32_t)o.n, (const char **)o.v);
     if (r != NVJITLINK_SUCCESS) {
         /* the handle may hold a log even though creation failed */
@@ -65,7 +65,7 @@ int fdl__link_probe(fdl_link *link, fdl_error *err)
     return rc;
 }
 
-static nvJitLinkInputType jl_type(fdl_input_kind kind)
+static nvJitLinkInputType nvjl_type(fdl_input_kind kind)
 {
     switch (kind) {
     case FDL_KIND_PTX: return NVJITLINK_INPUT_PTX;
@@ -94,7 +94,7 @@ static int add_library(const fdl__nvjl *nv, nvJitLinkHandle h, const fdl__link_i
     return FDL_OK;
 }
 
-void fdl__jl_run_free(fdl__jl_run *run)
+void fdl__nvjl_run_free(fdl__nvjl_run *run)
 {
     free(run->out);
     free(run->info);
@@ -106,14 +106,14 @@ void fdl__jl_run_free(fdl__jl_run *run)
  * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
  * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM
  */
-static int jl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+static int nvjl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
                         size_t nins, const unsigned char *extra, size_t extra_size,
-                        fdl__jl_run *run, fdl_error *err)
+                        fdl__nvjl_run *run, fdl_error *err)
 {
     memset(run, 0, sizeof *run);
     const fdl__nvjl *nv = link->nv;
     fdl__strv o;
-    if (!fdl__link_jl_options(link, lto, ptx, &o))
+    if (!fdl__link_nvjl_options(link, lto, ptx, &o))
         return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
     int rc = FDL_OK;
     nvJitLinkHandle h = NULL;
@@ -137,7 +137,7 @@ static int jl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input 
             if ((rc = add_library(nv, h, in, &fixed[i], &r, err)) != FDL_OK)
                 goto cleanup;
         } else {
-            r = nv->add_data(h, jl_type(in->kind), in->data, in->size, in->name);
+            r = nv->add_data(h, nvjl_type(in->kind), in->data, in->size, in->name);
         }
         if (r != NVJITLINK_SUCCESS)
             run->refused = in->name;
@@ -163,7 +163,7 @@ static int jl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_input 
         goto cleanup;
     }
     size_t size = 0;
-    ptx = ptx != FDL__JL_CUBIN;
+    ptx = ptx != FDL__NVJL_CUBIN;
     r = ptx ? nv->get_linked_ptx_size(h, &size) : nv->get_linked_cubin_size(h, &size);
     if (r == NVJITLINK_SUCCESS && size == 0)
         r = NVJITLINK_ERROR_INTERNAL;
@@ -193,44 +193,44 @@ cleanup:
     return rc;
 }
 
-/* As jl_link_here, in a child process when the link is isolated (isolate.c). */
-int fdl__jl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
-                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__jl_run *run,
+/* As nvjl_link_here, in a child process when the link is isolated (isolate.c). */
+int fdl__nvjl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                 size_t nins, const unsigned char *extra, size_t extra_size, fdl__nvjl_run *run,
                  fdl_error *err)
 {
     /* every run of a link that fdlink gives -split-compile-extended is isolated (its checks'
      * too: no run of the link is ever inside nvJitLink in this process while another forks) */
     if (fdl__isolate_wanted(&link->opts) || fdl__link_extended_auto(link))
-        return fdl__isolate_jl_link(jl_link_here, link, lto, ptx, ins, nins, extra, extra_size,
+        return fdl__isolate_nvjl_link(nvjl_link_here, link, lto, ptx, ins, nins, extra, extra_size,
                                     run, err);
-    return jl_link_here(link, lto, ptx, ins, nins, extra, extra_size, run, err);
+    return nvjl_link_here(link, lto, ptx, ins, nins, extra, extra_size, run, err);
 }
 
 /* ---- the link's run, started beside the checks ----------------------------------------------- */
 
-struct fdl__jl_ahead {
+struct fdl__nvjl_ahead {
     pthread_t thread;
     fdl_link *link;
     fdl__link_input **ins;
-    fdl__jl_run run;
+    fdl__nvjl_run run;
     int rc;
     fdl_error err;
 };
 
 static void *ahead_main(void *arg)
 {
-    struct fdl__jl_ahead *a = arg;
+    struct fdl__nvjl_ahead *a = arg;
     const fdl_link *link = a->link;
-    a->rc = fdl__jl_link(link, link->lto, FDL__JL_CUBIN, a->ins, link->ninputs, NULL, 0, &a->run,
+    a->rc = fdl__nvjl_link(link, link->lto, FDL__NVJL_CUBIN, a->ins, link->ninputs, NULL, 0, &a->run,
                          &a->err);
     return NULL;
 }
 
-int fdl__jl_ahead_start(fdl_link *link)
+int fdl__nvjl_ahead_start(fdl_link *link)
 {
     if (link->ahead || !link->ninputs)
         return 0;
-    struct fdl__jl_ahead *a = calloc(1, sizeof *a);
+    struct fdl__nvjl_ahead *a = calloc(1, sizeof *a);
     if (!a || !(a->ins = malloc(link->ninputs * sizeof *a->ins))) {
         free(a);
         return 0;
@@ -250,9 +250,9 @@ int fdl__jl_ahead_start(fdl_link *link)
     return 1;
 }
 
-int fdl__jl_ahead_take(fdl_link *link, fdl__jl_run *run, int *rc, fdl_error *err)
+int fdl__nvjl_ahead_take(fdl_link *link, fdl__nvjl_run *run, int *rc, fdl_error *err)
 {
-    struct fdl__jl_ahead *a = link->ahead;
+    struct fdl__nvjl_ahead *a = link->ahead;
     if (!a)
         return 0;
     link->ahead = NULL;
@@ -267,10 +267,10 @@ int fdl__jl_ahead_take(fdl_link *link, fdl__jl_run *run, int *rc, fdl_error *err
     return 1;
 }
 
-void fdl__jl_ahead_discard(fdl_link *link)
+void fdl__nvjl_ahead_discard(fdl_link *link)
 {
-    fdl__jl_run run;
+    fdl__nvjl_run run;
     int rc;
-    if (fdl__jl_ahead_take(link, &run, &rc, NULL))
-        fdl__jl_run_free(&run);
+    if (fdl__nvjl_ahead_take(link, &run, &rc, NULL))
+        fdl__nvjl_run_free(&run);
 }

@@ -1,11 +1,11 @@
 /*
- * Remote stores of the link cache (remote.c): ccache's remote_storage URLs parsed, and entries
+ * Remote stores of the link cache (transport.c): ccache's remote_storage URLs parsed, and entries
  * got and put by key on Redis (hiredis) and HTTP servers (libcurl), both opened with dlopen the
  * first time a remote is asked. Nothing here knows what an entry holds: cache.c checks what a
  * remote answers, exactly as it checks what the directory holds.
  */
-#ifndef FDLINK_REMOTE_H
-#define FDLINK_REMOTE_H
+#ifndef FDLINK_TRANSPORT_H
+#define FDLINK_TRANSPORT_H
 
 #include <stddef.h>
 
@@ -49,4 +49,4 @@ int fdl__remote_lease_take(fdl__remotes *r, size_t i, const char *hex, long ttl_
 void fdl__remote_lease_release(fdl__remotes *r, size_t i, fdl__remote_lease *lease);
 int fdl__remote_is_redis(const fdl__remotes *r, size_t i);
 
-#endif /* FDLINK_REMOTE_H */
+#endif /* FDLINK_TRANSPORT_H */

@@ -3,8 +3,8 @@
  * (pthread_once) the first time it is needed and is read-only after; a failed load is remembered
  * and reported to every later caller.
  */
-#ifndef FDLINK_NVJITLINK_H
-#define FDLINK_NVJITLINK_H
+#ifndef FDLINK_NVJL_H
+#define FDLINK_NVJL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -59,4 +59,4 @@ int fdl__nvjl_remember(const char *dir, unsigned char id[FDL__LIBMEMO_ID_SIZE]);
 /* Name of an nvJitLinkResult ("NVJITLINK_ERROR_PTX_COMPILE"); static string. */
 const char *fdl__nvjl_result_name(int result);
 
-#endif /* FDLINK_NVJITLINK_H */
+#endif /* FDLINK_NVJL_H */
