@@ -233,7 +233,7 @@ void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *er
     if (fdl__demangle(symbol, readable, sizeof readable)) {
         if (strlen(readable) > 160)
             memcpy(readable + 157, "...", 4);
-        snprintf(shown, sizeof shown, "%s [%.200s]", readable, symbol);
+        snprintf(shown, sizeof shown, "%.160s [%.200s]", readable, symbol);
     } else {
         readable[0] = '\0';
         snprintf(shown, sizeof shown, "%s", symbol);
