@@ -2922,6 +2922,20 @@ static PyObject *Kernel_attrs(KernelObject *self, void *c)
                          "cooperative_groups", a.cooperative_groups ? Py_True : Py_False);
 }
 
+/* A `types` attribute's setter: a tuple of argument types, or None (the slot is owned). */
+static int set_types(PyObject **slot, PyObject *v)
+{
+    if (!v || (v != Py_None && !PyTuple_Check(v))) {
+        PyErr_SetString(PyExc_TypeError, "types must be a tuple or None");
+        return -1;
+    }
+    PyObject *old = *slot;
+    Py_INCREF(v);
+    *slot = v;
+    Py_XDECREF(old);
+    return 0;
+}
+
 static PyObject *Kernel_name(KernelObject *self, void *c)
 {
     (void)c;
@@ -2938,15 +2952,7 @@ static PyObject *Kernel_get_types(KernelObject *self, void *c)
 static int Kernel_set_types(KernelObject *self, PyObject *v, void *c)
 {
     (void)c;
-    if (!v || (v != Py_None && !PyTuple_Check(v))) {
-        PyErr_SetString(PyExc_TypeError, "types must be a tuple or None");
-        return -1;
-    }
-    PyObject *old = self->types;
-    Py_INCREF(v);
-    self->types = v;
-    Py_XDECREF(old);
-    return 0;
+    return set_types(&self->types, v);
 }
 
 static PyObject *Kernel_set_max_dynamic_shared(KernelObject *self, PyObject *arg)
@@ -3442,15 +3448,7 @@ static PyObject *Map_get_types(MapObject *self, void *c)
 static int Map_set_types(MapObject *self, PyObject *v, void *c)
 {
     (void)c;
-    if (!v || (v != Py_None && !PyTuple_Check(v))) {
-        PyErr_SetString(PyExc_TypeError, "types must be a tuple or None");
-        return -1;
-    }
-    PyObject *old = self->types;
-    Py_INCREF(v);
-    self->types = v;
-    Py_XDECREF(old);
-    return 0;
+    return set_types(&self->types, v);
 }
 
 static PyGetSetDef Map_getset[] = {
