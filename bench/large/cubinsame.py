@@ -1,0 +1,37 @@
+# Benchmark 9: how two cubins of one link differ. python3 cubinsame.py A.cubin B.cubin prints
+# "identical", or how many bytes differ and whether every section holds the same bytes in both
+# (the same code, laid out in another order: sections, symbols and what refers to them by
+# index) or which sections differ in content. Exit status 0 identical, 1 otherwise.
+import struct
+import sys
+
+
+def sections(path):
+    b = open(path, 'rb').read()
+    if b[:4] != b'\x7fELF' or b[4] != 2:
+        sys.exit(f'{path}: not a 64-bit ELF file')
+    shoff, = struct.unpack_from('<Q', b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x3a)
+    hdrs = [struct.unpack_from('<IIQQQQIIQQ', b, shoff + i * shentsize) for i in range(shnum)]
+    names = hdrs[shstrndx][4]
+    out = {}
+    for h in hdrs:
+        name = b[names + h[0]:b.index(b'\0', names + h[0])].decode()
+        data = b'' if h[1] == 8 else b[h[4]:h[4] + h[5]]  # SHT_NOBITS holds no bytes
+        out.setdefault(name, []).append(data)
+    return b, out
+
+
+a, sa = sections(sys.argv[1])
+c, sc = sections(sys.argv[2])
+if a == c:
+    print('identical')
+    sys.exit(0)
+differ = sum(x != y for x, y in zip(a, c)) + abs(len(a) - len(c))
+changed = sorted(k for k in set(sa) | set(sc) if sorted(sa.get(k, [])) != sorted(sc.get(k, [])))
+code = [k for k in changed if k.startswith('.text')]
+print(f'{differ} of {len(a)} bytes differ; {len(changed)} of {len(sa)} section names differ in '
+      f'content, {len(code)} of them code (.text*)' +
+      (f': {", ".join(code[:4])}' if code else
+       ' (the same code in another order: ' + ', '.join(changed[:4]) + ('...' if len(changed) > 4 else '') + ')'))
+sys.exit(1)
