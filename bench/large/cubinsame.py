@@ -1,7 +1,9 @@
 # Benchmark 9: how two cubins of one link differ. python3 cubinsame.py A.cubin B.cubin prints
-# "identical", or how many bytes differ and whether every section holds the same bytes in both
-# (the same code, laid out in another order: sections, symbols and what refers to them by
-# index) or which sections differ in content. Exit status 0 identical, 1 otherwise.
+# "identical", or how many bytes differ, how many sections differ in content (a section's bytes
+# compared wherever it lies), and whether any of them is code (.text*): none when the same code
+# was laid out in another order (sections, symbols and what refers to them by index), or when
+# only ptxas's note of its command line (.note.nv.tkinfo) differs. Exit status 0 identical, 1
+# otherwise.
 import struct
 import sys
 
@@ -30,8 +32,8 @@ if a == c:
 differ = sum(x != y for x, y in zip(a, c)) + abs(len(a) - len(c))
 changed = sorted(k for k in set(sa) | set(sc) if sorted(sa.get(k, [])) != sorted(sc.get(k, [])))
 code = [k for k in changed if k.startswith('.text')]
+shown = ', '.join((code or changed)[:4]) + ('...' if len(code or changed) > 4 else '')
 print(f'{differ} of {len(a)} bytes differ; {len(changed)} of {len(sa)} section names differ in '
-      f'content, {len(code)} of them code (.text*)' +
-      (f': {", ".join(code[:4])}' if code else
-       ' (the same code in another order: ' + ', '.join(changed[:4]) + ('...' if len(changed) > 4 else '') + ')'))
+      f'content, {len(code)} of them code (.text*): {shown}' +
+      ('' if code else '; every code section the same'))
 sys.exit(1)

@@ -522,7 +522,7 @@ int fdl__link_extended_auto(const fdl_link *link)
     /* asked for: its cubin differs from run to run in layout, at any fixed thread count (the
      * same code, placed in another order: nvJitLink 13.0 lays the partitions out as they
      * finish; on the 2-core VM, 64 functions, -split-compile-extended=2, =4 and =0 gave a new
-     * cubin in each of 19 runs, 59-96 of 269 sections differing, never a .text one; the two
+     * cubin in each of 20 runs, 58-124 of 269 sections differing, never a .text one; the two
      * splits below gave the same bytes every time: docs/benchmarks.md, 2026-11-26, h36), so by
      * default fdlink keeps to the deterministic splits (issue 32's deterministic output) */
     env = getenv("FDLINK_SPLIT_COMPILE_EXTENDED");
