@@ -1745,13 +1745,15 @@ typedef struct later_link {
     uint64_t cubin_hash;
 } later_link;
 
-/* Link the caller's and @p callee's LTO-IR against @p decl_text (cache in @p dir, NULL: off). */
-static later_link later(const char *callee, const char *decl_text, const char *dir)
+/* Link the caller's and @p callee's LTO-IR for @p arch against @p decl_text (cache in @p dir,
+   NULL: off). */
+static later_link later_for(const char *arch, const char *callee, const char *decl_text,
+                            const char *dir)
 {
     later_link o;
     memset(&o, 0, sizeof o);
     fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
-    opts.arch = "sm_90";
+    opts.arch = arch;
     opts.cache = dir ? FDL_CACHE_ON : FDL_CACHE_OFF;
     opts.cache_dir = dir;
     fdl_link *link = NULL;
@@ -1787,6 +1789,11 @@ static later_link later(const char *callee, const char *decl_text, const char *d
     fdl_link_destroy(link);
     fdl_decls_destroy(decls);
     return o;
+}
+
+static later_link later(const char *callee, const char *decl_text, const char *dir)
+{
+    return later_for("sm_90", callee, decl_text, dir);
 }
 
 /* Drop the link's own entry (memory and @p dir), as an eviction would; the check's stays. */
@@ -1843,6 +1850,21 @@ Test(cache_check, a_later_link_of_unchanged_inputs_does_not_redo_the_check)
     later_link wide_off = later(FDL_LINK_FIXTURES "/mul_wide.ltoir", MUL_DECL, NULL);
     cr_assert_eq(wide_off.rc, FDL_EABI);
     cr_assert_str_eq(wide_off.diags, wide.diags, "the same diagnostics, cache or not");
+    /* another arch: the check's link runs again (its key holds the arch), then is remembered */
+    later_link other = later_for("sm_100", FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, dir);
+    cr_assert_eq(other.rc, FDL_OK);
+    cr_assert_eq(other.runs, 2, "sm_100: the check's link and the link (%zu)", other.runs);
+    forget_link(dir, &other);
+    later_link other2 = later_for("sm_100", FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, dir);
+    cr_assert_eq(other2.runs, 1, "sm_100 again: the link only (%zu)", other2.runs);
+    cr_assert_eq(other2.cubin_hash, other.cubin_hash);
+    /* other declarations (the second argument a double): the check's link runs again, and
+       finds the disagreement */
+    later_link redecl = later(FDL_LINK_FIXTURES "/mul.ltoir",
+                              "mul_f32_f32: float32(float32, float64)\n", dir);
+    cr_assert_eq(redecl.rc, FDL_EABI, "the declaration disagrees with the definition");
+    cr_assert_eq(redecl.runs, 1, "the check's link only (%zu)", redecl.runs);
+    cr_assert_not_null(strstr(redecl.diags, "error ABI-"), "%s", redecl.diags);
     fdl_cache_clear(dir, NULL, NULL);
     free(dir);
 }
