@@ -26,6 +26,7 @@ table=$out/bench9.md
   echo "|---|---|---|---|---|---|---|"
 } > "$table"
 fail=0
+notes=()
 secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
 # run NAME CUBIN COMMAND...: time one link; the seconds in $last
 run() {
@@ -97,6 +98,18 @@ for n in $sizes; do
   row $n LTO-IR "raw, fdlink's options (-split-compile=0 -Xptxas=--split-compile=0)" "$d/both.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   run ext_$n "$d/ext.cubin" "$out/rawlink" "$d/ext.cubin" -arch=$arch -lto -split-compile-extended=0 "${lto[@]}"
   row $n LTO-IR "raw, -split-compile-extended=0" "$d/ext.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  # determinism of the extended split at a fixed thread count: the same raw link again, and
+  # fdlink's with FDLINK_SPLIT_COMPILE_EXTENDED=1 again; how the cubins differ (cubinsame.py:
+  # bytes, and whether any code section differs or only the order of sections and symbols)
+  if [ -n "$last" ]; then
+    run ext2_$n "$d/ext2.cubin" "$out/rawlink" "$d/ext2.cubin" -arch=$arch -lto -split-compile-extended=0 "${lto[@]}"
+    [ -n "$last" ] && notes+=("N=$n, raw -split-compile-extended=0 run twice: $(python3 "$here/cubinsame.py" "$d/ext.cubin" "$d/ext2.cubin")")
+  fi
+  if [ -s "$d/fdext.cubin" ]; then
+    FDLINK_SPLIT_COMPILE_EXTENDED=1 run fdext2_$n "$d/fdext2.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdext2.cubin" "${lto[@]}"
+    [ -n "$last" ] && notes+=("N=$n, fdlink with FDLINK_SPLIT_COMPILE_EXTENDED=1 run twice: $(python3 "$here/cubinsame.py" "$d/fdext.cubin" "$d/fdext2.cubin")")
+  fi
+  [ -s "$d/fdagain.cubin" ] && notes+=("N=$n, fdlink's default run twice: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdagain.cubin")")
   run one_$n "$d/one.cubin" "$fdlink" link -arch=$arch --no-cache --kernels-used k0000 -o "$d/one.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, --kernels-used k0000 (1 of 64)" "$d/one.cubin" $base "$d/raw.cubin" "$d/raw.out" k0000
   # PTX
@@ -110,6 +123,9 @@ for n in $sizes; do
   run fdlink_ptx_$n "$d/fdlinkp.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlinkp.cubin" "${ptx[@]}"
   row $n PTX "fdlink, defaults" "$d/fdlinkp.cubin" $pbase "$d/rawp.cubin" "$d/rawp.out"
 done
+if [ ${#notes[@]} -gt 0 ]; then
+  { echo; echo "Runs of one link compared:"; echo; printf -- '- %s\n' "${notes[@]}"; } >> "$table"
+fi
 echo
 cat "$table"
 exit $fail

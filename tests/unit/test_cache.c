@@ -1733,6 +1733,197 @@ Test(cache_check, the_link_runs_beside_the_check_with_the_same_results)
     cr_assert_eq(err.line, err_seq.line);
 }
 
+/* ---- the check's result for unchanged inputs, remembered (issue 32) ----------------------- */
+#include "cacheint.h"
+
+typedef struct later_link {
+    int rc;
+    size_t runs;        /* nvJitLink runs of the link, its check's included */
+    fdl_cache_result result;
+    char key[33];       /* the link's own key */
+    char diags[2048];   /* every diagnostic, one a line: severity, code, file:line:col, text */
+    uint64_t cubin_hash;
+} later_link;
+
+/* Link the caller's and @p callee's LTO-IR for @p arch against @p decl_text (cache in @p dir,
+   NULL: off). */
+static later_link later_for(const char *arch, const char *callee, const char *decl_text,
+                            const char *dir)
+{
+    later_link o;
+    memset(&o, 0, sizeof o);
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = arch;
+    opts.cache = dir ? FDL_CACHE_ON : FDL_CACHE_OFF;
+    opts.cache_dir = dir;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_decls_parse(&decls, decl_text, strlen(decl_text), "later.decl", &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/caller.ltoir", FDL_KIND_AUTO, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_link_add_file(link, callee, FDL_KIND_AUTO, &err), FDL_OK, "%s",
+                 err.message);
+    o.rc = fdl_link_complete(link, &err);
+    o.runs = link->nvjl_runs;
+    const char *key = "";
+    o.result = fdl_link_cache_result(link, &key);
+    snprintf(o.key, sizeof o.key, "%s", key ? key : "");
+    size_t len = 0;
+    for (size_t i = 0; i < fdl_link_diagnostic_count(link) && len < sizeof o.diags; i++) {
+        const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
+        len += (size_t)snprintf(o.diags + len, sizeof o.diags - len, "%s %s %s:%u:%u %s\n",
+                                fdl_severity_name(d->severity), d->code, d->file, d->line,
+                                d->column, d->message);
+    }
+    if (o.rc == FDL_OK) {
+        size_t n = 0;
+        const unsigned char *c = fdl_link_cubin(link, &n);
+        o.cubin_hash = 1469598103934665603ull;
+        for (size_t i = 0; i < n; i++)
+            o.cubin_hash = (o.cubin_hash ^ c[i]) * 1099511628211ull;
+    }
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+    return o;
+}
+
+static later_link later(const char *callee, const char *decl_text, const char *dir)
+{
+    return later_for("sm_90", callee, decl_text, dir);
+}
+
+/* Drop the link's own entry (memory and @p dir), as an eviction would; the check's stays. */
+static void forget_link(const char *dir, const later_link *o)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    cr_assert(fdl__cache_key_from_hex(o->key, key), "a link key: '%s'", o->key);
+    fdl__cache_forget(dir, FDL__CACHE_LINK, key);
+}
+
+static const char MUL_DECL[] = "mul_f32_f32: float32(float32, float32)\n";
+
+/* Benchmark 4's later links: a link that misses (its entry gone) but whose LTO-IR inputs and
+   declarations are unchanged runs nvJitLink once, for the link: the check's post-LTO link
+   comes from the cache; its diagnostics are the same as the first time's. */
+Test(cache_check, a_later_link_of_unchanged_inputs_does_not_redo_the_check)
+{
+    char *dir = make_temp_dir();
+    later_link first = later(FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, dir);
+    if (first.rc == FDL_ENOLIB)
+        cr_skip_test("no nvJitLink");
+    cr_assert_eq(first.rc, FDL_OK);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    cr_assert_eq(first.runs, 2, "the check's post-LTO link and the link (%zu)", first.runs);
+    for (int round = 0; round < 2; round++) {
+        forget_link(dir, &first);
+        later_link again = later(FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, dir);
+        cr_assert_eq(again.rc, FDL_OK);
+        cr_assert_eq(again.result, FDL_CACHE_MISS, "the link's own entry was dropped");
+        cr_assert_eq(again.runs, 1, "round %d: the link only, the check from the cache (%zu)",
+                     round, again.runs);
+        cr_assert_eq(again.cubin_hash, first.cubin_hash);
+        cr_assert_str_eq(again.diags, first.diags);
+    }
+    /* with the cache off nothing is remembered, memory included (FDL_CACHE_OFF): each link
+       runs the check's link again */
+    for (int round = 0; round < 2; round++) {
+        later_link off = later(FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, NULL);
+        cr_assert_eq(off.rc, FDL_OK);
+        cr_assert_eq(off.result, FDL_CACHE_UNUSED);
+        cr_assert_eq(off.runs, 2, "round %d (%zu)", round, off.runs);
+        cr_assert_eq(off.cubin_hash, first.cubin_hash);
+    }
+    /* changed bytes: the check runs again, and finds the wrong width; a second time from the
+       cache, with the same diagnostics */
+    later_link wide = later(FDL_LINK_FIXTURES "/mul_wide.ltoir", MUL_DECL, dir);
+    cr_assert_eq(wide.rc, FDL_EABI);
+    cr_assert_eq(wide.runs, 1, "the changed input's check link (%zu)", wide.runs);
+    cr_assert_not_null(strstr(wide.diags, "error ABI-"), "%s", wide.diags);
+    later_link wide2 = later(FDL_LINK_FIXTURES "/mul_wide.ltoir", MUL_DECL, dir);
+    cr_assert_eq(wide2.rc, FDL_EABI);
+    cr_assert_eq(wide2.runs, 0, "from the cache (%zu)", wide2.runs);
+    cr_assert_str_eq(wide2.diags, wide.diags);
+    later_link wide_off = later(FDL_LINK_FIXTURES "/mul_wide.ltoir", MUL_DECL, NULL);
+    cr_assert_eq(wide_off.rc, FDL_EABI);
+    cr_assert_str_eq(wide_off.diags, wide.diags, "the same diagnostics, cache or not");
+    /* another arch: the check's link runs again (its key holds the arch), then is remembered */
+    later_link other = later_for("sm_100", FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, dir);
+    cr_assert_eq(other.rc, FDL_OK);
+    cr_assert_eq(other.runs, 2, "sm_100: the check's link and the link (%zu)", other.runs);
+    forget_link(dir, &other);
+    later_link other2 = later_for("sm_100", FDL_LINK_FIXTURES "/mul.ltoir", MUL_DECL, dir);
+    cr_assert_eq(other2.runs, 1, "sm_100 again: the link only (%zu)", other2.runs);
+    cr_assert_eq(other2.cubin_hash, other.cubin_hash);
+    /* other declarations (the second argument a double): the check's link runs again, and
+       finds the disagreement */
+    later_link redecl = later(FDL_LINK_FIXTURES "/mul.ltoir",
+                              "mul_f32_f32: float32(float32, float64)\n", dir);
+    cr_assert_eq(redecl.rc, FDL_EABI, "the declaration disagrees with the definition");
+    cr_assert_eq(redecl.runs, 1, "the check's link only (%zu)", redecl.runs);
+    cr_assert_not_null(strstr(redecl.diags, "error ABI-"), "%s", redecl.diags);
+    fdl_cache_clear(dir, NULL, NULL);
+    free(dir);
+}
+
+/* The check's key (its post-LTO link's): every input byte, the declarations, the arch and the
+   options the check's link sees; not the input names, nor the options only the link sees. */
+static void check_key_of(const char *callee, const char *name, const char *decl_text,
+                         const char *arch, int ftz, int opt_level,
+                         unsigned char key[FDL__CACHE_KEY_SIZE], int *keyed)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = arch;
+    opts.cache = FDL_CACHE_ON;
+    opts.cache_dir = "/nonexistent/fdlink-test-never-written";
+    opts.ftz = ftz;
+    opts.opt_level = opt_level;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_decls_parse(&decls, decl_text, strlen(decl_text), "k.decl", &err), FDL_OK,
+                 "%s", err.message);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    size_t n = 0;
+    char *data = slurp(callee, &n);
+    cr_assert_eq(fdl_link_add_data(link, data, n, name, FDL_KIND_AUTO, &err), FDL_OK, "%s",
+                 err.message);
+    fdl__link_input *ins[1] = {&link->inputs[0]};
+    *keyed = fdl__link_check_key(link, ins, 1, NULL, 0, key);
+    free(data);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(cache_check, the_checks_key_holds_what_its_result_depends_on)
+{
+    unsigned char base[FDL__CACHE_KEY_SIZE], k[FDL__CACHE_KEY_SIZE];
+    int keyed = 0;
+    const char *mul = FDL_LINK_FIXTURES "/mul.ltoir", *wide = FDL_LINK_FIXTURES "/mul_wide.ltoir";
+    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90", -1, -1, base, &keyed);
+    if (!keyed)
+        cr_skip_test("no nvJitLink (a check without its version is not keyed)");
+    check_key_of(mul, "other-name.ltoir", MUL_DECL, "sm_90", -1, -1, k, &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) == 0, "the same bytes under another name");
+    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90", -1, 3, k, &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) == 0, "-O3: the check's link is -O0 anyway");
+    check_key_of(wide, "mul.ltoir", MUL_DECL, "sm_90", -1, -1, k, &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "other bytes");
+    check_key_of(mul, "mul.ltoir", "mul_f32_f32: float32(float32, int32)\n", "sm_90", -1, -1, k,
+                 &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "other declarations");
+    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_100", -1, -1, k, &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "another arch");
+    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90a", -1, -1, k, &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "sm_90a is not sm_90");
+    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90", 1, -1, k, &keyed);
+    cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "-ftz=1: the check's link sees it");
+}
+
 /* The LTO report's note for mul_f32_f32 after linking the caller and @p callee (uncached). */
 static void lto_note(const char *caller, const char *callee, char *out, size_t size)
 {

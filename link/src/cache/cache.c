@@ -888,6 +888,27 @@ cleanup:
     return result;
 }
 
+void fdl__cache_forget(const char *dir, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    mem_lock();
+    for (mem_entry **pp = &g_mem.head; *pp; pp = &(*pp)->next)
+        if ((*pp)->kind == kind && memcmp((*pp)->key, key, FDL__CACHE_KEY_SIZE) == 0) {
+            mem_entry *old = *pp;
+            *pp = old->next;
+            g_mem.bytes -= old->size;
+            free(old->payload);
+            free(old);
+            break;
+        }
+    pthread_mutex_unlock(&g_mem.lock);
+    if (!dir)
+        return;
+    char hex[33], name[64];
+    fdl__cache_key_hex(key, hex);
+    snprintf(name, sizeof name, "%s" ENTRY_SUFFIX, hex);
+    dir_unlink(dir, name); /* absent already: nothing to do */
+}
+
 /* ---- memos (libmemo.c) ------------------------------------------------------------------- */
 int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
                         fdl__cache_sections *out)

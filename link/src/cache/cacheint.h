@@ -104,6 +104,14 @@ void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FD
                     const unsigned char *const *secs, const size_t *lens, size_t nsecs);
 
 /*
+ * Drop the entry of @p kind and @p key from this process's memory and from @p dir (NULL: memory
+ * only), as an eviction would: the benchmarks' way to time a link whose own entry is gone while
+ * the entries it uses (the declaration check's) stay. Best effort; an absent entry is no error.
+ * Thread-safety: safe from any thread.
+ */
+void fdl__cache_forget(const char *dir, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE]);
+
+/*
  * The lease of a key (lease.c): one process of those sharing a cache directory links a key that
  * they all miss; the others wait for its entry. A lease is an flock(2) held on "<key>.lease" in
  * the directory, so that it ends with its holder however the holder ends (killed included).

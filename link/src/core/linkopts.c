@@ -519,10 +519,12 @@ int fdl__link_extended_auto(const fdl_link *link)
     const char *env = getenv("FDLINK_LINK_ISOLATE");
     if (o->isolate == -1 && env && strcmp(env, "0") == 0)
         return 0; /* no isolation: no fallback when the linker dies, so not by default */
-    /* asked for: its cubin differs from run to run in layout (the same code, placed in another
-     * order: measured on the 2-core VM, 64 functions, two runs differ in 212,042 of 1,650,464
-     * bytes, where the two splits below give the same bytes every time), so by default fdlink
-     * keeps to the deterministic splits (issue 32's deterministic output) */
+    /* asked for: its cubin differs from run to run in layout, at any fixed thread count (the
+     * same code, placed in another order: nvJitLink 13.0 lays the partitions out as they
+     * finish; on the 2-core VM, 64 functions, -split-compile-extended=2, =4 and =0 gave a new
+     * cubin in each of 20 runs, 58-124 of 269 sections differing, never a .text one; the two
+     * splits below gave the same bytes every time: docs/benchmarks.md, 2026-11-26, h36), so by
+     * default fdlink keeps to the deterministic splits (issue 32's deterministic output) */
     env = getenv("FDLINK_SPLIT_COMPILE_EXTENDED");
     if (!env || strcmp(env, "1") != 0)
         return 0;
