@@ -170,8 +170,15 @@ static void who_defines(fdl_link *link, const char *symbol, const char *readable
             snprintf(mangled, sizeof mangled, "%zu%.*s", n, (int)n, dx[i].ns);
             if (starts(readable, dx[i].ns) || strstr(readable, dx[i].ns) ||
                 strstr(symbol, mangled)) {
-                snprintf(out, cap, " (%s, of MathDx, would define it: link the code libmathdx "
-                         "generates for this function, nvidia-libmathdx-cu13)", dx[i].name);
+                if (!strcmp(dx[i].ns, "cusolverdx::"))
+                    /* libmathdx's solver LTO-IR calls into the library's precompiled code */
+                    snprintf(out, cap, " (cuSolverDx's universal fatbin defines it: add the "
+                             "fatbin libmathdx's cusolverdxGetUniversalFATBIN returns, or "
+                             "lib/libcusolverdx.fatbin of a MathDx package)");
+                else
+                    snprintf(out, cap, " (%s, of MathDx, would define it: link the code "
+                             "libmathdx generates for this function, nvidia-libmathdx-cu13)",
+                             dx[i].name);
                 return;
             }
         }
