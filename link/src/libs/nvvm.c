@@ -6,12 +6,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "libmemo.h"
 #include "libs.h"
 
 #ifndef FDLINK_CUDA_ROOT
@@ -39,7 +41,9 @@ static struct {
     int status;
     fdl_error error;
     nvvm_fn fn;
-} g_nvvm = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+    int64_t load_start_ns; /* CLOCK_REALTIME when the load began (libmemo.h) */
+    atomic_int tried;      /* the load has run (whatever its outcome) */
+} g_nvvm = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}, 0, 0};
 
 /* libNVVM lives in <toolkit>/nvvm/lib64 (some packagings put it in lib64 too) */
 static const char *const nvvm_names[] = {
@@ -47,6 +51,10 @@ static const char *const nvvm_names[] = {
     sizeof FDLINK_CUDA_ROOT > 1 ? FDLINK_CUDA_ROOT "/nvvm/lib64/libnvvm.so.4" : NULL,
     sizeof FDLINK_CUDA_ROOT > 1 ? FDLINK_CUDA_ROOT "/lib64/libnvvm.so.4" : NULL,
     "/usr/local/cuda/nvvm/lib64/libnvvm.so.4", "/usr/local/cuda/lib64/libnvvm.so.4", NULL};
+
+/* What this process knows of libNVVM's version without loading it (libmemo.h). */
+static fdl__libmemo_mem g_nvvm_memo = FDL__LIBMEMO_MEM_INIT;
+static const fdl__libspec nvvm_spec = {"libNVVM", "FDLINK_NVVM", nvvm_names, &g_nvvm_memo};
 
 static void nvvm_load(void)
 {
@@ -63,10 +71,41 @@ static void nvvm_load(void)
         {"nvvmVersion", offsetof(nvvm_fn, version), 1},
     };
     void *h = NULL;
+    g_nvvm.load_start_ns = fdl__libmemo_now();
     g_nvvm.status = fdl__dlopen_table(&h, "FDLINK_NVVM", nvvm_names, "libNVVM",
                                       "to compile NVVM bitcode inputs (.bc)", symbols,
                                       sizeof symbols / sizeof symbols[0], &g_nvvm.fn,
                                       &g_nvvm.error);
+    atomic_store(&g_nvvm.tried, 1);
+}
+
+int fdl__nvvm_quick_version(const char *dir, int *major, int *minor)
+{
+    *major = *minor = 0;
+    unsigned a = 0, b = 0;
+    unsigned char id[FDL__LIBMEMO_ID_SIZE];
+    if (atomic_load(&g_nvvm.tried) || !fdl__libmemo_lookup(&nvvm_spec, dir, &a, &b, id) ||
+        a > 100000u || b > 100000u)
+        return 0;
+    *major = (int)a;
+    *minor = (int)b;
+    return 1;
+}
+
+int fdl__nvvm_remember(const char *dir, int *major, int *minor)
+{
+    *major = *minor = 0;
+    pthread_once(&g_nvvm.once, nvvm_load);
+    if (g_nvvm.status != FDL_OK)
+        return g_nvvm.status;
+    /* without nvvmVersion there is no version to key a compile with: no caching */
+    if (!g_nvvm.fn.version || g_nvvm.fn.version(major, minor) != 0 || *major < 0 || *minor < 0)
+        return FDL_ENOLIB;
+    void *sym = NULL; /* POSIX: a data pointer can hold a function's address */
+    memcpy(&sym, &g_nvvm.fn.create, sizeof sym);
+    fdl__libmemo_record(&nvvm_spec, dir, sym, g_nvvm.load_start_ns, (unsigned)*major,
+                        (unsigned)*minor, NULL);
+    return FDL_OK;
 }
 
 int fdl__is_bitcode(const unsigned char *p, size_t n)
