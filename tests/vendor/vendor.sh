@@ -35,13 +35,17 @@ case $mode in
     "$fdlink" link -arch=sm_90 --no-cache --no-lto -I "$nv/include" -o none.cubin \
       "$src/nvshmem_put.cu" >none.log 2>&1 && fail "linked without the library"
     grep -q "NVSHMEM's device library defines it" none.log || { cat none.log; fail "no NVSHMEM hint"; }
-    # its .bc files are LLVM 22 bitcode, for LLVM-based compilers: one line saying so
-    bc=$nv/lib/libnvshmem_device_sm_90.bc
-    if [ -f "$bc" ]; then
-      "$fdlink" link -arch=sm_90 --no-cache -o bc.cubin "$bc" >bc.log 2>&1 && fail "LLVM 22 bitcode linked?"
+    # its .bc files are LLVM 22 bitcode, for LLVM-based compilers: libNVVM 13.0 reads LLVM 7.0.1
+    # for compute_90 and LLVM 20 for compute_100 (docs/libraries.md); one line saying so and
+    # what to link instead
+    for a in 90 100; do
+      bc=$nv/lib/libnvshmem_device_sm_$a.bc
+      [ -f "$bc" ] || continue
+      "$fdlink" link -arch=sm_$a --no-cache -o bc.cubin "$bc" >bc.log 2>&1 && fail "LLVM 22 bitcode linked?"
       head -1 bc.log
-      grep -q "bitcode, which libNVVM (LLVM 7 IR) cannot read" bc.log || { cat bc.log; fail "bitcode message"; }
-    fi
+      grep -q "error: LLVM [0-9]* bitcode, newer than libNVVM reads for compute_$a (LLVM [0-9.]*),.*static library (.a)" bc.log ||
+        { cat bc.log; fail "bitcode message for sm_$a"; }
+    done
     ;;
   mathdx)
     mx=$vendor/nvidia/mathdx

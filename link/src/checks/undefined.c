@@ -155,8 +155,9 @@ static void who_defines(fdl_link *link, const char *symbol, const char *readable
         snprintf(out, cap, " (libdevice defines it: add <toolkit>/nvvm/libdevice/"
                  "libdevice.10.bc as an input)");
     else if (starts(symbol, "nvshmem") || strstr(symbol, "nvshmem"))
-        snprintf(out, cap, " (NVSHMEM's device library defines it: add libnvshmem_device.a, or "
-                 "libnvshmem_device.bc for LTO, from the nvidia-nvshmem-cu13 wheel)");
+        snprintf(out, cap, " (NVSHMEM's device library defines it: add libnvshmem_device.a "
+                 "from the nvidia-nvshmem-cu13 wheel; its .bc files are LLVM bitcode that "
+                 "libNVVM cannot read)");
     else {
         static const struct {
             const char *ns, *name;

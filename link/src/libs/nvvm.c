@@ -158,16 +158,27 @@ int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const u
             size_t k = strcspn(*log, "\n");
             snprintf(first, sizeof first, ": %.*s", (int)(k < 280 ? k : 280), *log);
         }
-        /* bitcode of a newer LLVM than libNVVM's (NVSHMEM 3.8's .bc are LLVM 22's, for
-         * LLVM-based compilers; libNVVM 13 reads LLVM 7's): say what to link instead */
+        /* bitcode of a newer LLVM than libNVVM reads: "parse ... (Producer: 'LLVM22.1.8'
+         * Reader: 'LLVM 7.0.1')". libNVVM 13.0 reads LLVM 7.0.1 for compute_75 to compute_90a
+         * and LLVM 20 for compute_100 and later; NVSHMEM 3.8's .bc are LLVM 22's, made by clang
+         * for LLVM-based compilers (Triton), and nothing in the toolkit takes them (nvJitLink
+         * takes no bitcode; nvvmLazyAddModuleToProgram reads as nvvmAddModuleToProgram does;
+         * no libNVVM option changes the reader): say what to link instead */
         const char *producer = *log ? strstr(*log, "Producer: 'LLVM") : NULL;
-        if (producer) {
+        const char *reader = producer ? strstr(producer, "Reader: 'LLVM ") : NULL;
+        if (producer && reader) {
             long major = strtol(producer + strlen("Producer: 'LLVM"), NULL, 10);
-            if (major > 7) {
+            const char *rv = reader + strlen("Reader: 'LLVM ");
+            long reads = strtol(rv, NULL, 10);
+            size_t rlen = strcspn(rv, "'\n");
+            if (major > reads && reads > 0) {
                 rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL,
-                                "LLVM %d bitcode, which libNVVM (LLVM 7 IR) cannot read: it is "
-                                "for LLVM-based compilers; link the library's cubins, fatbin or "
-                                "static library (.a) instead", (int)major);
+                                "LLVM %d bitcode, newer than libNVVM reads for %s (LLVM %.*s), "
+                                "and nvJitLink takes no bitcode: it is for LLVM-based compilers "
+                                "such as Triton; link the library's static library (.a), cubins "
+                                "or fatbin instead, or its LTO-IR (.ltoir) for link-time "
+                                "optimisation", (int)major, arch, (int)(rlen < 16 ? rlen : 16),
+                                rv);
                 if (err)
                     err->backend_code = compiled;
                 goto cleanup;
