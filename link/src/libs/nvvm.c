@@ -162,8 +162,9 @@ int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const u
          * Reader: 'LLVM 7.0.1')". libNVVM 13.0 reads LLVM 7.0.1 for compute_75 to compute_90a
          * and LLVM 20 for compute_100 and later; NVSHMEM 3.8's .bc are LLVM 22's, made by clang
          * for LLVM-based compilers (Triton), and nothing in the toolkit takes them (nvJitLink
-         * takes no bitcode; nvvmLazyAddModuleToProgram reads as nvvmAddModuleToProgram does;
-         * no libNVVM option changes the reader): say what to link instead */
+         * takes no bitcode; nvvmLazyAddModuleToProgram fails worse: libNVVM aborts the
+         * process compiling such a module; no libNVVM option changes the reader): say what to
+         * link instead */
         const char *producer = *log ? strstr(*log, "Producer: 'LLVM") : NULL;
         const char *reader = producer ? strstr(producer, "Reader: 'LLVM ") : NULL;
         if (producer && reader) {
