@@ -75,17 +75,25 @@ for mode in isolate no-isolate; do
 done
 
 # ---- address space: 16 MiB up, in 4 MiB steps ----------------------------------------------
+# AddressSanitizer reserves terabytes of shadow address space and does not run under ulimit -v
+# (its own documentation says so): that build (.ci/sanitize.sh) skips this series.
 cache=$work/cache-v
 worked=0
+asan=0
+grep -qa '__asan_init' "$fdlink" && asan=1
+[ "$asan" = 1 ] && echo "limits: SKIP ulimit -v: fdlink is built with AddressSanitizer"
 for kb in $(seq 16384 4096 1048576); do
+  [ "$asan" = 1 ] && break
   (ulimit -v "$kb" && FDLINK_CACHE_DIR=$cache exec "$fdlink" link -arch=sm_90 caller.ptx \
     mul.ptx -o out.cubin) 2>err
   judge "ulimit -v $kb" $?
     [ "$linked" = 1 ] && worked=$((worked + 1))
   [ "$worked" -ge 2 ] && break
 done
-[ "$worked" -ge 2 ] || fail "ulimit -v: the link never worked up to 1 GiB"
-after "ulimit -v" "$cache"
+if [ "$asan" = 0 ]; then
+  [ "$worked" -ge 2 ] || fail "ulimit -v: the link never worked up to 1 GiB"
+  after "ulimit -v" "$cache"
+fi
 
 # ---- processes: 1 up, as a user that RLIMIT_NPROC binds -------------------------------------
 as=()

@@ -426,7 +426,9 @@ Test(link_options, init_bounds_and_check_are_the_tables)
     cr_assert_eq(fdl_link_option_bounds("no_such_option", &lo, &hi), 0);
     cr_assert_eq(fdl_link_option_bounds(NULL, &lo, &hi), 0);
     fdl_error err = FDL_ERROR_INIT;
+#ifdef NDEBUG /* a NULL argument asserts in debug builds */
     cr_assert_eq(fdl_link_options_check(NULL, &err), FDL_EINVAL);
+#endif
     o.arch = "sm_90";
     cr_assert_eq(fdl_link_options_check(&o, &err), FDL_OK, "%s", err.message);
     /* each bound, from the table: the edge taken, one past it refused with the table's words */
