@@ -13,8 +13,8 @@ void help_cache(FILE *out)
 {
     fputs("usage: fdlink cache [--dir DIR] COMMAND\n"
           "\n"
-          "The persistent cache of links and NVRTC compiles that fdlink link and the library use\n"
-          "by default. It lives in FDLINK_CACHE_DIR, else $XDG_CACHE_HOME/fdlink, else\n"
+          "The persistent cache of links and NVRTC and libNVVM compiles that fdlink link and the\n"
+          "library use by default. It lives in FDLINK_CACHE_DIR, else $XDG_CACHE_HOME/fdlink, else\n"
           "~/.cache/fdlink; FDLINK_CACHE=0 (or fdlink link --no-cache) turns it off;\n"
           "FDLINK_CACHE_MAX_SIZE bounds it (default 512M).\n"
           "\n"

@@ -591,6 +591,11 @@ int cmd_link(int argc, char **argv)
         if (nv_hits || nv_compiled)
             fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
                     nv_hits, nv_compiled);
+        size_t bc_hits = 0, bc_compiled = 0;
+        fdl_link_nvvm_cache(link, &bc_hits, &bc_compiled);
+        if (bc_hits || bc_compiled)
+            fprintf(stderr, "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled "
+                    "by libNVVM\n", bc_hits, bc_compiled);
         int threads = 0, tokens = 0, jobserver = 0;
         fdl_link_jobs(link, &threads, &tokens, &jobserver);
         if (jobserver)

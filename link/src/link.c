@@ -520,7 +520,7 @@ static int add_bitcode(fdl_link *link, const unsigned char *bc, size_t size, con
     char *log = NULL, arch[32];
     int ltoir = link->backend == FDL_BACKEND_NVJITLINK && link->opts.lto != FDL_LTO_OFF;
     fdl__link_virtual_arch(link, arch, sizeof arch);
-    int rc = fdl__nvvm_compile(&out, &out_size, &log, bc, size, name, arch, ltoir, err);
+    int rc = fdl__link_nvvm_cached(link, &out, &out_size, &log, bc, size, name, arch, ltoir, err);
     if (rc != FDL_OK) {
         if (log && fdl__link_set_log(link, 0, log)) {
             log = NULL;
@@ -1138,6 +1138,14 @@ void fdl_link_nvrtc_cache(const fdl_link *link, size_t *hits, size_t *compiled)
         *hits = link ? link->nvrtc_hits : 0;
     if (compiled)
         *compiled = link ? link->nvrtc_compiled : 0;
+}
+
+void fdl_link_nvvm_cache(const fdl_link *link, size_t *hits, size_t *compiled)
+{
+    if (hits)
+        *hits = link ? link->nvvm_hits : 0;
+    if (compiled)
+        *compiled = link ? link->nvvm_compiled : 0;
 }
 
 fdl_link_backend fdl_link_get_backend(const fdl_link *link)

@@ -646,9 +646,10 @@ static PyObject *Link_info(LinkObject *self, void *c)
     (void)c;
     const char *key = NULL;
     fdl_cache_result r = fdl_link_cache_result(self->link, &key);
-    size_t hits = 0, compiled = 0;
+    size_t hits = 0, compiled = 0, bc_hits = 0, bc_compiled = 0;
     fdl_link_nvrtc_cache(self->link, &hits, &compiled);
-    return Py_BuildValue("{s:s,s:s,s:i,s:d,s:s,s:s,s:s,s:s,s:s,s:n,s:n}", "arch",
+    fdl_link_nvvm_cache(self->link, &bc_hits, &bc_compiled);
+    return Py_BuildValue("{s:s,s:s,s:i,s:d,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:n}", "arch",
                          fdl_link_arch(self->link), "backend",
                          fdl_link_backend_name(fdl_link_get_backend(self->link)), "lto",
                          fdl_link_lto(self->link), "wall_ms", fdl_link_wall_ms(self->link),
@@ -656,7 +657,8 @@ static PyObject *Link_info(LinkObject *self, void *c)
                          "cache_warning", fdl_link_cache_warning(self->link), "info_log",
                          fdl_link_info_log(self->link), "error_log",
                          fdl_link_error_log(self->link), "nvrtc_cache_hits", (Py_ssize_t)hits,
-                         "nvrtc_compiled", (Py_ssize_t)compiled);
+                         "nvrtc_compiled", (Py_ssize_t)compiled, "nvvm_cache_hits",
+                         (Py_ssize_t)bc_hits, "nvvm_compiled", (Py_ssize_t)bc_compiled);
 }
 
 /* input_data(i) -> (bytes, kind name): an input as the backend gets it (NVRTC's output for CUDA C) */

@@ -38,6 +38,7 @@
 #include "cacheint.h"
 #include "internal.h"
 #include "libmemo.h"
+#include "libs.h"
 #include "linkobj.h"
 
 /* from nvjl.h, which needs the toolkit's headers */
@@ -86,10 +87,12 @@ typedef struct outcome {
     int rc;
     fdl_cache_result result;
     size_t nvrtc_hits, nvrtc_compiled;
+    size_t nvvm_hits, nvvm_compiled; /* bitcode inputs */
     size_t diags;          /* FDL_EIO diagnostics (the cache's warning) */
     char warning[512];
     char key[33];
     int jl_loaded, nvrtc_loaded; /* nvJitLink, NVRTC mapped in the process after the link */
+    int nvvm_loaded;             /* libNVVM mapped */
     size_t jl_runs;        /* nvJitLink links run */
     int lease_waited;      /* another process held the key's lease (lease.c) */
     uint64_t cubin_hash;   /* FNV-1a of the cubin */
@@ -159,8 +162,10 @@ static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
     snprintf(o.key, sizeof o.key, "%s", key);
     snprintf(o.warning, sizeof o.warning, "%s", fdl_link_cache_warning(link));
     fdl_link_nvrtc_cache(link, &o.nvrtc_hits, &o.nvrtc_compiled);
+    fdl_link_nvvm_cache(link, &o.nvvm_hits, &o.nvvm_compiled);
     o.jl_loaded = mapped("libnvJitLink");
     o.nvrtc_loaded = mapped("libnvrtc");
+    o.nvvm_loaded = mapped("libnvvm");
     if (cubin) {
         size_t n = 0;
         const void *c = fdl_link_cubin(link, &n);
@@ -371,6 +376,80 @@ static void write_cuda(const char *dir, const char *header_body)
     spit(h, header_body, strlen(header_body));
     free(cu);
     free(h);
+}
+
+/*
+ * NVVM bitcode (issue 34): libNVVM's LTO-IR differs from run to run for the same input, so the
+ * compile is cached under the input's bytes, libNVVM's version and the options; the cached bytes
+ * make the link's own key repeatable, so that a second link is a disk hit that loads neither
+ * libNVVM nor nvJitLink. Changed bytes, or another architecture, compile again.
+ */
+Test(cache_key, a_bitcode_input_is_compiled_once)
+{
+    const char *roots[8];
+    size_t nroots = fdl__cuda_roots(roots, 8);
+    char *libdevice = NULL;
+    for (size_t i = 0; i < nroots && !libdevice; i++) {
+        char *p = path_in(roots[i], "nvvm/libdevice/libdevice.10.bc");
+        if (access(p, R_OK) == 0)
+            libdevice = p;
+        else
+            free(p);
+    }
+    if (!libdevice)
+        cr_skip_test("no libdevice.10.bc in the CUDA toolkit");
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache"), *bc = path_in(dir, "k.bc");
+    size_t n = 0;
+    char *bytes = slurp(libdevice, &n);
+    spit(bc, bytes, n);
+    input in[] = {{bc, NULL, 0, FDL_KIND_AUTO}};
+    job j = {cache, "sm_90", 0, FDL_CACHE_ON, in, 1, NULL};
+    outcome a = run_child(&j, NULL);
+    if (a.rc == FDL_ENOLIB)
+        cr_skip_test("no libNVVM: %s", a.warning);
+    cr_assert_eq(a.rc, FDL_OK, "%s", a.warning);
+    cr_assert_eq(a.nvvm_compiled, 1);
+    cr_assert_eq(a.nvvm_hits, 0);
+    cr_assert_eq(a.result, FDL_CACHE_MISS);
+    cr_assert(a.nvvm_loaded);
+    outcome b = run_child(&j, NULL);
+    cr_assert_eq(b.rc, FDL_OK, "%s", b.warning);
+    cr_assert_eq(b.nvvm_hits, 1, "the same bitcode: from the cache");
+    cr_assert_eq(b.nvvm_compiled, 0);
+    cr_assert_eq(b.result, FDL_CACHE_HIT_DISK, "the cached LTO-IR gives the link the same key");
+    cr_assert_str_eq(b.key, a.key);
+    cr_assert(!b.nvvm_loaded, "a warm bitcode compile loaded libNVVM");
+    cr_assert(!b.jl_loaded, "a disk hit loaded nvJitLink");
+    /* other bytes of the same meaning (four zero bytes after the bitcode, which LLVM's reader
+     * ignores): compiled again */
+    char *longer = malloc(n + 4);
+    cr_assert_not_null(longer);
+    memcpy(longer, bytes, n);
+    memset(longer + n, 0, 4);
+    spit(bc, longer, n + 4);
+    outcome c = run_child(&j, NULL);
+    cr_assert_eq(c.rc, FDL_OK, "%s", c.warning);
+    cr_assert_eq(c.nvvm_compiled, 1, "changed bitcode must be compiled again");
+    cr_assert_eq(c.nvvm_hits, 0);
+    cr_assert_eq(c.result, FDL_CACHE_MISS);
+    /* another architecture: another compile */
+    spit(bc, bytes, n);
+    job j80 = j;
+    j80.arch = "sm_80";
+    outcome d = run_child(&j80, NULL);
+    cr_assert_eq(d.rc, FDL_OK, "%s", d.warning);
+    cr_assert_eq(d.nvvm_compiled, 1, "another architecture must be compiled again");
+    cr_assert_eq(d.nvvm_hits, 0);
+    /* and the first input still hits */
+    outcome e = run_child(&j, NULL);
+    cr_assert_eq(e.nvvm_hits, 1);
+    cr_assert_eq(e.result, FDL_CACHE_HIT_DISK);
+    free(longer);
+    free(bytes);
+    free(bc);
+    free(cache);
+    free(dir);
+    free(libdevice);
 }
 
 Test(cache_key, a_changed_header_of_a_cuda_input_is_a_miss)

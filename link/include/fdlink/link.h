@@ -557,6 +557,12 @@ FDL_API const char *fdl_severity_name(fdl_severity severity);
  */
 FDL_API void fdl_link_nvrtc_cache(const fdl_link *link, size_t *hits, size_t *compiled);
 
+/**
+ * How many NVVM bitcode inputs (.bc) of the link came from the cache (@p hits) and were compiled
+ * by libNVVM (@p compiled). Either pointer may be NULL.
+ */
+FDL_API void fdl_link_nvvm_cache(const fdl_link *link, size_t *hits, size_t *compiled);
+
 /** The backend the link uses (never FDL_BACKEND_AUTO once created; AUTO for NULL). */
 FDL_API fdl_link_backend fdl_link_get_backend(const fdl_link *link);
 

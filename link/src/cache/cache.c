@@ -184,7 +184,8 @@ static const char *check_any_entry(const unsigned char *b, size_t n,
         return "another format version";
     uint32_t kind = get32(b + 12);
     if (memo ? kind != FDL__CACHE_MEMO
-             : kind != FDL__CACHE_LINK && kind != FDL__CACHE_NVRTC && kind != FDL__CACHE_CHECK)
+             : kind != FDL__CACHE_LINK && kind != FDL__CACHE_NVRTC && kind != FDL__CACHE_CHECK &&
+                   kind != FDL__CACHE_NVVM)
         return "unknown kind";
     if (want_key && memcmp(b + 16, want_key, FDL__CACHE_KEY_SIZE) != 0)
         return "key differs from its file name";
@@ -1278,6 +1279,7 @@ static const char *entry_kind(const char *dir, const char *name)
     return k == FDL__CACHE_LINK    ? "link"
            : k == FDL__CACHE_NVRTC ? "nvrtc"
            : k == FDL__CACHE_CHECK ? "check"
+           : k == FDL__CACHE_NVVM  ? "nvvm"
                                    : "unknown";
 }
 

@@ -20,6 +20,7 @@
 #define FDL__CACHE_CHECK 3u /* the post-LTO PTX of the declaration check */
 #define FDL__CACHE_MEMO 4u  /* a memo (libmemo.c): "<key>.fdlm", not an entry */
 #define FDL__CACHE_PMEMO 5u /* a process memo (fdl__cache_pmemo_*): memory only, never on disk */
+#define FDL__CACHE_NVVM 6u  /* a libNVVM compile of an NVVM bitcode input */
 
 #define FDL__CACHE_KEY_SIZE 16
 #define FDL__CACHE_MAX_SECTIONS 8

@@ -155,8 +155,9 @@ static void who_defines(fdl_link *link, const char *symbol, const char *readable
         snprintf(out, cap, " (libdevice defines it: add <toolkit>/nvvm/libdevice/"
                  "libdevice.10.bc as an input)");
     else if (starts(symbol, "nvshmem") || strstr(symbol, "nvshmem"))
-        snprintf(out, cap, " (NVSHMEM's device library defines it: add libnvshmem_device.a, or "
-                 "libnvshmem_device.bc for LTO, from the nvidia-nvshmem-cu13 wheel)");
+        snprintf(out, cap, " (NVSHMEM's device library defines it: add libnvshmem_device.a "
+                 "from the nvidia-nvshmem-cu13 wheel; its .bc files are LLVM bitcode that "
+                 "libNVVM cannot read)");
     else {
         static const struct {
             const char *ns, *name;
@@ -170,8 +171,15 @@ static void who_defines(fdl_link *link, const char *symbol, const char *readable
             snprintf(mangled, sizeof mangled, "%zu%.*s", n, (int)n, dx[i].ns);
             if (starts(readable, dx[i].ns) || strstr(readable, dx[i].ns) ||
                 strstr(symbol, mangled)) {
-                snprintf(out, cap, " (%s, of MathDx, would define it: link the code libmathdx "
-                         "generates for this function, nvidia-libmathdx-cu13)", dx[i].name);
+                if (!strcmp(dx[i].ns, "cusolverdx::"))
+                    /* libmathdx's solver LTO-IR calls into the library's precompiled code */
+                    snprintf(out, cap, " (cuSolverDx's universal fatbin defines it: add the "
+                             "fatbin libmathdx's cusolverdxGetUniversalFATBIN returns, or "
+                             "lib/libcusolverdx.fatbin of a MathDx package)");
+                else
+                    snprintf(out, cap, " (%s, of MathDx, would define it: link the code "
+                             "libmathdx generates for this function, nvidia-libmathdx-cu13)",
+                             dx[i].name);
                 return;
             }
         }

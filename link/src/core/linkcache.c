@@ -429,7 +429,8 @@ const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections 
         return rc == FDL_OK ? "" : rc == FDL_ENOMEM ? "out of memory validating the cubin"
                                                     : "a link entry whose cubin is malformed";
     }
-    case FDL__CACHE_NVRTC: {
+    case FDL__CACHE_NVRTC:
+    case FDL__CACHE_NVVM: {
         if (s->n != 2 || s->len[0] == 0)
             return "a compile entry without its output";
         fdl_input_kind k;
@@ -877,6 +878,104 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
         const unsigned char *secs[2] = {*out, (const unsigned char *)l};
         size_t lens[2] = {*out_size, strlen(l)};
         fdl__cache_put(&link->cache, FDL__CACHE_NVRTC, key, secs, lens, 2);
+        fdl__link_cache_warn(link);
+    }
+    return rc;
+}
+
+/* ---- libNVVM compiles of bitcode inputs (issue 34) ------------------------------------------- */
+
+/*
+ * The compile's key: libNVVM's version, the input's name (libNVVM names the module after it) and
+ * bytes, and what fdl__nvvm_compile passes as options: the architecture and whether the output
+ * is LTO-IR (-gen-lto) or PTX. libNVVM's LTO-IR differs from run to run for the same input
+ * (it is encrypted), so without this entry no link with a bitcode input would ever hit the
+ * link cache: the cached bytes make the link's key repeatable too.
+ */
+static int nvvm_key(int major, int minor, const unsigned char *bc, size_t size, const char *name,
+                    const char *arch, int ltoir, unsigned char key[FDL__CACHE_KEY_SIZE])
+{
+    fdl__keyb *k = fdl__keyb_new(FDL__CACHE_NVVM);
+    if (!k)
+        return 0;
+    fdl__keyb_u64(k, TAG('N', 'V', 'V', 'A'), (uint64_t)major);
+    fdl__keyb_u64(k, TAG('N', 'V', 'V', 'I'), (uint64_t)minor);
+    fdl__keyb_str(k, TAG('N', 'A', 'M', 'E'), name);
+    fdl__keyb_bytes(k, TAG('B', 'C', 'O', 'D'), bc, size);
+    fdl__keyb_str(k, TAG('A', 'R', 'C', 'H'), arch);
+    fdl__keyb_u64(k, TAG('L', 'T', 'O', 'I'), (uint64_t)ltoir);
+    return fdl__keyb_finish(k, key);
+}
+
+/* Key the compile with libNVVM @p major.@p minor and look it up: 1 on a hit (*out, *log set). */
+static int nvvm_lookup(fdl_link *link, int major, int minor, const unsigned char *bc, size_t size,
+                       const char *name, const char *arch, int ltoir,
+                       unsigned char key[FDL__CACHE_KEY_SIZE], int *keyed, unsigned char **out,
+                       size_t *out_size, char **log)
+{
+    *keyed = nvvm_key(major, minor, bc, size, name, arch, ltoir, key);
+    if (!*keyed)
+        return 0;
+    fdl__cache_sections s;
+    fdl_cache_result r = fdl__cache_get(&link->cache, FDL__CACHE_NVVM, key, &s);
+    fdl__link_cache_warn(link);
+    int hit = 0;
+    if (r != FDL_CACHE_MISS && s.n == 2 && s.len[0]) {
+        unsigned char *o = dup_bytes(s.p[0], s.len[0]);
+        char *l = (char *)dup_bytes(s.p[1], s.len[1]);
+        if (o && l) {
+            *out = o;
+            *out_size = s.len[0];
+            *log = l[0] ? l : NULL;
+            if (!l[0])
+                free(l);
+            link->nvvm_hits++;
+            hit = 1;
+        } else {
+            free(o);
+            free(l);
+        }
+    }
+    fdl__cache_sections_free(&s);
+    return hit;
+}
+
+int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                          const unsigned char *bc, size_t size, const char *name,
+                          const char *arch, int ltoir, fdl_error *err)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    int keyed = 0, major = 0, minor = 0;
+    *out = NULL;
+    *out_size = 0;
+    *log = NULL;
+    if (link->cache.on) {
+        /* libNVVM's version from its memo when there is one, so that a hit does not load it */
+        int memo = fdl__nvvm_quick_version(link->cache.dir, &major, &minor);
+        if (memo || fdl__nvvm_remember(link->cache.dir, &major, &minor) == FDL_OK) {
+            if (nvvm_lookup(link, major, minor, bc, size, name, arch, ltoir, key, &keyed, out,
+                            out_size, log))
+                return FDL_OK;
+            /* a miss compiles, so libNVVM is loaded now; when the memo's version is not its
+             * own, the key named another libNVVM: look again under the right one */
+            int real_major = 0, real_minor = 0;
+            if (memo && keyed) {
+                if (fdl__nvvm_remember(link->cache.dir, &real_major, &real_minor) != FDL_OK)
+                    keyed = 0;
+                else if ((real_major != major || real_minor != minor) &&
+                         nvvm_lookup(link, real_major, real_minor, bc, size, name, arch, ltoir,
+                                     key, &keyed, out, out_size, log))
+                    return FDL_OK;
+            }
+        }
+    }
+    int rc = fdl__nvvm_compile(out, out_size, log, bc, size, name, arch, ltoir, err);
+    link->nvvm_compiled++;
+    if (rc == FDL_OK && keyed) {
+        const char *l = *log ? *log : "";
+        const unsigned char *secs[2] = {*out, (const unsigned char *)l};
+        size_t lens[2] = {*out_size, strlen(l)};
+        fdl__cache_put(&link->cache, FDL__CACHE_NVVM, key, secs, lens, 2);
         fdl__link_cache_warn(link);
     }
     return rc;

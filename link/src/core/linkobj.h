@@ -82,6 +82,7 @@ struct fdl_link {
     char cache_key[33];
     int cache_warned;       /* the unusable directory was reported */
     size_t nvrtc_hits, nvrtc_compiled;
+    size_t nvvm_hits, nvvm_compiled; /* bitcode inputs: from the cache, compiled by libNVVM */
     char *cache_dir;        /* owned copy of opts.cache_dir */
     char *cache_remote;     /* owned copy of opts.cache_remote */
     size_t nvjl_runs;         /* nvJitLink links run (checks included), for the tests */
@@ -310,6 +311,13 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
                            const char *source, size_t size, const char *name,
                            const char *const *options, const fdl__nvrtc_header *headers,
                            size_t nheaders, int ltoir, fdl_error *err);
+/*
+ * The libNVVM output of a bitcode input from the cache, or compile it and store it: as
+ * fdl__nvvm_compile, with the link's counters (nvvm_hits, nvvm_compiled) updated.
+ */
+int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                          const unsigned char *bc, size_t size, const char *name,
+                          const char *arch, int ltoir, fdl_error *err);
 /*
  * The key of a declaration check's post-LTO link of @p ins with @p keep (the keeper LTO-IR, may
  * be NULL); 0 when the cache is off or no key can be made.

@@ -55,6 +55,19 @@ int fdl__is_bitcode(const unsigned char *p, size_t n);
 int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const unsigned char *bc,
                       size_t n, const char *name, const char *arch, int ltoir, fdl_error *err);
 
+/*
+ * libNVVM's version (nvvmVersion) from its memo in @p dir (libmemo.h), without loading it; only
+ * while this process has not loaded it. @return 1 when the memo holds, else 0 (ask
+ * fdl__nvvm_remember)
+ */
+int fdl__nvvm_quick_version(const char *dir, int *major, int *minor);
+
+/*
+ * libNVVM's version, loading it if needed, memoed in @p dir.
+ * @return FDL_OK, FDL_ENOLIB (no libNVVM, or one that does not say its version)
+ */
+int fdl__nvvm_remember(const char *dir, int *major, int *minor);
+
 /* ---- NVRTC ----------------------------------------------------------------------------------- */
 
 /* One header handed to NVRTC in memory. */

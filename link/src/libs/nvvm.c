@@ -6,12 +6,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "libmemo.h"
 #include "libs.h"
 
 #ifndef FDLINK_CUDA_ROOT
@@ -39,7 +41,9 @@ static struct {
     int status;
     fdl_error error;
     nvvm_fn fn;
-} g_nvvm = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}};
+    int64_t load_start_ns; /* CLOCK_REALTIME when the load began (libmemo.h) */
+    atomic_int tried;      /* the load has run (whatever its outcome) */
+} g_nvvm = {PTHREAD_ONCE_INIT, FDL_OK, FDL_ERROR_INIT, {0}, 0, 0};
 
 /* libNVVM lives in <toolkit>/nvvm/lib64 (some packagings put it in lib64 too) */
 static const char *const nvvm_names[] = {
@@ -47,6 +51,10 @@ static const char *const nvvm_names[] = {
     sizeof FDLINK_CUDA_ROOT > 1 ? FDLINK_CUDA_ROOT "/nvvm/lib64/libnvvm.so.4" : NULL,
     sizeof FDLINK_CUDA_ROOT > 1 ? FDLINK_CUDA_ROOT "/lib64/libnvvm.so.4" : NULL,
     "/usr/local/cuda/nvvm/lib64/libnvvm.so.4", "/usr/local/cuda/lib64/libnvvm.so.4", NULL};
+
+/* What this process knows of libNVVM's version without loading it (libmemo.h). */
+static fdl__libmemo_mem g_nvvm_memo = FDL__LIBMEMO_MEM_INIT;
+static const fdl__libspec nvvm_spec = {"libNVVM", "FDLINK_NVVM", nvvm_names, &g_nvvm_memo};
 
 static void nvvm_load(void)
 {
@@ -63,10 +71,41 @@ static void nvvm_load(void)
         {"nvvmVersion", offsetof(nvvm_fn, version), 1},
     };
     void *h = NULL;
+    g_nvvm.load_start_ns = fdl__libmemo_now();
     g_nvvm.status = fdl__dlopen_table(&h, "FDLINK_NVVM", nvvm_names, "libNVVM",
                                       "to compile NVVM bitcode inputs (.bc)", symbols,
                                       sizeof symbols / sizeof symbols[0], &g_nvvm.fn,
                                       &g_nvvm.error);
+    atomic_store(&g_nvvm.tried, 1);
+}
+
+int fdl__nvvm_quick_version(const char *dir, int *major, int *minor)
+{
+    *major = *minor = 0;
+    unsigned a = 0, b = 0;
+    unsigned char id[FDL__LIBMEMO_ID_SIZE];
+    if (atomic_load(&g_nvvm.tried) || !fdl__libmemo_lookup(&nvvm_spec, dir, &a, &b, id) ||
+        a > 100000u || b > 100000u)
+        return 0;
+    *major = (int)a;
+    *minor = (int)b;
+    return 1;
+}
+
+int fdl__nvvm_remember(const char *dir, int *major, int *minor)
+{
+    *major = *minor = 0;
+    pthread_once(&g_nvvm.once, nvvm_load);
+    if (g_nvvm.status != FDL_OK)
+        return g_nvvm.status;
+    /* without nvvmVersion there is no version to key a compile with: no caching */
+    if (!g_nvvm.fn.version || g_nvvm.fn.version(major, minor) != 0 || *major < 0 || *minor < 0)
+        return FDL_ENOLIB;
+    void *sym = NULL; /* POSIX: a data pointer can hold a function's address */
+    memcpy(&sym, &g_nvvm.fn.create, sizeof sym);
+    fdl__libmemo_record(&nvvm_spec, dir, sym, g_nvvm.load_start_ns, (unsigned)*major,
+                        (unsigned)*minor, NULL);
+    return FDL_OK;
 }
 
 int fdl__is_bitcode(const unsigned char *p, size_t n)
@@ -119,16 +158,28 @@ int fdl__nvvm_compile(unsigned char **out, size_t *out_size, char **log, const u
             size_t k = strcspn(*log, "\n");
             snprintf(first, sizeof first, ": %.*s", (int)(k < 280 ? k : 280), *log);
         }
-        /* bitcode of a newer LLVM than libNVVM's (NVSHMEM 3.8's .bc are LLVM 22's, for
-         * LLVM-based compilers; libNVVM 13 reads LLVM 7's): say what to link instead */
+        /* bitcode of a newer LLVM than libNVVM reads: "parse ... (Producer: 'LLVM22.1.8'
+         * Reader: 'LLVM 7.0.1')". libNVVM 13.0 reads LLVM 7.0.1 for compute_75 to compute_90a
+         * and LLVM 20 for compute_100 and later; NVSHMEM 3.8's .bc are LLVM 22's, made by clang
+         * for LLVM-based compilers (Triton), and nothing in the toolkit takes them (nvJitLink
+         * takes no bitcode; nvvmLazyAddModuleToProgram fails worse: libNVVM aborts the
+         * process compiling such a module; no libNVVM option changes the reader): say what to
+         * link instead */
         const char *producer = *log ? strstr(*log, "Producer: 'LLVM") : NULL;
-        if (producer) {
+        const char *reader = producer ? strstr(producer, "Reader: 'LLVM ") : NULL;
+        if (producer && reader) {
             long major = strtol(producer + strlen("Producer: 'LLVM"), NULL, 10);
-            if (major > 7) {
+            const char *rv = reader + strlen("Reader: 'LLVM ");
+            long reads = strtol(rv, NULL, 10);
+            size_t rlen = strcspn(rv, "'\n");
+            if (major > reads && reads > 0) {
                 rc = fdl__error(err, FDL_EPARSE, name, 0, 0, NULL,
-                                "LLVM %d bitcode, which libNVVM (LLVM 7 IR) cannot read: it is "
-                                "for LLVM-based compilers; link the library's cubins, fatbin or "
-                                "static library (.a) instead", (int)major);
+                                "LLVM %d bitcode, newer than libNVVM reads for %s (LLVM %.*s), "
+                                "and nvJitLink takes no bitcode: it is for LLVM-based compilers "
+                                "such as Triton; link the library's static library (.a), cubins "
+                                "or fatbin instead, or its LTO-IR (.ltoir) for link-time "
+                                "optimisation", (int)major, arch, (int)(rlen < 16 ? rlen : 16),
+                                rv);
                 if (err)
                     err->backend_code = compiled;
                 goto cleanup;
