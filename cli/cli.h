@@ -78,9 +78,12 @@ void cli_diag_opts_free(cli_diag_opts *o);
 int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_error *failure,
                     int *promoted);
 
-/* The same for fdlink's own diagnostics given as errors (fdlink check's), tool "fdlink". */
+/*
+ * The same for fdlink's own diagnostics given as fdl_error records (fdlink check's), tool
+ * "fdlink": the first @p nerrors of @p errs errors, the rest warnings. *promoted as above.
+ */
 int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t n,
-                           const fdl_error *failure);
+                           size_t nerrors, const fdl_error *failure, int *promoted);
 
 /* The inputs and options of a link, shared by `link` and `run`. */
 typedef struct cli_link_args {

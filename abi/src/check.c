@@ -32,19 +32,41 @@ typedef struct checker {
  * "<text> (ABI-<rule>)" for a module-level one (@p d NULL). The text is shortened with "..." when
  * the whole would not fit, so that the rule and the declaration's location always survive.
  */
+static void vreport(checker *c, int warning, const char *source, unsigned line, unsigned column,
+                    const fdl_decl *d, int rule, const char *fmt, va_list ap);
+
 static void diag(checker *c, const char *source, unsigned line, unsigned column, const fdl_decl *d,
                  int rule, const char *fmt, ...) FDL__PRINTF(7, 8);
 
 static void diag(checker *c, const char *source, unsigned line, unsigned column, const fdl_decl *d,
                  int rule, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, 0, source, line, column, d, rule, fmt, ap);
+    va_end(ap);
+}
+
+/* One warning (to on_warning, counted nowhere), as diag writes a diagnostic. */
+static void warn(checker *c, const char *source, unsigned line, unsigned column, const fdl_decl *d,
+                 int rule, const char *fmt, ...) FDL__PRINTF(7, 8);
+
+static void warn(checker *c, const char *source, unsigned line, unsigned column, const fdl_decl *d,
+                 int rule, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, 1, source, line, column, d, rule, fmt, ap);
+    va_end(ap);
+}
+
+static void vreport(checker *c, int warning, const char *source, unsigned line, unsigned column,
+                    const fdl_decl *d, int rule, const char *fmt, va_list ap)
+{
     char text[FDL_ERROR_MESSAGE_MAX];
     char tail[FDL_ERROR_MESSAGE_MAX];
     char msg[FDL_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
     if (d)
         snprintf(tail, sizeof tail, " (ABI-%d; declared at %s:%u:%u)", rule, d->source, d->line,
                  d->column);
@@ -66,6 +88,11 @@ static void diag(checker *c, const char *source, unsigned line, unsigned column,
 
     fdl_error e = FDL_ERROR_INIT;
     fdl__error(&e, FDL_EABI, source, line, column, d ? d->name : NULL, "%s", msg);
+    if (warning) {
+        if (c->opts->version >= 2 && c->opts->on_warning)
+            c->opts->on_warning(c->opts->ctx, &e);
+        return;
+    }
     if (c->opts->on_diag)
         c->opts->on_diag(c->opts->ctx, &e);
     if (c->ndiags == 0 && c->err)
@@ -280,6 +307,65 @@ static void check_proto(checker *c, const fdl_ptx *m, const fdl_ptx_func *fn, co
     }
 }
 
+/* ---- float or integer (ABI-13) ----------------------------------------------------------- */
+
+/* The class a declared type is read with (FDL__USE_*), 0 where the code shows nothing sure:
+ * pointers, bool, float16 (a __half is a struct, loaded and stored as .u16/.b16). */
+static unsigned class_of(fdl_type t)
+{
+    if (t.depth)
+        return 0;
+    switch (t.base) {
+    case FDL_FLOAT32:
+    case FDL_FLOAT64:
+        return FDL__USE_FLOAT;
+    case FDL_INT8:
+    case FDL_INT16:
+    case FDL_INT32:
+    case FDL_INT64:
+    case FDL_UINT8:
+    case FDL_UINT16:
+    case FDL_UINT32:
+    case FDL_UINT64:
+    case FDL_INTP:
+    case FDL_UINTP:
+        return FDL__USE_INT;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * ABI-13, a warning: a parameter whose every typed load in the definition @p fn is of the other
+ * class than its declared type (float32 loaded as .u32, int32 as .f32), and (numba ABI) an
+ * integer return value whose every typed store through the return slot is a .f one. Called for a
+ * definition whose prototype fits its declaration. A float's return slot is not looked at: nvcc
+ * stores a float constant as .u32.
+ */
+static void check_classes(checker *c, const fdl_ptx *m, const fdl_ptx_func *fn, const fdl_decl *d)
+{
+    const fdl_sig *sig = &d->sig;
+    size_t first = d->abi == FDL_ABI_C ? 0 : 1; /* the PTX parameter of declared parameter 0 */
+    char tname[128];
+    for (size_t k = 0; k < sig->nparams; k++) {
+        unsigned want = class_of(sig->params[k]);
+        const fdl__ptx_use *u = fdl__ptx_use_of(m, fn, first + k + 1);
+        if (!want || !u || u->classes != (want ^ (FDL__USE_FLOAT | FDL__USE_INT)))
+            continue;
+        int i = u->classes == FDL__USE_FLOAT ? 0 : 1;
+        warn(c, fdl_ptx_source(m), u->line[i], u->column[i], d, 13,
+             "parameter %zu is declared %s but the code reads it as %s", k + 1,
+             type_name(sig->params[k], tname, sizeof tname), u->type[i]);
+    }
+    if (d->abi == FDL_ABI_C || class_of(sig->ret) != FDL__USE_INT)
+        return;
+    const fdl__ptx_use *u = fdl__ptx_use_of(m, fn, 0);
+    if (u && u->classes == FDL__USE_FLOAT)
+        warn(c, fdl_ptx_source(m), u->line[0], u->column[0], d, 13,
+             "the return value is declared %s but the code stores it as %s",
+             type_name(sig->ret, tname, sizeof tname), u->type[0]);
+}
+
 /* ---- declared names ----------------------------------------------------------------------- */
 
 /* The declaration a `_Z<len><name>...` C++ mangled name wraps, or SIZE_MAX (ABI-7). */
@@ -370,6 +456,10 @@ static void check_decl(checker *c, const fdl_decl *d, const occ *o, size_t n, co
             diag(c, src, fn->line, fn->column, d, 6,
                  "defined %s, but a foreign function needs .visible", linkage_text(fn->linkage));
         check_proto(c, o[i].ptx, fn, d, 0);
+        if (d->abi == FDL_ABI_C ? params_fit(fn, 0, &d->sig)
+                                : fn->nparams >= 1 && is_scalar(&fn->params[0], 64) &&
+                                      params_fit(fn, 1, &d->sig))
+            check_classes(c, o[i].ptx, fn, d); /* ABI-13, a warning */
     }
 
     if (!first_def) {
@@ -408,7 +498,7 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
             return fdl__fail(err, FDL_EINVAL, "fdl_abi_check: module %zu is NULL", m);
     if (!opts)
         opts = &defaults;
-    if (opts->version != FDL_CHECK_OPTIONS_VERSION)
+    if (opts->version != 1 && opts->version != FDL_CHECK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "fdl_abi_check: unsupported options version %u",
                          opts->version);
 

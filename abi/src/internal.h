@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "fdlink/error.h"
+#include "fdlink/ptx.h"
 
 #if defined(__GNUC__)
 #  define FDL__PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -312,6 +313,34 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
  * Thread-safety: safe.
  */
 int fdl__library_of(void (*fn)(void), char *out, size_t size);
+
+/* ---- ptx.c: what the bodies of .visible .func definitions do with their parameters ---------- */
+
+/* The classes of typed accesses (fdl__ptx_use.classes): .f and .bf types, .u and .s types. */
+#define FDL__USE_FLOAT 1u
+#define FDL__USE_INT 2u
+
+/*
+ * The typed accesses of one parameter of a definition's body (ABI-13): its `ld.param.<type>`
+ * loads (no offset, no vector), or, for the return slot, the `st.<type>` stores through the
+ * pointer loaded from parameter 0 (followed through cvta and mov; a store of a value loaded
+ * from a parameter as it is, a bit copy, is no evidence). `.b` accesses are no evidence.
+ */
+typedef struct fdl__ptx_use {
+    size_t func;            /* the function's index (fdl_ptx_get) */
+    size_t slot;            /* 0: stores through the return slot; k + 1: loads of parameter k */
+    unsigned classes;       /* FDL__USE_FLOAT | FDL__USE_INT seen */
+    char type[2][8];        /* the first access of each class: "f32", "u32" */
+    unsigned line[2];       /* its position: [0] the float class's, [1] the integer class's */
+    unsigned column[2];
+} fdl__ptx_use;
+
+/*
+ * The accesses of @p slot (0 the return slot's stores, k + 1 parameter k's loads) in the body of
+ * @p fn (a prototype of @p ptx), or NULL when there are none with a type, or the body was not
+ * looked at (a declaration, a kernel, a function without .visible). Borrowed from @p ptx.
+ */
+const fdl__ptx_use *fdl__ptx_use_of(const fdl_ptx *ptx, const fdl_ptx_func *fn, size_t slot);
 
 /* ---- header.c: the C types of the ABI ------------------------------------------------------- */
 

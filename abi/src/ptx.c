@@ -58,6 +58,8 @@ struct fdl_ptx {
     size_t nparams;
     struct name_block *names; /* every name, in blocks that never move (the newest first) */
     fdl__index index;        /* each name to its first definition, else its first prototype */
+    fdl__ptx_use *uses;      /* typed parameter accesses of the bodies (ABI-13), by function */
+    size_t nuses, cap_uses;
 };
 
 /*
@@ -118,6 +120,11 @@ typedef struct scanner {
     const char *last_ret; /* the last return parameter's name kept by proto_fast (nvcc: always
                            * func_retval0), shared by the next one of the same name */
     fdl__buf target;
+    size_t body_at;     /* the last body skipped: its first byte (after `{`), line, line start */
+    unsigned body_line;
+    size_t body_bol;
+    fdl__ptx_use *slots; /* one function's accesses while its body is read (body_uses) */
+    size_t cap_slots;
 } scanner;
 
 /* ---- errors ------------------------------------------------------------------------------- */
@@ -1187,6 +1194,354 @@ static inline int blank_then(scanner *sc)
     return sc->pos < sc->len ? (unsigned char)sc->s[sc->pos] : -1;
 }
 
+/* ---- what a body does with its parameters (ABI-13) ---------------------------------------- */
+
+/* Where the body whose `{` is @p open begins, for body_uses. */
+static inline void body_start(scanner *sc, const token *open)
+{
+    sc->body_at = open->off + 1;
+    sc->body_line = open->line;
+    sc->body_bol = open->off - (open->col - 1);
+}
+
+/* Most registers followed from the return slot's parameter; more and the stores are not read. */
+#define USE_REGS 16
+
+/* A body being read: its bytes [at, end), and the position of `pos` (advanced by body_pos). */
+typedef struct body {
+    const char *s;
+    size_t at, end;
+    size_t pos, bol;
+    unsigned line;
+} body;
+
+/* The 1-based line and column of offset @p off (not before the last asked for). */
+static void body_pos(body *b, size_t off, unsigned *line, unsigned *column)
+{
+    for (const char *nl; (nl = memchr(b->s + b->pos, '\n', off - b->pos)) != NULL;) {
+        b->line++;
+        b->pos = b->bol = (size_t)(nl - b->s) + 1;
+    }
+    b->pos = off;
+    *line = b->line;
+    *column = (unsigned)(off - b->bol + 1);
+}
+
+/* The next @p n bytes @p lit at or after @p p before @p end, or @p end. */
+static size_t find_lit(const char *s, size_t p, size_t end, const char *lit, size_t n)
+{
+    while (p + n <= end) {
+        const char *c = memchr(s + p, lit[0], end - p - n + 1);
+        if (!c)
+            break;
+        p = (size_t)(c - s);
+        if (memcmp(c, lit, n) == 0)
+            return p;
+        p++;
+    }
+    return end;
+}
+
+static size_t skip_blanks(const char *s, size_t p, size_t end)
+{
+    while (p < end && (s[p] == ' ' || s[p] == '\t'))
+        p++;
+    return p;
+}
+
+/* A register or identifier at @p p: its end, @p p when there is none. */
+static size_t operand_name(const char *s, size_t p, size_t end)
+{
+    size_t q = p;
+    if (q < end && (s[q] == '%' || is_ident_start((unsigned char)s[q])))
+        q++;
+    else
+        return p;
+    while (q < end && is_ident_char((unsigned char)s[q]))
+        q++;
+    return q;
+}
+
+/*
+ * The modifiers of an instruction from @p p (just after its first word, at a `.` or not): the
+ * type's class (FDL__USE_*, 0 for .b, none or a vector) into *cls and its text into @p type; the
+ * end of the modifiers is returned. *bits gets the type's width, 0 when unknown.
+ */
+static size_t op_type(const char *s, size_t p, size_t end, unsigned *cls, char type[8],
+                      unsigned *bits)
+{
+    int vector = 0;
+    *cls = 0;
+    *bits = 0;
+    type[0] = '\0';
+    while (p < end && s[p] == '.') {
+        size_t q = p + 1;
+        while (q < end && is_ident_char((unsigned char)s[q]))
+            q++;
+        size_t n = q - p - 1;
+        const char *w = s + p + 1;
+        if (n >= 2 && w[0] == 'v' && w[1] >= '0' && w[1] <= '9')
+            vector = 1;
+        else if (n >= 2 && n <= 6 && (w[0] == 'b' || w[0] == 'u' || w[0] == 's' || w[0] == 'f' ||
+                                      (n >= 3 && w[0] == 'b' && w[1] == 'f')) &&
+                 ((w[0] == 'b' && w[1] == 'f') || (w[1] >= '0' && w[1] <= '9'))) {
+            size_t d = w[0] == 'b' && w[1] == 'f' ? 2 : 1;
+            unsigned v = 0;
+            size_t k = d;
+            for (; k < n && w[k] >= '0' && w[k] <= '9'; k++)
+                v = v * 10 + (unsigned)(w[k] - '0');
+            if (k > d && (k == n || (k + 2 == n && w[k] == 'x' && w[k + 1] == '2'))) {
+                memcpy(type, w, n);
+                type[n] = '\0';
+                *bits = k == n ? v : 0;
+                *cls = d == 2 || w[0] == 'f' ? FDL__USE_FLOAT
+                       : w[0] == 'b'         ? 0
+                                             : FDL__USE_INT;
+            }
+        }
+        p = q;
+    }
+    if (vector)
+        *cls = 0;
+    return p;
+}
+
+/* Note a typed access of @p slot: its class, the first of each class's type and position. */
+static void note_use(fdl__ptx_use *u, unsigned cls, const char *type, body *b, size_t off)
+{
+    int i = cls == FDL__USE_FLOAT ? 0 : 1;
+    if (!(u->classes & cls)) {
+        u->classes |= cls;
+        memcpy(u->type[i], type, 8);
+        body_pos(b, off, &u->line[i], &u->column[i]);
+    }
+}
+
+/* A register among @p n, by name. */
+static int reg_in(const char *s, const size_t (*regs)[2], size_t n, size_t at, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (regs[i][1] - regs[i][0] == len && memcmp(s + regs[i][0], s + at, len) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * What the body of function @p fi (just skipped, after sc->body_at) does with its parameters:
+ * its typed loads of each parameter, and its typed stores through the pointer in parameter 0
+ * (ABI-13), added to the module's uses. Only `.visible .func` definitions are read.
+ */
+static int body_uses(scanner *sc, size_t fi)
+{
+    fdl_ptx *ptx = sc->ptx;
+    const fdl_ptx_func *f = &ptx->funcs[fi];
+    if (!f->is_definition || f->is_entry || f->linkage != FDL_PTX_LINK_VISIBLE || !f->nparams)
+        return FDL_OK;
+    const fdl_ptx_param *params = ptx->params + (ptx->nparams - f->nparams);
+    const char *s = sc->s;
+    size_t nslots = f->nparams + 1;
+    if (nslots > sc->cap_slots) {
+        fdl__ptx_use *grown = realloc(sc->slots, nslots * sizeof *grown);
+        if (!grown)
+            return sc_fail(sc, FDL_ENOMEM, f->line, f->column, NULL, "out of memory");
+        sc->slots = grown;
+        sc->cap_slots = nslots;
+    }
+    memset(sc->slots, 0, nslots * sizeof *sc->slots);
+    body b = {s, sc->body_at, sc->pos - 1, sc->body_at, sc->body_bol, sc->body_line};
+    size_t roots[USE_REGS][2], copies[64][2]; /* registers: [begin, end) offsets */
+    size_t nroots = 0, ncopies = 0;
+    int follow = 1; /* the return slot's stores can be followed */
+    size_t plen = strlen(f->name);
+
+    /* the loads: ld.param.<type> REG, [NAME] */
+    for (size_t p = b.at; (p = find_lit(s, p, b.end, "ld.param", 8)) < b.end; p += 8) {
+        if (p > b.at && (is_ident_char((unsigned char)s[p - 1]) || s[p - 1] == '.'))
+            continue;
+        unsigned cls, bits;
+        char type[8];
+        size_t q = op_type(s, p + 8, b.end, &cls, type, &bits);
+        if (!type[0] || q == p + 8)
+            continue;
+        q = skip_blanks(s, q, b.end);
+        size_t r0 = q, r1 = operand_name(s, q, b.end);
+        if (r1 == r0 || s[r0] != '%')
+            continue;
+        q = skip_blanks(s, r1, b.end);
+        if (q >= b.end || s[q] != ',')
+            continue;
+        q = skip_blanks(s, q + 1, b.end);
+        if (q >= b.end || s[q] != '[')
+            continue;
+        size_t n0 = skip_blanks(s, q + 1, b.end), n1 = operand_name(s, n0, b.end);
+        q = skip_blanks(s, n1, b.end);
+        if (q + 1 < b.end && s[q] == '+' ) { /* an offset: only +0 */
+            q = skip_blanks(s, q + 1, b.end);
+            if (q >= b.end || s[q] != '0')
+                continue;
+            q = skip_blanks(s, q + 1, b.end);
+        }
+        if (n1 == n0 || q >= b.end || s[q] != ']')
+            continue;
+        /* which parameter: nvcc's <name>_param_<k> first, else by name */
+        size_t k = f->nparams, len = n1 - n0;
+        if (len > plen + 7 && memcmp(s + n0, f->name, plen) == 0 &&
+            memcmp(s + n0 + plen, "_param_", 7) == 0) {
+            size_t v = 0, i = n0 + plen + 7;
+            for (; i < n1 && s[i] >= '0' && s[i] <= '9' && v < FDL_PTX_MAX_PARAMS; i++)
+                v = v * 10 + (size_t)(s[i] - '0');
+            if (i == n1 && v < f->nparams && strlen(params[v].name) == len &&
+                memcmp(params[v].name, s + n0, len) == 0)
+                k = v;
+        }
+        for (size_t i = 0; k == f->nparams && i < f->nparams && f->nparams <= 64; i++)
+            if (strlen(params[i].name) == len && memcmp(params[i].name, s + n0, len) == 0)
+                k = i;
+        if (k == f->nparams)
+            continue;
+        if (cls)
+            note_use(&sc->slots[k + 1], cls, type, &b, p);
+        if (k == 0 && bits == 64) { /* the return slot's pointer */
+            if (nroots < USE_REGS) {
+                roots[nroots][0] = r0;
+                roots[nroots++][1] = r1;
+            } else {
+                follow = 0;
+            }
+        }
+        if (ncopies < 64) {
+            copies[ncopies][0] = r0;
+            copies[ncopies++][1] = r1;
+        } else {
+            follow = 0;
+        }
+    }
+
+    /* the stores through the return slot: each register holding its pointer, where it is used */
+    size_t defs[USE_REGS]; /* where each register of roots is written */
+    for (size_t i = 0; i < nroots; i++) {
+        size_t at = roots[i][0];
+        while (at > b.at && s[at - 1] != ';' && s[at - 1] != '{' && s[at - 1] != '}')
+            at--;
+        defs[i] = at;
+    }
+    for (size_t i = 0; follow && i < nroots; i++) {
+        const char *reg = s + roots[i][0];
+        size_t rlen = roots[i][1] - roots[i][0];
+        for (size_t p = b.at; follow && (p = find_lit(s, p, b.end, reg, rlen)) < b.end;
+             p += rlen) {
+            if ((p > b.at && is_ident_char((unsigned char)s[p - 1])) ||
+                (p + rlen < b.end && is_ident_char((unsigned char)s[p + rlen])))
+                continue;
+            /* the statement around it: from after the `;`, `{`, `}` or label before it */
+            size_t st = p;
+            while (st > b.at && s[st - 1] != ';' && s[st - 1] != '{' && s[st - 1] != '}')
+                st--;
+            size_t q = st;
+            for (;;) {
+                while (q < p && (s[q] == ' ' || s[q] == '\t' || s[q] == '\n' || s[q] == '\r'))
+                    q++;
+                size_t w = operand_name(s, q, p);
+                if (w > q && w < p && s[w] == ':') { /* a label */
+                    q = w + 1;
+                    continue;
+                }
+                if (q < p && s[q] == '/') { /* a comment: give up on this body's stores */
+                    follow = 0;
+                }
+                break;
+            }
+            if (!follow)
+                break;
+            if (q < p && s[q] == '@') { /* a guard */
+                q++;
+                if (q < p && s[q] == '!')
+                    q++;
+                q = skip_blanks(s, operand_name(s, q, p), p);
+            }
+            size_t op0 = q, op1 = op0;
+            while (op1 < b.end && (is_ident_char((unsigned char)s[op1])))
+                op1++;
+            unsigned cls, bits;
+            char type[8];
+            size_t mods = op_type(s, op1, b.end, &cls, type, &bits);
+            size_t a = skip_blanks(s, mods, b.end); /* the first operand */
+            int is_st = op1 - op0 == 2 && memcmp(s + op0, "st", 2) == 0;
+            if (is_st && p > a && s[a] == '[') {
+                /* st.<type> [REG] or [REG+0], VALUE */
+                size_t e = skip_blanks(s, p + rlen, b.end);
+                if (a + 1 != p && skip_blanks(s, a + 1, b.end) != p)
+                    continue;
+                if (e < b.end && s[e] == '+') {
+                    e = skip_blanks(s, e + 1, b.end);
+                    if (e >= b.end || s[e] != '0')
+                        continue; /* another field of the slot */
+                    e = skip_blanks(s, e + 1, b.end);
+                }
+                if (e >= b.end || s[e] != ']')
+                    continue;
+                e = skip_blanks(s, e + 1, b.end);
+                if (e >= b.end || s[e] != ',')
+                    continue;
+                size_t v0 = skip_blanks(s, e + 1, b.end), v1 = operand_name(s, v0, b.end);
+                if (cls && !(v1 > v0 && reg_in(s, (const size_t(*)[2])copies, ncopies, v0,
+                                             v1 - v0)))
+                    note_use(&sc->slots[0], cls, type, &b, op0);
+                continue;
+            }
+            if (p == a) { /* written here: where it was loaded or made, else not followed */
+                int own = 0;
+                for (size_t k = 0; k < nroots; k++)
+                    own |= defs[k] == st && roots[k][1] - roots[k][0] == rlen &&
+                           memcmp(s + roots[k][0], reg, rlen) == 0;
+                if (!own)
+                    follow = 0;
+                continue;
+            }
+            /* cvta[.to].global.u64 D, REG / mov.b64 D, REG: D holds the pointer too */
+            int copy = (op1 - op0 == 4 && memcmp(s + op0, "cvta", 4) == 0) ||
+                       (op1 - op0 == 3 && memcmp(s + op0, "mov", 3) == 0);
+            size_t d0 = a, d1 = operand_name(s, a, b.end);
+            size_t c = skip_blanks(s, d1, b.end);
+            if (copy && bits == 64 && d1 > d0 && s[d0] == '%' && c < b.end && s[c] == ',' &&
+                skip_blanks(s, c + 1, b.end) == p) {
+                size_t e = skip_blanks(s, p + rlen, b.end);
+                if (e < b.end && s[e] == ';') {
+                    if (reg_in(s, (const size_t(*)[2])roots, nroots, d0, d1 - d0))
+                        continue;
+                    if (nroots == USE_REGS) {
+                        follow = 0;
+                        continue;
+                    }
+                    roots[nroots][0] = d0;
+                    roots[nroots][1] = d1;
+                    defs[nroots++] = st;
+                }
+            }
+        }
+    }
+    if (!follow)
+        sc->slots[0].classes = 0;
+
+    for (size_t k = 0; k < nslots; k++) {
+        if (!sc->slots[k].classes)
+            continue;
+        if (ptx->nuses == ptx->cap_uses) {
+            size_t cap = ptx->cap_uses;
+            fdl__ptx_use *grown = fdl__grow(ptx->uses, &cap, ptx->nuses + 1, sizeof *grown);
+            if (!grown)
+                return sc_fail(sc, FDL_ENOMEM, f->line, f->column, NULL, "out of memory");
+            ptx->uses = grown;
+            ptx->cap_uses = cap;
+        }
+        fdl__ptx_use *u = &ptx->uses[ptx->nuses++];
+        *u = sc->slots[k];
+        u->func = fi;
+        u->slot = k;
+    }
+    return FDL_OK;
+}
+
 /*
  * A prototype as nvcc writes every one, read straight from the bytes: after .func/.entry, an
  * optional `(.param .TYPE NAME)`, the name, `(`, `.param .TYPE NAME` separated by `,`, `)`, then
@@ -1269,6 +1624,7 @@ static int proto_fast(scanner *sc, const token *first, int is_entry, fdl_ptx_lin
         punct_at(sc, sc->pos, &t);
         sc->pos++;
         f->is_definition = 1;
+        body_start(sc, &t);
         if ((rc = skip_block(sc, &t, f->name)) != FDL_OK)
             return rc;
     } else {
@@ -1313,7 +1669,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
         return rc;
     if (done) {
         ptx->nfuncs++;
-        return FDL_OK;
+        return body_uses(sc, fi);
     }
     fdl_ptx_func f;
     memset(&f, 0, sizeof f);
@@ -1403,6 +1759,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
             break;
         if (tok_punct(sc, &t, '{')) {
             f.is_definition = 1;
+            body_start(sc, &t);
             if ((rc = skip_block(sc, &t, pc_name(sc, &pc))) != FDL_OK)
                 return rc;
             break;
@@ -1442,7 +1799,7 @@ static int parse_proto(scanner *sc, const token *first, const token *kw, fdl_ptx
     }
     ptx->funcs[fi] = f;
     ptx->nfuncs++;
-    return FDL_OK;
+    return body_uses(sc, fi);
 }
 
 /* ---- module-scope statements -------------------------------------------------------------- */
@@ -1787,6 +2144,7 @@ void fdl_ptx_destroy(fdl_ptx *ptx)
     free(ptx->target);
     free(ptx->funcs);
     free(ptx->params);
+    free(ptx->uses);
     for (name_block *b = ptx->names, *next; b; b = next) {
         next = b->next;
         free(b);
@@ -1843,6 +2201,7 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
 cleanup:
     fdl_ptx_destroy(sc.ptx);
     fdl__buf_free(&sc.target);
+    free(sc.slots);
     return rc;
 }
 
@@ -1943,4 +2302,22 @@ int fdl_ptx_directive_location(const fdl_ptx *ptx, const char *directive, unsign
     if (column)
         *column = c;
     return l != 0;
+}
+
+const fdl__ptx_use *fdl__ptx_use_of(const fdl_ptx *ptx, const fdl_ptx_func *fn, size_t slot)
+{
+    if (!ptx || !fn || fn < ptx->funcs || fn >= ptx->funcs + ptx->nfuncs)
+        return NULL;
+    size_t fi = (size_t)(fn - ptx->funcs), lo = 0, hi = ptx->nuses;
+    while (lo < hi) { /* the uses are in function order, then slot order */
+        size_t mid = lo + (hi - lo) / 2;
+        const fdl__ptx_use *u = &ptx->uses[mid];
+        if (u->func < fi || (u->func == fi && u->slot < slot))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ptx->nuses && ptx->uses[lo].func == fi && ptx->uses[lo].slot == slot)
+        return &ptx->uses[lo];
+    return NULL;
 }
