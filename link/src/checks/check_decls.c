@@ -31,6 +31,14 @@ static void sink_diag(void *ctx, const fdl_error *diag)
     s->n++;
 }
 
+/* A warning of the check (ABI-13): a record of severity warning; neither the link's callback
+ * (fdl_link_set_diag, which gets errors) nor the link's error. */
+static void sink_warning(void *ctx, const fdl_error *diag)
+{
+    diag_sink *s = ctx;
+    fdl__diags_add_warning(&s->link->diags, diag); /* out of memory: left out */
+}
+
 /* One diagnostic about a binary input: "<name>: <text> (ABI-<rule>; declared at <where>)". */
 static void binary_diag(diag_sink *s, const char *source, const fdl_decl *d, int rule,
                         const char *fmt, const char *arg)
@@ -327,6 +335,7 @@ static int check_decls(fdl_link *link, fdl_error *err)
     fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
     opts.allow_undefined = binary || unknown || link->allow_undefined;
     opts.on_diag = sink_diag;
+    opts.on_warning = sink_warning;
     opts.ctx = &sink;
     for (size_t set = 0; set < link->ndecls; set++) {
         size_t ndiags = 0;

@@ -65,20 +65,34 @@ int fdl__diags_add(fdl__diags *d, const char *tool, const char *file, unsigned l
     return 1;
 }
 
-int fdl__diags_add_error(fdl__diags *d, const fdl_error *e)
+/* The rule an fdlink check's message names, "(ABI-5; ...)", into @p code ("" for none). */
+static void rule_code(const fdl_error *e, char code[16])
 {
-    char code[16] = "";
     const char *m = strstr(e->message, "(ABI-");
+    size_t n = 0;
     if (m) {
-        size_t n = 0;
         m += 1;
-        while (n < sizeof code - 1 && (isalnum((unsigned char)m[n]) || m[n] == '-'))
+        while (n < 15 && (isalnum((unsigned char)m[n]) || m[n] == '-'))
             n++;
         memcpy(code, m, n);
-        code[n] = '\0';
     }
+    code[n] = '\0';
+}
+
+int fdl__diags_add_error(fdl__diags *d, const fdl_error *e)
+{
+    char code[16];
+    rule_code(e, code);
     return fdl__diags_add(d, "fdlink", e->source, e->line, e->column,
                           e->code == FDL_EIO ? FDL_SEVERITY_WARNING : FDL_SEVERITY_ERROR, code,
+                          e->message);
+}
+
+int fdl__diags_add_warning(fdl__diags *d, const fdl_error *e)
+{
+    char code[16];
+    rule_code(e, code);
+    return fdl__diags_add(d, "fdlink", e->source, e->line, e->column, FDL_SEVERITY_WARNING, code,
                           e->message);
 }
 
