@@ -1207,17 +1207,26 @@ static inline void body_start(scanner *sc, const token *open)
 /* Most registers followed from the return slot's parameter; more and the stores are not read. */
 #define USE_REGS 16
 
-/* A body being read: its bytes [at, end), and the position of `pos` (advanced by body_pos). */
+/* A body being read: its bytes [at, end), and the position of `pos` (advanced by body_pos);
+ * at0, bol0, line0: where the body begins, to count again from. */
 typedef struct body {
     const char *s;
     size_t at, end;
     size_t pos, bol;
     unsigned line;
+    size_t bol0;
+    unsigned line0;
 } body;
 
-/* The 1-based line and column of offset @p off (not before the last asked for). */
+/* The 1-based line and column of offset @p off (counted on from the last asked for, or again
+ * from the body's start for one before it). */
 static void body_pos(body *b, size_t off, unsigned *line, unsigned *column)
 {
+    if (off < b->pos) {
+        b->pos = b->at;
+        b->bol = b->bol0;
+        b->line = b->line0;
+    }
     for (const char *nl; (nl = memchr(b->s + b->pos, '\n', off - b->pos)) != NULL;) {
         b->line++;
         b->pos = b->bol = (size_t)(nl - b->s) + 1;
@@ -1348,7 +1357,8 @@ static int body_uses(scanner *sc, size_t fi)
         sc->cap_slots = nslots;
     }
     memset(sc->slots, 0, nslots * sizeof *sc->slots);
-    body b = {s, sc->body_at, sc->pos - 1, sc->body_at, sc->body_bol, sc->body_line};
+    body b = {s,           sc->body_at,   sc->pos - 1, sc->body_at,
+              sc->body_bol, sc->body_line, sc->body_bol, sc->body_line};
     size_t roots[USE_REGS][2], copies[64][2]; /* registers: [begin, end) offsets */
     size_t nroots = 0, ncopies = 0;
     int follow = 1; /* the return slot's stores can be followed */
@@ -1360,8 +1370,12 @@ static int body_uses(scanner *sc, size_t fi)
             continue;
         unsigned cls, bits;
         char type[8];
-        size_t q = op_type(s, p + 8, b.end, &cls, type, &bits);
-        if (!type[0] || q == p + 8)
+        size_t t0 = p + 8;
+        if (t0 + 2 < b.end && s[t0] == ':' && s[t0 + 1] == ':') /* ld.param::func, ::entry */
+            for (t0 += 2; t0 < b.end && is_ident_char((unsigned char)s[t0]);)
+                t0++;
+        size_t q = op_type(s, t0, b.end, &cls, type, &bits);
+        if (!type[0] || q == t0)
             continue;
         q = skip_blanks(s, q, b.end);
         size_t r0 = q, r1 = operand_name(s, q, b.end);
@@ -1428,15 +1442,23 @@ static int body_uses(scanner *sc, size_t fi)
     for (size_t i = 0; follow && i < nroots; i++) {
         const char *reg = s + roots[i][0];
         size_t rlen = roots[i][1] - roots[i][0];
+        size_t last_end = b.at, last_st = b.at; /* the hit before: where it ends, its statement */
         for (size_t p = b.at; follow && (p = find_lit(s, p, b.end, reg, rlen)) < b.end;
              p += rlen) {
             if ((p > b.at && is_ident_char((unsigned char)s[p - 1])) ||
                 (p + rlen < b.end && is_ident_char((unsigned char)s[p + rlen])))
                 continue;
-            /* the statement around it: from after the `;`, `{`, `}` or label before it */
+            /* the statement around it: from after the `;`, `{` or `}` before it (looked for
+             * back to the hit before only, so that a long statement is not read again a hit) */
             size_t st = p;
-            while (st > b.at && s[st - 1] != ';' && s[st - 1] != '{' && s[st - 1] != '}')
+            while (st > last_end && s[st - 1] != ';' && s[st - 1] != '{' && s[st - 1] != '}')
                 st--;
+            if (st == last_end && st > b.at && s[st - 1] != ';' && s[st - 1] != '{' &&
+                s[st - 1] != '}')
+                st = last_st;
+            last_end = p + rlen;
+            last_st = st;
+            /* past blanks, labels, comments and .loc lines (which have no `;`) */
             size_t q = st;
             for (;;) {
                 while (q < p && (s[q] == ' ' || s[q] == '\t' || s[q] == '\n' || s[q] == '\r'))
@@ -1446,13 +1468,30 @@ static int body_uses(scanner *sc, size_t fi)
                     q = w + 1;
                     continue;
                 }
-                if (q < p && s[q] == '/') { /* a comment: give up on this body's stores */
-                    follow = 0;
+                if (q + 1 < p && s[q] == '/' && s[q + 1] == '/') {
+                    const char *nl = memchr(s + q, '\n', p - q);
+                    if (!nl)
+                        break;
+                    q = (size_t)(nl - s);
+                    continue;
+                }
+                if (q + 1 < p && s[q] == '/' && s[q + 1] == '*') {
+                    size_t e = find_lit(s, q + 2, p, "*/", 2);
+                    if (e >= p)
+                        break;
+                    q = e + 2;
+                    continue;
+                }
+                if (q + 4 < p && memcmp(s + q, ".loc", 4) == 0 &&
+                    (s[q + 4] == ' ' || s[q + 4] == '\t')) {
+                    const char *nl = memchr(s + q, '\n', p - q);
+                    if (!nl)
+                        break;
+                    q = (size_t)(nl - s);
+                    continue;
                 }
                 break;
             }
-            if (!follow)
-                break;
             if (q < p && s[q] == '@') { /* a guard */
                 q++;
                 if (q < p && s[q] == '!')

@@ -312,3 +312,54 @@ Test(classes, a_warning_beside_an_error)
     fdl_ptx_destroy(ptx);
     fdl_decls_destroy(decls);
 }
+
+Test(classes, stores_before_loads_comments_and_loc_lines)
+{
+    /* the store comes before a later load (its position is counted again from the body's
+     * start); a comment and a .loc line (no `;`) before it; ld.param::func */
+    fdl_ptx *ptx = scan_text(HEAD
+                             ".visible .func (.param .b32 r) f(.param .b64 f_param_0, "
+                             ".param .b32 f_param_1)\n"
+                             "{\n"
+                             "\tld.param::func.u64 %rd1, [f_param_0];\n"
+                             "\t// begin inline asm\n"
+                             "\t.loc 1 2 3\n"
+                             "\tst.f32 [%rd1], %f9;\n"
+                             "\tld.param.u32 %r1, [f_param_1];\n"
+                             "\tret;\n"
+                             "}\n");
+    const fdl_ptx_func *f = fdl_ptx_find(ptx, "f");
+    const fdl__ptx_use *u = fdl__ptx_use_of(ptx, f, 0);
+    cr_assert(u);
+    cr_expect_eq(u->classes, FDL__USE_FLOAT);
+    cr_expect_eq(u->line[0], 9);
+    cr_expect_eq(u->column[0], 2);
+    u = fdl__ptx_use_of(ptx, f, 2);
+    cr_assert(u);
+    cr_expect_eq(u->line[1], 10);
+    cr_expect_eq(u->column[1], 2);
+    u = fdl__ptx_use_of(ptx, f, 1);
+    cr_assert(u, "ld.param::func.u64 is read");
+    fdl_ptx_destroy(ptx);
+}
+
+Test(classes, a_long_statement_of_one_register)
+{
+    /* one statement naming the pointer's register many times: read once, not once a hit */
+    size_t n = 200000;
+    fdl__buf b = {0};
+    fdl__buf_puts(&b, HEAD ".visible .func (.param .b32 r) f(.param .b64 f_param_0)\n{\n"
+                           "\tld.param.u64 %rd1, [f_param_0];\n\tcall g, (");
+    for (size_t i = 0; i < n; i++)
+        fdl__buf_puts(&b, i ? ", %rd1" : "%rd1");
+    fdl__buf_puts(&b, ");\n\tst.global.f32 [%rd1], %f2;\n\tret;\n}\n");
+    cr_assert(!b.oom);
+    fdl_ptx *ptx = NULL;
+    cr_assert_eq(fdl_ptx_scan(&ptx, b.data, b.len, "long.ptx", NULL), FDL_OK);
+    const fdl__ptx_use *u = fdl__ptx_use_of(ptx, fdl_ptx_find(ptx, "f"), 0);
+    cr_assert(u);
+    cr_expect_eq(u->classes, FDL__USE_FLOAT);
+    cr_expect_eq(u->line[0], 8);
+    fdl_ptx_destroy(ptx);
+    fdl__buf_free(&b);
+}
