@@ -184,3 +184,40 @@ Test(cache_cli, xnvrtc_options_are_part_of_the_compile_key)
     free(cache);
     free(dir);
 }
+
+/* A hit says the declaration check's warnings (ABI-13) again, and -Werror fails on it too. */
+Test(cache_cli, a_hit_repeats_the_checks_warnings)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    char args[1024];
+    const char *cls = FDL_TEST_DATA "/classes";
+    snprintf(args, sizeof args, "link -arch=sm_90 -v --decl %s/wrong.decl -o '%s/a.cubin' "
+             "%s/classes_O3.ptx", cls, dir, cls);
+    ran a = fdlink(dir, cache, args);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_assert_not_null(strstr(a.err, "fdlink: cache: miss"), "%s", a.err);
+    const char *w = "classes_O3.ptx:28:2: warning: mulf: parameter 2 is declared float32 but the "
+                    "code reads it as u32 (ABI-13; declared at ";
+    cr_assert_not_null(strstr(a.err, w), "%s", a.err);
+    ran b = fdlink(dir, cache, args);
+    cr_assert_eq(b.status, 0, "%s", b.err);
+    cr_assert_not_null(strstr(b.err, "fdlink: cache: hit (disk)"), "%s", b.err);
+    cr_assert_not_null(strstr(b.err, w), "%s", b.err);
+    snprintf(args, sizeof args, "link -arch=sm_90 -Werror --decl %s/wrong.decl "
+             "-o '%s/c.cubin' %s/classes_O3.ptx", cls, dir, cls);
+    ran c = fdlink(dir, cache, args);
+    cr_assert_eq(c.status, 1, "%s", c.err);
+    cr_assert_not_null(strstr(c.err, "warnings treated as errors (-Werror); nothing linked"),
+                       "%s", c.err);
+    char *out = path_in(dir, "c.cubin");
+    cr_assert_neq(access(out, F_OK), 0, "nothing written");
+    ran v = fdlink(dir, cache, "cache verify");
+    cr_assert_eq(v.status, 0, "%s%s", v.out, v.err);
+    ran_free(&a);
+    ran_free(&b);
+    ran_free(&c);
+    ran_free(&v);
+    free(out);
+    free(cache);
+    free(dir);
+}

@@ -275,7 +275,9 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
 }
 
 /* Flags section: byte 0 LTO, byte 1 PTX present. */
-enum { SEC_CUBIN, SEC_PTX, SEC_INFO, SEC_ERROR, SEC_FLAGS, NSECS };
+/* SEC_WARN, the declaration check's warnings (ABI-13), since issue 39: entries made before have
+ * the five before it, and are read as having none */
+enum { SEC_CUBIN, SEC_PTX, SEC_INFO, SEC_ERROR, SEC_FLAGS, SEC_WARN, NSECS };
 
 static unsigned char *dup_bytes(const unsigned char *p, size_t n)
 {
@@ -409,8 +411,8 @@ const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections 
 {
     switch (kind) {
     case FDL__CACHE_LINK: {
-        if (s->n != NSECS)
-            return "a link entry without its five sections";
+        if (s->n != NSECS && s->n != SEC_WARN)
+            return "a link entry without its five or six sections";
         if (s->len[SEC_FLAGS] != 2 || s->p[SEC_FLAGS][0] > 1 || s->p[SEC_FLAGS][1] > 1)
             return "a link entry with bad flags";
         if (s->len[SEC_CUBIN] == 0)
@@ -481,6 +483,60 @@ int fdl__link_cache_lookup(fdl_link *link)
     return take_entry(link, r, &s);
 }
 
+/*
+ * The declaration check's warnings (tool fdlink, code ABI-13) of @p link as an entry keeps them,
+ * so that a hit says them again: a record a line, `LINE COLUMN FILELEN MSGLEN CODE\n` then the
+ * file and the message bytes. 0 when out of memory.
+ */
+static int warnings_out(const fdl_link *link, fdl__buf *b)
+{
+    for (size_t i = 0; i < link->diags.n; i++) {
+        const fdl_diagnostic *d = &link->diags.v[i];
+        if (d->severity != FDL_SEVERITY_WARNING || strcmp(d->tool, "fdlink") != 0 ||
+            strcmp(d->code, "ABI-13") != 0)
+            continue;
+        fdl__buf_printf(b, "%u %u %zu %zu %s\n", d->line, d->column, strlen(d->file),
+                        strlen(d->message), d->code);
+        fdl__buf_puts(b, d->file);
+        fdl__buf_puts(b, d->message);
+    }
+    return !b->oom;
+}
+
+/* The records warnings_out wrote, added to @p link's diagnostics; what does not parse ends it. */
+static void warnings_in(fdl_link *link, const unsigned char *p, size_t n)
+{
+    const char *s = (const char *)p, *end = s + n;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        char head[96], code[16];
+        unsigned line, column;
+        size_t flen, mlen;
+        if (!nl || (size_t)(nl - s) >= sizeof head)
+            return;
+        memcpy(head, s, (size_t)(nl - s));
+        head[nl - s] = '\0';
+        if (sscanf(head, "%u %u %zu %zu %15s", &line, &column, &flen, &mlen, code) != 5)
+            return;
+        s = nl + 1;
+        if (flen > (size_t)(end - s) || mlen > (size_t)(end - s) - flen ||
+            flen >= FDL_ERROR_SOURCE_MAX * 16 || mlen >= FDL_ERROR_MESSAGE_MAX * 4)
+            return;
+        char *file = malloc(flen + 1), *msg = malloc(mlen + 1);
+        if (file && msg) {
+            memcpy(file, s, flen);
+            file[flen] = '\0';
+            memcpy(msg, s + flen, mlen);
+            msg[mlen] = '\0';
+            fdl__diags_add(&link->diags, "fdlink", file, line, column, FDL_SEVERITY_WARNING, code,
+                           msg); /* out of memory: left out */
+        }
+        free(file);
+        free(msg);
+        s += flen + mlen;
+    }
+}
+
 /* The link's cubin, PTX and logs from an entry @p s that @p r found. 1, or 0 (a miss). */
 static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s_)
 {
@@ -488,7 +544,7 @@ static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s
     memset(s_, 0, sizeof *s_);
     int hit = 0;
     unsigned char *cubin = NULL, *ptx = NULL, *info = NULL, *error = NULL;
-    if (s.n != NSECS || s.len[SEC_FLAGS] != 2 || s.len[SEC_CUBIN] == 0)
+    if ((s.n != NSECS && s.n != SEC_WARN) || s.len[SEC_FLAGS] != 2 || s.len[SEC_CUBIN] == 0)
         goto cleanup;
     int has_ptx = s.p[SEC_FLAGS][1] != 0;
     if (!(cubin = dup_bytes(s.p[SEC_CUBIN], s.len[SEC_CUBIN])) ||
@@ -516,6 +572,8 @@ static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s
     }
     link->lto = s.p[SEC_FLAGS][0] != 0;
     link->cache_result = r;
+    if (s.n == NSECS)
+        warnings_in(link, s.p[SEC_WARN], s.len[SEC_WARN]);
     hit = 1;
 cleanup:
     if (!hit)
@@ -538,12 +596,17 @@ void fdl__link_cache_store(fdl_link *link)
     /* as fdl_link_info_log and fdl_link_error_log say them (link.c sits above this file) */
     const char *info = link->info_log ? link->info_log : "";
     const char *error = link->error_log ? link->error_log : "";
+    fdl__buf warn = {0};
+    int ok = warnings_out(link, &warn); /* out of memory: not kept, rather than without them */
     const unsigned char *secs[NSECS] = {link->cubin, (const unsigned char *)link->ptx,
                                         (const unsigned char *)info,
-                                        (const unsigned char *)error, flags};
+                                        (const unsigned char *)error, flags,
+                                        (const unsigned char *)(warn.data ? warn.data : "")};
     size_t lens[NSECS] = {link->cubin_size, link->ptx ? link->ptx_size : 0, strlen(info),
-                          strlen(error), sizeof flags};
-    fdl__cache_put(&link->cache, FDL__CACHE_LINK, key, secs, lens, NSECS);
+                          strlen(error), sizeof flags, warn.len};
+    if (ok)
+        fdl__cache_put(&link->cache, FDL__CACHE_LINK, key, secs, lens, NSECS);
+    fdl__buf_free(&warn);
     fdl__link_cache_warn(link);
 }
 
