@@ -64,6 +64,17 @@ static void on_diag(void *ctx, const fdl_error *e)
         dc->first = *e;
 }
 
+/* A warning (ABI-13): well formed, at a place in the input, never counted. */
+static void on_warning(void *ctx, const fdl_error *e)
+{
+    (void)ctx;
+    fuzz_check_error(e, FDL_EABI);
+    FUZZ_REQUIRE(strstr(e->message, "(ABI-13; declared at ") != NULL, "warning: '%s'",
+                 e->message);
+    FUZZ_REQUIRE(strcmp(e->source, source) == 0 && e->line >= 1 && e->column >= 1,
+                 "warning at '%s':%u:%u", e->source, e->line, e->column);
+}
+
 static void check(const fdl_ptx *const *mods, size_t n, int allow_undefined, int check_externs)
 {
     fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
@@ -72,6 +83,7 @@ static void check(const fdl_ptx *const *mods, size_t n, int allow_undefined, int
     opts.allow_undefined = allow_undefined;
     opts.check_externs = check_externs;
     opts.on_diag = on_diag;
+    opts.on_warning = on_warning;
     opts.ctx = &dc;
     size_t nd = 0;
     fdl_error err = FDL_ERROR_INIT;
