@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "image.h"
 #include "internal.h"
 
 #define RUN_EXIT_SKIP 77
@@ -494,45 +493,38 @@ static int check_params_in_images(const cli_link_args *la, const char *kernel, c
     for (size_t i = cubin_input; i < la->ninputs && !found && !rc; i = la->ninputs) {
         char *data = NULL;
         size_t size = 0, count = 0;
-        fdl__kparams params = {NULL, 0, 0};
+        size_t *sizes = calloc(nargs + 1, sizeof *sizes); /* 0: the image does not say */
         fdl_input_kind kind = la->kinds[i];
-        if (kind == FDL_KIND_CUDA || kind == FDL_KIND_BITCODE ||
-            fdl__read_file(la->inputs[i], &data, &size, NULL) != FDL_OK)
-            continue;
-        if ((kind == FDL_KIND_AUTO && fdl_input_detect(&kind, data, size, la->inputs[i], NULL) !=
-                                          FDL_OK) ||
-            (kind != FDL_KIND_CUBIN && kind != FDL_KIND_FATBIN) ||
-            fdl__image_param_counts(&params, data, size) != FDL_OK) {
-            free(data);
+        if (!sizes || kind == FDL_KIND_CUDA || kind == FDL_KIND_BITCODE ||
+            fdl__read_file(la->inputs[i], &data, &size, NULL) != FDL_OK) {
+            free(sizes);
             continue;
         }
+        int got = !((kind == FDL_KIND_AUTO &&
+                     fdl_input_detect(&kind, data, size, la->inputs[i], NULL) != FDL_OK) ||
+                    (kind != FDL_KIND_CUBIN && kind != FDL_KIND_FATBIN) ||
+                    fdl_image_kernel_params(data, size, kernel, &count, sizes, nargs + 1, NULL) !=
+                        FDL_OK);
         free(data);
-        for (size_t k = 0; k < params.n && !found; k++) {
-            const fdl__kparam *kp = &params.v[k];
-            if (strcmp(kp->name, kernel) != 0 || !fdl__kparams_find(&params, kernel, &count))
-                continue;
-            found = 1;
-            if (count != nargs) {
-                cli_eprintf("fdlink: %s: error: kernel %s takes %zu parameter%s (its .nv.info "
-                            "says), but %zu argument%s given (see 'fdlink run --help')\n",
-                            la->inputs[i], kernel, count, count == 1 ? "" : "s", nargs,
-                            nargs == 1 ? " was" : "s were");
-                rc = EXIT_USAGE;
-                break;
-            }
-            for (size_t p = 0; kp->sizes && p < nargs; p++) {
-                if (kp->sizes[p] == args[p].size || args[p].symbol || kp->sizes[p] == 0)
-                    continue; /* sym:NAME takes the parameter's size */
-                cli_eprintf("fdlink: %s: error: argument %zu '%s' has %zu byte%s, but parameter "
-                            "%zu of kernel %s takes %zu (its .nv.info says; see 'fdlink run "
-                            "--help')\n",
-                            la->inputs[i], p, args[p].text, args[p].size,
-                            args[p].size == 1 ? "" : "s", p, kernel, kp->sizes[p]);
-                rc = EXIT_USAGE;
-                break;
-            }
+        found = got;
+        if (got && count != nargs) {
+            cli_eprintf("fdlink: %s: error: kernel %s takes %zu parameter%s (its .nv.info "
+                        "says), but %zu argument%s given (see 'fdlink run --help')\n",
+                        la->inputs[i], kernel, count, count == 1 ? "" : "s", nargs,
+                        nargs == 1 ? " was" : "s were");
+            rc = EXIT_USAGE;
         }
-        fdl__kparams_free(&params);
+        for (size_t p = 0; got && !rc && p < nargs; p++) {
+            if (sizes[p] == args[p].size || args[p].symbol || sizes[p] == 0)
+                continue; /* sym:NAME takes the parameter's size */
+            cli_eprintf("fdlink: %s: error: argument %zu '%s' has %zu byte%s, but parameter "
+                        "%zu of kernel %s takes %zu (its .nv.info says; see 'fdlink run "
+                        "--help')\n",
+                        la->inputs[i], p, args[p].text, args[p].size,
+                        args[p].size == 1 ? "" : "s", p, kernel, sizes[p]);
+            rc = EXIT_USAGE;
+        }
+        free(sizes);
     }
     return rc;
 }
