@@ -12,7 +12,8 @@
 
 #include "cli.h"
 
-#define HELP_WIDTH 87 /* the help's lines, at most (the width of the hand-wrapped prose around them) */
+/* The help's lines at most: the width of the hand-wrapped prose around the option lists. */
+#define HELP_WIDTH 87
 
 static void *field(void *target, const cli_opt *o)
 {
