@@ -160,9 +160,10 @@ void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CA
                               fdl__cache_lease *lease);
 
 /*
- * An entry from elsewhere (a remote store, a bundle), whole as it was stored: checked as the
- * directory's entries are (header, @p want_key unless NULL, @p kind unless 0, lengths,
- * checksum, and with a key in force its tag), then written to the directory (and kept in memory).
+ * An entry from elsewhere (a remote store, a bundle; tier_dir.c), whole as it was stored:
+ * checked as the directory's entries are (header, @p want_key unless NULL, @p kind unless 0,
+ * lengths, checksum, and with a key in force its tag), then written to the directory (and kept
+ * in memory).
  * @return 'g' good (then *out holds the sections when @p out is not NULL), 'c' bad, 'u' unsigned
  *         or forged, 'w' good but the directory could not take it
  */
@@ -173,10 +174,10 @@ int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want
 const char *fdl__cache_check(const unsigned char *b, size_t n,
                              const unsigned char want_key[FDL__CACHE_KEY_SIZE],
                              fdl__cache_payload_fn payload);
-/* fdl_cache_verify, each entry's payload checked by @p payload too unless NULL. */
+/* fdl_cache_verify, each entry's payload checked by @p payload too unless NULL (admin.c). */
 int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_entry_fn fn,
                       void *ctx, size_t *bad, fdl_error *err);
-/* The key of a whole entry's header (0 when it is too short to have one). */
+/* The key of a whole entry's header (0 when it is too short to have one; entry.c). */
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
 
 /* The directory the administration functions work on: @p dir, or the default (fdl_cache_dir).
@@ -201,10 +202,11 @@ void fdl__cache_memo_put(const char *dir, const unsigned char key[FDL__CACHE_KEY
 int fdl__cache_memos_remove(const char *dir, fdl_error *err);
 
 /*
- * Process memos: facts that hold for the life of the process whatever the cache mode (options
- * the loaded nvJitLink accepted, bytes that fdl_ptx_scan accepted), kept in the memory tier as
- * entries of kind FDL__CACHE_PMEMO with no sections: never written to disk, evicted like any
- * other entry, emptied by fdl_cache_clear. Losing one costs the work it saved, nothing else.
+ * Process memos (tier_memory.c): facts that hold for the life of the process whatever the cache
+ * mode (options the loaded nvJitLink accepted, bytes that fdl_ptx_scan accepted), kept in the
+ * memory tier as entries of kind FDL__CACHE_PMEMO with no sections: never written to disk,
+ * evicted like any other entry, emptied by fdl_cache_clear. Losing one costs the work it saved,
+ * nothing else.
  * @return 1 when @p key (of kind FDL__CACHE_PMEMO) is known
  */
 int fdl__cache_pmemo_known(const unsigned char key[FDL__CACHE_KEY_SIZE]);

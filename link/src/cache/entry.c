@@ -142,14 +142,16 @@ static const char *check_any_entry(const unsigned char *b, size_t n,
         n -= FDL__TAG_SIZE; /* the tag: fdl__entry_signed_ok's */
     }
     if (fdl__cache_get64(b + 32) != (uint64_t)(n - FDL__ENTRY_HEADER))
-        return fdl__cache_get64(b + 32) > (uint64_t)(n - FDL__ENTRY_HEADER) ? "truncated" : "trailing bytes";
+        return fdl__cache_get64(b + 32) > (uint64_t)(n - FDL__ENTRY_HEADER) ? "truncated"
+                                                                             : "trailing bytes";
     unsigned char sum[16];
     checksum(b, b + FDL__ENTRY_HEADER, n - FDL__ENTRY_HEADER, sum);
     if (memcmp(sum, b + 48, 16) != 0)
         return "checksum mismatch";
     fdl__cache_sections s;
     unsigned char *none = NULL;
-    if (!fdl__entry_split(&s, none, b + FDL__ENTRY_HEADER, n - FDL__ENTRY_HEADER, fdl__cache_get32(b + 40)))
+    if (!fdl__entry_split(&s, none, b + FDL__ENTRY_HEADER, n - FDL__ENTRY_HEADER,
+                          fdl__cache_get32(b + 40)))
         return "section lengths disagree";
     if (!memo && payload) {
         /* the payload as what it stands for: a hit is served as an input would be accepted */
