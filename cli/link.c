@@ -430,6 +430,56 @@ int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char 
     return 0;
 }
 
+/* -v: the linker's info log, the inputs, what linked them into what, the cache, the threads. */
+static void print_link_report(fdl_link *link, const char *out_path)
+{
+    size_t size = 0;
+    fdl_link_cubin(link, &size);
+    print_log(fdl_link_info_log(link));
+    size_t count = fdl_link_input_count(link);
+    for (size_t i = 0; i < count; i++) {
+        fdl_input_kind kind;
+        const char *name = fdl_link_input(link, i, &kind);
+        cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
+                fdl_input_kind_name(kind));
+    }
+    cli_eprintf(
+            "fdlink: linked %zu input%s for %s with %s (LTO %s) into %s (%zu bytes) in "
+            "%.2f ms\n",
+            count, count == 1 ? "" : "s", fdl_link_arch(link),
+            fdl_link_backend_name(fdl_link_get_backend(link)),
+            fdl_link_lto(link) ? "on" : "off", out_path, size, fdl_link_wall_ms(link));
+    const char *key = "";
+    fdl_cache_result cached = fdl_link_cache_result(link, &key);
+    size_t nv_hits = 0, nv_compiled = 0;
+    fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
+    if (cached == FDL_CACHE_UNUSED)
+        fprintf(stderr, "fdlink: cache: not used\n");
+    else
+        fprintf(stderr, "fdlink: cache: %s key %s\n",
+                cached == FDL_CACHE_MISS          ? "miss, linked"
+                : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
+                : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
+                                                  : "hit (disk)",
+                key);
+    if (nv_hits || nv_compiled)
+        fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
+                nv_hits, nv_compiled);
+    int threads = 0, tokens = 0, jobserver = 0;
+    fdl_link_jobs(link, &threads, &tokens, &jobserver);
+    if (jobserver)
+        fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
+                "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
+                tokens == 1 ? "" : "s",
+                fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
+    else if (threads && fdl_link_jobs_memory_bound(link))
+        fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
+                threads, threads == 1 ? "" : "s");
+    else if (threads)
+        fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
+                threads, threads == 1 ? "" : "s");
+}
+
 int cmd_link(int argc, char **argv)
 {
     link_cmd c = {.out_path = "a.cubin"};
@@ -500,53 +550,8 @@ int cmd_link(int argc, char **argv)
         cli_print_error(&err);
         goto cleanup;
     }
-    if (c.a.opts.verbose) {
-        size_t size = 0;
-        fdl_link_cubin(link, &size);
-        print_log(fdl_link_info_log(link));
-        size_t count = fdl_link_input_count(link);
-        for (size_t i = 0; i < count; i++) {
-            fdl_input_kind kind;
-            const char *name = fdl_link_input(link, i, &kind);
-            cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
-                    fdl_input_kind_name(kind));
-        }
-        cli_eprintf(
-                "fdlink: linked %zu input%s for %s with %s (LTO %s) into %s (%zu bytes) in "
-                "%.2f ms\n",
-                count, count == 1 ? "" : "s", fdl_link_arch(link),
-                fdl_link_backend_name(fdl_link_get_backend(link)),
-                fdl_link_lto(link) ? "on" : "off", out_path, size, fdl_link_wall_ms(link));
-        const char *key = "";
-        fdl_cache_result cached = fdl_link_cache_result(link, &key);
-        size_t nv_hits = 0, nv_compiled = 0;
-        fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
-        if (cached == FDL_CACHE_UNUSED)
-            fprintf(stderr, "fdlink: cache: not used\n");
-        else
-            fprintf(stderr, "fdlink: cache: %s key %s\n",
-                    cached == FDL_CACHE_MISS          ? "miss, linked"
-                    : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
-                    : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
-                                                      : "hit (disk)",
-                    key);
-        if (nv_hits || nv_compiled)
-            fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
-                    nv_hits, nv_compiled);
-        int threads = 0, tokens = 0, jobserver = 0;
-        fdl_link_jobs(link, &threads, &tokens, &jobserver);
-        if (jobserver)
-            fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
-                    "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
-                    tokens == 1 ? "" : "s",
-                    fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
-        else if (threads && fdl_link_jobs_memory_bound(link))
-            fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
-                    threads, threads == 1 ? "" : "s");
-        else if (threads)
-            fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
-                    threads, threads == 1 ? "" : "s");
-    }
+    if (c.a.opts.verbose)
+        print_link_report(link, out_path);
     rc = 0;
 cleanup:
     fdl_link_destroy(link);
