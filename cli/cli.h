@@ -43,6 +43,66 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 const char *cli_option_value(const char *arg, const char *opt, int argc, char **argv, int *i,
                              int *missing);
 
+/*
+ * Option tables (options.c): a row per option names it, says what value it takes, where the
+ * value goes (an offset into the command's struct) and how it shows in the help, so that one
+ * row both parses the option and prints its help line. A table ends with a row {CLI_END}.
+ */
+typedef enum cli_arg {
+    CLI_END = 0,    /* the end of a table */
+    CLI_FLAG,       /* no value: the int at the offset becomes .set */
+    CLI_STRING,     /* const char *: the value (with CLI_NONEMPTY, not "") */
+    CLI_LIST,       /* a cli_list: the value appended (repeatable) */
+    CLI_COUNT,      /* int: a count 0-65535 of at least .set */
+    CLI_BIT,        /* int: 0 or 1 */
+    CLI_LINK_RANGE, /* int: a count in the range the library gives (fdl_link_option_bounds) for
+                       the field named as the option is, "--a-b" as "a_b"; a %s in .bad and
+                       .help is that range ("0-101") */
+    CLI_CUSTOM,     /* .parse does it */
+    CLI_TABLE,      /* the rows of .table, for the struct at the offset; its help lines in place,
+                       or .help instead when set */
+    CLI_DOC         /* a help line only: another table parses the option */
+} cli_arg;
+
+typedef enum cli_form {
+    CLI_PLAIN = 0, /* NAME VALUE or NAME=VALUE (cli_option_value) */
+    CLI_EQUALS,    /* NAME=VALUE only */
+    CLI_ATTACHED,  /* NAMEVALUE or NAME VALUE (-DNAME, -O3); a list's value not "" */
+    CLI_NONEMPTY   /* as CLI_PLAIN, and a string's value not "" */
+} cli_form;
+
+typedef struct cli_opt cli_opt;
+/* A value for row @p o (NULL when missing), given as @p arg: 0, or an exit status after
+ * printing the usage error. */
+typedef int (*cli_opt_fn)(void *target, const cli_opt *o, const char *cmd, const char *arg,
+                          const char *v);
+struct cli_opt {
+    cli_arg arg;
+    const char *name;      /* "--decl" */
+    const char *alias;     /* another spelling ("--arch" of "-arch"), or NULL */
+    cli_form form;
+    size_t at;             /* offsetof the target in the command's struct */
+    int set;               /* CLI_FLAG: the value; CLI_COUNT: the least */
+    const char *bad;       /* the usage error of a missing or bad value; a %s in it is the
+                              option as given */
+    const char *usage;     /* the help's left column ("--decl FILE"); NULL: shown with the row
+                              before */
+    const char *help;      /* the help's right column, wrapped as it is printed */
+    cli_opt_fn parse;      /* CLI_CUSTOM */
+    const cli_opt *table;  /* CLI_TABLE */
+};
+
+/*
+ * Parse argv[*i] against @p table for the struct @p target (advancing *i past a value): 1 when
+ * a row is that option (*rc 0, or an exit status after printing a usage error), else 0.
+ */
+int cli_opts_parse(const cli_opt *table, void *target, const char *cmd, int argc, char **argv,
+                   int *i, int *rc);
+/* The help's option lines of @p table: each row's usage, its help from column @p col. */
+void cli_opts_help(const cli_opt *table, int col, FILE *out);
+/* A count 0-65535, and at most @p hi, into *out; 0 when @p v (may be NULL) is not one. */
+int cli_parse_count(const char *v, int hi, int *out);
+
 /* Non-zero for -h and --help. */
 int cli_is_help(const char *arg);
 
@@ -65,7 +125,10 @@ typedef struct cli_diag_opts {
     const char *output;      /* --diagnostics-output=FILE, else stdout */
 } cli_diag_opts;
 
-/* As cli_link_option, for the diagnostics options above. */
+/*
+ * Parse argv[*i] when it is a diagnostics option (advancing *i past its value): 1 when it was
+ * one (*rc 0, or EXIT_USAGE after printing a usage error), else 0.
+ */
 int cli_diag_option(cli_diag_opts *o, const char *cmd, int argc, char **argv, int *i, int *rc);
 void cli_diag_opts_free(cli_diag_opts *o);
 
@@ -107,11 +170,9 @@ void cli_link_args_free(cli_link_args *a);
 /* Add a positional input of a kind detected from its content. */
 int cli_link_add_input(cli_link_args *a, const char *path);
 
-/*
- * Parse argv[*i] when it is a link option (advancing *i past its value): returns 1 when it was
- * one, with *rc EXIT_USAGE after printing a usage error, else *rc 0; returns 0 otherwise.
- */
-int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, int *i, int *rc);
+/* The link options of `link` and `run`, as a table over cli_link_args (link.c); the
+ * diagnostics options beside them are cli_diag_option's. */
+extern const cli_opt cli_link_opts[];
 
 /* The link options' own checks (no device needed); 1 after printing what is wrong, else 0. */
 int cli_link_check_options(cli_link_args *a);

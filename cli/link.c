@@ -1,11 +1,208 @@
 /* fdlink link: device code of any kind into a cubin. */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "internal.h"
+
+/* ---- the link options, one row each: parsed and shown in the help from here ---- */
+#define LA(field) offsetof(cli_link_args, field)
+
+static int take_backend(void *t, const cli_opt *o, const char *cmd, const char *arg,
+                        const char *v)
+{
+    cli_link_args *a = t;
+    (void)arg;
+    if (v && strcmp(v, "nvjitlink") == 0)
+        a->opts.backend = FDL_BACKEND_NVJITLINK;
+    else if (v && strcmp(v, "culink") == 0)
+        a->opts.backend = FDL_BACKEND_CULINK;
+    else
+        return cli_usage_error(cmd, "%s", o->bad);
+    return 0;
+}
+
+static int take_device(void *t, const cli_opt *o, const char *cmd, const char *arg,
+                       const char *v)
+{
+    (void)arg;
+    return cli_parse_device(v, &((cli_link_args *)t)->device) ? 0
+                                                               : cli_usage_error(cmd, "%s", o->bad);
+}
+
+static int take_emit_ptx(void *t, const cli_opt *o, const char *cmd, const char *arg,
+                         const char *v)
+{
+    cli_link_args *a = t;
+    if (!v)
+        return cli_usage_error(cmd, o->bad, arg);
+    a->ptx_path = v;
+    a->opts.emit_ptx = 1;
+    return 0;
+}
+
+static int take_kind(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
+{
+    cli_link_args *a = t;
+    const char *colon = v ? strchr(v, ':') : NULL;
+    char kind_name[32];
+    fdl_error kerr = FDL_ERROR_INIT;
+    (void)arg;
+    if (!colon || !colon[1] || (size_t)(colon - v) >= sizeof kind_name)
+        return cli_usage_error(cmd, "%s", o->bad);
+    memcpy(kind_name, v, (size_t)(colon - v));
+    kind_name[colon - v] = '\0';
+    if (fdl_input_kind_parse(&a->kinds[a->ninputs], kind_name, &kerr) != FDL_OK)
+        return cli_usage_error(cmd, "%s", kerr.message);
+    a->inputs[a->ninputs++] = colon + 1;
+    return 0;
+}
+
+static int take_opt_level(void *t, const cli_opt *o, const char *cmd, const char *arg,
+                          const char *v)
+{
+    const char *lv = v ? v : "";
+    (void)arg;
+    if (!(lv[0] >= '0' && lv[0] <= '3' && lv[1] == '\0'))
+        return cli_usage_error(cmd, o->bad, lv);
+    ((cli_link_args *)t)->opts.opt_level = lv[0] - '0';
+    return 0;
+}
+
+#define NEEDS_VALUE "option '%s' needs a value"
+#define NEEDS_FILE "option '%s' needs a file"
+
+const cli_opt cli_link_opts[] = {
+    {.arg = CLI_STRING, .name = "-arch", .alias = "--arch", .at = LA(opts.arch),
+     .bad = "option '%s' needs an architecture (sm_NN)", .usage = "-arch=sm_NN, --arch sm_NN",
+     .help = "target architecture (required), e.g. sm_90; native: the GPU's own"},
+    {.arg = CLI_LIST, .name = "--decl", .at = LA(decl_paths), .bad = NEEDS_FILE,
+     .usage = "--decl FILE",
+     .help = "check the inputs against these declarations first (repeatable: one set per file)"},
+    {.arg = CLI_CUSTOM, .name = "--backend", .parse = take_backend,
+     .bad = "option --backend needs nvjitlink or culink", .usage = "--backend=nvjitlink|culink",
+     .help = "the linker (default: nvjitlink, else culink)"},
+    {.arg = CLI_CUSTOM, .name = "--device", .parse = take_device,
+     .bad = "option --device needs a device index (0, 1, ...)", .usage = "--device N",
+     .help = "the GPU for culink and -arch=native (default: FDLINK_DEVICE, else 0)"},
+    {.arg = CLI_FLAG, .name = "--lto", .at = LA(opts.lto), .set = FDL_LTO_ON,
+     .usage = "--lto, --no-lto",
+     .help = "link-time optimisation on or off (default: on when an input carries LTO-IR)"},
+    {.arg = CLI_FLAG, .name = "--no-lto", .at = LA(opts.lto), .set = FDL_LTO_OFF},
+    {.arg = CLI_CUSTOM, .name = "--emit-ptx", .parse = take_emit_ptx, .bad = NEEDS_FILE,
+     .usage = "--emit-ptx=FILE", .help = "write the post-LTO PTX (every input LTO-IR)"},
+    {.arg = CLI_CUSTOM, .name = "--kind", .parse = take_kind,
+     .bad = "option --kind needs KIND:PATH, e.g. --kind=cuda:kernel.txt",
+     .usage = "--kind=KIND:PATH",
+     .help = "add PATH as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda or bitcode"},
+    {.arg = CLI_FLAG, .name = "-lcudadevrt", .at = LA(opts.cudadevrt), .set = 1,
+     .usage = "-lcudadevrt", .help = "link the toolkit's libcudadevrt.a"},
+    {.arg = CLI_CUSTOM, .name = "-O", .form = CLI_ATTACHED, .parse = take_opt_level,
+     .bad = "invalid optimisation level '%s' (expected 0-3)", .usage = "-O N",
+     .help = "optimisation level 0-3 (nvJitLink: 0 or 3)"},
+    {.arg = CLI_FLAG, .name = "-g", .at = LA(opts.debug), .set = 1, .usage = "-g",
+     .help = "device debug information"},
+    {.arg = CLI_FLAG, .name = "--lineinfo", .alias = "-lineinfo", .at = LA(opts.lineinfo),
+     .set = 1, .usage = "--lineinfo", .help = "line information"},
+    {.arg = CLI_COUNT, .name = "--maxrregcount", .at = LA(opts.maxrregcount),
+     .bad = "option --maxrregcount needs a register count", .usage = "--maxrregcount N",
+     .help = "most registers per thread"},
+    {.arg = CLI_BIT, .name = "--ftz", .form = CLI_EQUALS, .at = LA(opts.ftz),
+     .bad = "option '%s' needs 0 or 1",
+     .usage = "--ftz=0|1 --prec-div=0|1 --prec-sqrt=0|1 --fma=0|1",
+     .help = "floating-point modes (nvJitLink)"},
+    {.arg = CLI_BIT, .name = "--prec-div", .form = CLI_EQUALS, .at = LA(opts.prec_div),
+     .bad = "option '%s' needs 0 or 1"},
+    {.arg = CLI_BIT, .name = "--prec-sqrt", .form = CLI_EQUALS, .at = LA(opts.prec_sqrt),
+     .bad = "option '%s' needs 0 or 1"},
+    {.arg = CLI_BIT, .name = "--fma", .form = CLI_EQUALS, .at = LA(opts.fma),
+     .bad = "option '%s' needs 0 or 1"},
+    {.arg = CLI_LIST, .name = "--kernels-used", .at = LA(kernels), .bad = NEEDS_VALUE,
+     .usage = "--kernels-used NAME", .help = "keep only these kernels under LTO (repeatable)"},
+    {.arg = CLI_LIST, .name = "--variables-used", .at = LA(variables), .bad = NEEDS_VALUE,
+     .usage = "--variables-used NAME",
+     .help = "keep only these variables under LTO (repeatable)"},
+    {.arg = CLI_LIST, .name = "-Xnvjitlink", .at = LA(extra), .bad = NEEDS_VALUE,
+     .usage = "-Xnvjitlink OPT", .help = "a raw nvJitLink option (repeatable)"},
+    {.arg = CLI_LIST, .name = "-Xptxas", .at = LA(xptxas), .bad = NEEDS_VALUE,
+     .usage = "-Xptxas OPT", .help = "a ptxas option, e.g. -warn-spills (repeatable)"},
+    {.arg = CLI_LIST, .name = "-Xnvrtc", .at = LA(xnvrtc), .bad = NEEDS_VALUE,
+     .usage = "-Xnvrtc OPT",
+     .help = "an NVRTC option for CUDA C inputs, e.g. --device-as-default-execution-space "
+             "(repeatable)"},
+    {.arg = CLI_COUNT, .name = "--split-compile", .at = LA(opts.split_compile),
+     .bad = "option --split-compile needs a thread count (0 for every processor)",
+     .usage = "--split-compile N",
+     .help = "threads for LTO and ptxas: 0 every processor, 1 one (default: every processor "
+             "for large links)"},
+    {.arg = CLI_COUNT, .name = "--split-compile-extended", .at = LA(opts.split_compile_extended),
+     .bad = "option --split-compile-extended needs a thread count (0 for every processor)",
+     .usage = "--split-compile-extended N",
+     .help = "LTO split further (0 every processor); changes the code, and can crash "
+             "nvJitLink 13.0 on large programs"},
+    {.arg = CLI_COUNT, .name = "--jobs", .at = LA(opts.jobs), .set = 1,
+     .bad = "option --jobs needs a thread count of 1 or more", .usage = "--jobs N",
+     .help = "at most N threads for a split on every processor (FDLINK_JOBS; under make -j or "
+             "ninja, its job slots)"},
+    {.arg = CLI_FLAG, .name = "--lto-report", .at = LA(opts.lto_report), .set = 1,
+     .usage = "--lto-report",
+     .help = "a note per declared function: calls inlined, or why they stayed calls (with "
+             "--decl)"},
+    {.arg = CLI_LINK_RANGE, .name = "--jump-table-density", .at = LA(opts.jump_table_density),
+     .bad = "option --jump-table-density needs a percentage %s",
+     .usage = "--jump-table-density N", .help = "switch density %s for jump tables (LTO)"},
+    {.arg = CLI_FLAG, .name = "--optimize-unused-variables",
+     .at = LA(opts.optimize_unused_variables), .set = 1, .usage = "--optimize-unused-variables",
+     .help = "LTO may drop variables no device code uses"},
+    {.arg = CLI_FLAG, .name = "--device-stack-protector", .at = LA(opts.device_stack_protector),
+     .set = 1, .usage = "--device-stack-protector", .help = "stack canaries in device code"},
+    {.arg = CLI_FLAG, .name = "--time", .at = LA(opts.time), .set = 1, .usage = "--time",
+     .help = "nvJitLink's timings in the info log (with -v; such a link is not cached)"},
+    {.arg = CLI_FLAG, .name = "--no-nvjitlink-cache", .at = LA(opts.jl_cache), .set = 0,
+     .usage = "--no-nvjitlink-cache", .help = "turn off nvJitLink's own cache (-no-cache)"},
+    {.arg = CLI_LIST, .name = "-D", .form = CLI_ATTACHED, .at = LA(defines), .bad = NEEDS_VALUE,
+     .usage = "-D NAME[=VALUE], -I DIR, --std=STD", .help = "for CUDA C inputs (repeatable)"},
+    {.arg = CLI_LIST, .name = "-I", .form = CLI_ATTACHED, .at = LA(includes), .bad = NEEDS_VALUE},
+    {.arg = CLI_STRING, .name = "--std", .alias = "-std", .at = LA(cuda.std), .bad = NEEDS_VALUE},
+    {.arg = CLI_FLAG, .name = "--isolate", .at = LA(opts.isolate), .set = 1,
+     .usage = "--isolate, --no-isolate",
+     .help = "run nvJitLink in a child process, so that a crash is an error and its own output "
+             "goes to the log (default: on; FDLINK_LINK_ISOLATE=0 or 1 when set)"},
+    {.arg = CLI_FLAG, .name = "--no-isolate", .at = LA(opts.isolate), .set = 0},
+    {.arg = CLI_FLAG, .name = "--no-cache", .at = LA(opts.cache), .set = FDL_CACHE_OFF,
+     .usage = "--no-cache",
+     .help = "neither look up nor store the result in the cache (see 'fdlink cache --help')"},
+    {.arg = CLI_END},
+};
+
+/* `fdlink link`'s own options, around the link options. */
+typedef struct link_cmd {
+    cli_link_args a;
+    const char *out_path;
+} link_cmd;
+
+static int take_out(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
+{
+    if (!v)
+        return cli_usage_error(cmd, o->bad, arg);
+    ((link_cmd *)t)->out_path = strcmp(v, "-") == 0 ? "/dev/stdout" : v;
+    return 0;
+}
+
+static const cli_opt link_cmd_opts[] = {
+    {.arg = CLI_CUSTOM, .name = "-o", .parse = take_out, .bad = NEEDS_FILE, .usage = "-o FILE",
+     .help = "output cubin, written atomically (default: a.cubin; -: standard output)"},
+    {.arg = CLI_TABLE, .table = cli_link_opts, .at = offsetof(link_cmd, a)},
+    {.arg = CLI_FLAG, .name = "-v", .alias = "--verbose", .at = offsetof(link_cmd, a.opts.verbose),
+     .set = 1, .usage = "-v, --verbose",
+     .help = "print the linker's info log, the inputs, wall time, output size, and whether the "
+             "cache had the result"},
+    {.arg = CLI_DOC, .usage = "-h, --help", .help = "show this help"},
+    {.arg = CLI_END},
+};
 
 void help_link(FILE *out)
 {
@@ -17,79 +214,9 @@ void help_link(FILE *out)
           "with libNVVM). nvJitLink needs no GPU; cuLink needs the driver and a GPU, and\n"
           "fdlink opens the device itself (--device N, else FDLINK_DEVICE, else 0).\n"
           "\n"
-          "options:\n"
-          "  -arch=sm_NN, --arch sm_NN   target architecture (required), e.g. sm_90; native:\n"
-          "                              the GPU's own\n"
-          "  -o FILE                     output cubin, written atomically (default: a.cubin; -:\n"
-          "                              standard output)\n"
-          "  --decl FILE                 check the inputs against these declarations first\n"
-          "                              (repeatable: one set per file)\n"
-          "  --backend=nvjitlink|culink  the linker (default: nvjitlink, else culink)\n"
-          "  --device N                  the GPU for culink and -arch=native (default:\n"
-          "                              FDLINK_DEVICE, else 0)\n"
-          "  --lto, --no-lto             link-time optimisation on or off (default: on when an\n"
-          "                              input carries LTO-IR)\n"
-          "  --emit-ptx=FILE             write the post-LTO PTX (every input LTO-IR)\n"
-          "  --kind=KIND:PATH            add PATH as KIND: ptx, cubin, fatbin, ltoir, object,\n"
-          "                              library, cuda or bitcode\n"
-          "  -lcudadevrt                 link the toolkit's libcudadevrt.a\n"
-          "  -O N                        optimisation level 0-3 (nvJitLink: 0 or 3)\n"
-          "  -g                          device debug information\n"
-          "  --lineinfo                  line information\n"
-          "  --maxrregcount N            most registers per thread\n"
-          "  --ftz=0|1 --prec-div=0|1 --prec-sqrt=0|1 --fma=0|1\n"
-          "                              floating-point modes (nvJitLink)\n"
-          "  --kernels-used NAME         keep only these kernels under LTO (repeatable)\n"
-          "  --variables-used NAME       keep only these variables under LTO (repeatable)\n"
-          "  -Xnvjitlink OPT             a raw nvJitLink option (repeatable)\n"
-          "  -Xptxas OPT                 a ptxas option, e.g. -warn-spills (repeatable)\n"
-          "  -Xnvrtc OPT                 an NVRTC option for CUDA C inputs, e.g.\n"
-          "                              --device-as-default-execution-space (repeatable)\n"
-          "  --split-compile N           threads for LTO and ptxas: 0 every processor, 1 one\n"
-          "                              (default: every processor for large links)\n"
-          "  --split-compile-extended N  LTO split further (0 every processor); changes the\n"
-          "                              code, and can crash nvJitLink 13.0 on large programs\n"
-          "  --jobs N                    at most N threads for a split on every processor\n"
-          "                              (FDLINK_JOBS; under make -j or ninja, its job slots)\n"
-          "  --lto-report                a note per declared function: calls inlined, or why\n"
-          "                              they stayed calls (with --decl)\n"
-          "  --jump-table-density N      switch density 0-101 for jump tables (LTO)\n"
-          "  --optimize-unused-variables LTO may drop variables no device code uses\n"
-          "  --device-stack-protector    stack canaries in device code\n"
-          "  --time                      nvJitLink's timings in the info log (with -v; such a\n"
-          "                              link is not cached)\n"
-          "  --no-nvjitlink-cache        turn off nvJitLink's own cache (-no-cache)\n"
-          "  -D NAME[=VALUE], -I DIR, --std=STD\n"
-          "                              for CUDA C inputs (repeatable)\n"
-          "  --isolate, --no-isolate     run nvJitLink in a child process, so that a crash is\n"
-          "                              an error and its own output goes to the log (default:\n"
-          "                              on; FDLINK_LINK_ISOLATE=0 or 1 when set)\n"
-          "  --no-cache                  neither look up nor store the result in the cache\n"
-          "                              (see 'fdlink cache --help')\n"
-          "  -v, --verbose               print the linker's info log, the inputs, wall time,\n"
-          "                              output size, and whether the cache had the result\n"
-          "  -h, --help                  show this help\n",
+          "options:\n",
           out);
-}
-
-/* "0" or "1" into a tri-state option. */
-static int parse_bit(const char *v, int *out)
-{
-    if ((v[0] == '0' || v[0] == '1') && v[1] == '\0') {
-        *out = v[0] - '0';
-        return 1;
-    }
-    return 0;
-}
-
-static int parse_count(const char *v, int *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (!v[0] || *end || n < 0 || n > 65535)
-        return 0;
-    *out = (int)n;
-    return 1;
+    cli_opts_help(link_cmd_opts, 30, out);
 }
 
 static void print_log(const char *log)
@@ -162,184 +289,6 @@ int cli_parse_device(const char *v, int *out)
     if (!v || !v[0] || *end || n < 0 || n > 1024)
         return 0;
     *out = (int)n;
-    return 1;
-}
-
-int cli_link_option(cli_link_args *a, const char *cmd, int argc, char **argv, int *i, int *rc)
-{
-    const char *arg = argv[*i];
-    int missing = 0;
-    const char *v;
-    int ok = 1;
-    *rc = 0;
-    if (cli_diag_option(&a->diag, cmd, argc, argv, i, rc))
-        return 1;
-    if ((v = cli_option_value(arg, "-arch", argc, argv, i, &missing)) ||
-        (!missing && (v = cli_option_value(arg, "--arch", argc, argv, i, &missing))) || missing) {
-        if (missing) {
-            *rc = cli_usage_error(cmd, "option '%s' needs an architecture (sm_NN)", arg);
-            return 1;
-        }
-        a->opts.arch = v;
-    } else if ((v = cli_option_value(arg, "--decl", argc, argv, i, &missing)) || missing) {
-        if (missing) {
-            *rc = cli_usage_error(cmd, "option '%s' needs a file", arg);
-            return 1;
-        }
-        if (!cli_list_add(&a->decl_paths, v))
-            ok = 0;
-    } else if ((v = cli_option_value(arg, "--device", argc, argv, i, &missing)) || missing) {
-        if (!cli_parse_device(v, &a->device)) {
-            *rc = cli_usage_error(cmd, "option --device needs a device index (0, 1, ...)%s", "");
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "--backend", argc, argv, i, &missing)) || missing) {
-        if (v && strcmp(v, "nvjitlink") == 0)
-            a->opts.backend = FDL_BACKEND_NVJITLINK;
-        else if (v && strcmp(v, "culink") == 0)
-            a->opts.backend = FDL_BACKEND_CULINK;
-        else {
-            *rc = cli_usage_error(cmd, "option --backend needs nvjitlink or culink%s", "");
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "--emit-ptx", argc, argv, i, &missing)) || missing) {
-        if (missing) {
-            *rc = cli_usage_error(cmd, "option '%s' needs a file", arg);
-            return 1;
-        }
-        a->ptx_path = v;
-        a->opts.emit_ptx = 1;
-    } else if ((v = cli_option_value(arg, "--kind", argc, argv, i, &missing)) || missing) {
-        const char *colon = v ? strchr(v, ':') : NULL;
-        char kind_name[32];
-        fdl_error kerr = FDL_ERROR_INIT;
-        if (!colon || !colon[1] || (size_t)(colon - v) >= sizeof kind_name) {
-            *rc = cli_usage_error(cmd, "option --kind needs KIND:PATH, e.g. "
-                                       "--kind=cuda:kernel.txt%s", "");
-            return 1;
-        }
-        memcpy(kind_name, v, (size_t)(colon - v));
-        kind_name[colon - v] = '\0';
-        if (fdl_input_kind_parse(&a->kinds[a->ninputs], kind_name, &kerr) != FDL_OK) {
-            *rc = cli_usage_error(cmd, "%s", kerr.message);
-            return 1;
-        }
-        a->inputs[a->ninputs++] = colon + 1;
-    } else if ((v = cli_option_value(arg, "--maxrregcount", argc, argv, i, &missing)) ||
-               missing) {
-        if (!v || !parse_count(v, &a->opts.maxrregcount)) {
-            *rc = cli_usage_error(cmd, "option --maxrregcount needs a register count%s", "");
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "--kernels-used", argc, argv, i, &missing)) ||
-               missing) {
-        if (!v || !cli_list_add(&a->kernels, v))
-            ok = 0;
-    } else if ((v = cli_option_value(arg, "--variables-used", argc, argv, i, &missing)) ||
-               missing) {
-        if (!v || !cli_list_add(&a->variables, v))
-            ok = 0;
-    } else if ((v = cli_option_value(arg, "-Xptxas", argc, argv, i, &missing)) || missing) {
-        if (!v || !cli_list_add(&a->xptxas, v))
-            ok = 0;
-    } else if ((v = cli_option_value(arg, "--split-compile", argc, argv, i, &missing)) ||
-               missing) {
-        if (!v || !parse_count(v, &a->opts.split_compile)) {
-            *rc = cli_usage_error(cmd, "option --split-compile needs a thread count (0 for "
-                                       "every processor)%s", "");
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "--split-compile-extended", argc, argv, i, &missing)) ||
-               missing) {
-        if (!v || !parse_count(v, &a->opts.split_compile_extended)) {
-            *rc = cli_usage_error(cmd, "option --split-compile-extended needs a thread count (0 "
-                                       "for every processor)%s", "");
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "--jobs", argc, argv, i, &missing)) || missing) {
-        if (!v || !parse_count(v, &a->opts.jobs) || a->opts.jobs < 1) {
-            *rc = cli_usage_error(cmd, "option --jobs needs a thread count of 1 or more%s", "");
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "--jump-table-density", argc, argv, i, &missing)) ||
-               missing) {
-        /* the bounds are the library's (its -1, the default, is no percentage) */
-        int hi = 0;
-        char top[16];
-        fdl_link_option_bounds("jump_table_density", NULL, &hi);
-        snprintf(top, sizeof top, "%d", hi);
-        if (!v || !parse_count(v, &a->opts.jump_table_density) ||
-            a->opts.jump_table_density > hi) {
-            *rc = cli_usage_error(cmd, "option --jump-table-density needs a percentage 0-%s", top);
-            return 1;
-        }
-    } else if ((v = cli_option_value(arg, "-Xnvjitlink", argc, argv, i, &missing)) || missing) {
-        if (!v || !cli_list_add(&a->extra, v))
-            ok = 0;
-    } else if ((v = cli_option_value(arg, "-Xnvrtc", argc, argv, i, &missing)) || missing) {
-        if (!v || !cli_list_add(&a->xnvrtc, v))
-            ok = 0;
-    } else if ((v = cli_option_value(arg, "--std", argc, argv, i, &missing)) ||
-               (!missing && (v = cli_option_value(arg, "-std", argc, argv, i, &missing))) ||
-               missing) {
-        if (!v)
-            ok = 0;
-        a->cuda.std = v;
-    } else if (strncmp(arg, "--ftz=", 6) == 0 || strncmp(arg, "--prec-div=", 11) == 0 ||
-               strncmp(arg, "--prec-sqrt=", 12) == 0 || strncmp(arg, "--fma=", 6) == 0) {
-        const char *eq = strchr(arg, '=');
-        int *field = arg[2] == 'f' && arg[3] == 't' ? &a->opts.ftz
-                     : arg[2] == 'f'                ? &a->opts.fma
-                     : arg[7] == 'd'                ? &a->opts.prec_div
-                                                    : &a->opts.prec_sqrt;
-        if (!parse_bit(eq + 1, field)) {
-            *rc = cli_usage_error(cmd, "option '%s' needs 0 or 1", arg);
-            return 1;
-        }
-    } else if (strncmp(arg, "-D", 2) == 0 || strncmp(arg, "-I", 2) == 0) {
-        const char *val = arg[2] ? arg + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
-        if (!val || !val[0]) {
-            *rc = cli_usage_error(cmd, "option '%s' needs a value", arg);
-            return 1;
-        }
-        if (!cli_list_add(arg[1] == 'D' ? &a->defines : &a->includes, val))
-            ok = 0;
-    } else if (strncmp(arg, "-O", 2) == 0) {
-        const char *lv = arg[2] ? arg + 2 : (*i + 1 < argc ? argv[++*i] : "");
-        if (!(lv[0] >= '0' && lv[0] <= '3' && lv[1] == '\0')) {
-            *rc = cli_usage_error(cmd, "invalid optimisation level '%s' (expected 0-3)", lv);
-            return 1;
-        }
-        a->opts.opt_level = lv[0] - '0';
-    } else if (strcmp(arg, "-g") == 0) {
-        a->opts.debug = 1;
-    } else if (strcmp(arg, "--lineinfo") == 0 || strcmp(arg, "-lineinfo") == 0) {
-        a->opts.lineinfo = 1;
-    } else if (strcmp(arg, "--lto") == 0) {
-        a->opts.lto = FDL_LTO_ON;
-    } else if (strcmp(arg, "--no-lto") == 0) {
-        a->opts.lto = FDL_LTO_OFF;
-    } else if (strcmp(arg, "-lcudadevrt") == 0) {
-        a->opts.cudadevrt = 1;
-    } else if (strcmp(arg, "--no-cache") == 0) {
-        a->opts.cache = FDL_CACHE_OFF;
-    } else if (strcmp(arg, "--no-nvjitlink-cache") == 0) {
-        a->opts.jl_cache = 0;
-    } else if (strcmp(arg, "--time") == 0) {
-        a->opts.time = 1;
-    } else if (strcmp(arg, "--lto-report") == 0) {
-        a->opts.lto_report = 1;
-    } else if (strcmp(arg, "--optimize-unused-variables") == 0) {
-        a->opts.optimize_unused_variables = 1;
-    } else if (strcmp(arg, "--device-stack-protector") == 0) {
-        a->opts.device_stack_protector = 1;
-    } else if (strcmp(arg, "--isolate") == 0 || strcmp(arg, "--no-isolate") == 0) {
-        a->opts.isolate = arg[2] == 'i';
-    } else {
-        return 0;
-    }
-    if (!ok)
-        *rc = cli_usage_error(cmd, "option '%s' needs a value", arg);
     return 1;
 }
 
@@ -481,139 +430,137 @@ int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char 
     return 0;
 }
 
+/* -v: the linker's info log, the inputs, what linked them into what, the cache, the threads. */
+static void print_link_report(fdl_link *link, const char *out_path)
+{
+    size_t size = 0;
+    fdl_link_cubin(link, &size);
+    print_log(fdl_link_info_log(link));
+    size_t count = fdl_link_input_count(link);
+    for (size_t i = 0; i < count; i++) {
+        fdl_input_kind kind;
+        const char *name = fdl_link_input(link, i, &kind);
+        cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
+                fdl_input_kind_name(kind));
+    }
+    cli_eprintf(
+            "fdlink: linked %zu input%s for %s with %s (LTO %s) into %s (%zu bytes) in "
+            "%.2f ms\n",
+            count, count == 1 ? "" : "s", fdl_link_arch(link),
+            fdl_link_backend_name(fdl_link_get_backend(link)),
+            fdl_link_lto(link) ? "on" : "off", out_path, size, fdl_link_wall_ms(link));
+    const char *key = "";
+    fdl_cache_result cached = fdl_link_cache_result(link, &key);
+    size_t nv_hits = 0, nv_compiled = 0;
+    fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
+    if (cached == FDL_CACHE_UNUSED)
+        fprintf(stderr, "fdlink: cache: not used\n");
+    else
+        fprintf(stderr, "fdlink: cache: %s key %s\n",
+                cached == FDL_CACHE_MISS          ? "miss, linked"
+                : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
+                : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
+                                                  : "hit (disk)",
+                key);
+    if (nv_hits || nv_compiled)
+        fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
+                nv_hits, nv_compiled);
+    size_t bc_hits = 0, bc_compiled = 0;
+    fdl_link_nvvm_cache(link, &bc_hits, &bc_compiled);
+    if (bc_hits || bc_compiled)
+        fprintf(stderr, "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled by "
+                "libNVVM\n", bc_hits, bc_compiled);
+    int threads = 0, tokens = 0, jobserver = 0;
+    fdl_link_jobs(link, &threads, &tokens, &jobserver);
+    if (jobserver)
+        fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
+                "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
+                tokens == 1 ? "" : "s",
+                fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
+    else if (threads && fdl_link_jobs_memory_bound(link))
+        fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
+                threads, threads == 1 ? "" : "s");
+    else if (threads)
+        fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
+                threads, threads == 1 ? "" : "s");
+}
+
 int cmd_link(int argc, char **argv)
 {
-    const char *out_path = "a.cubin";
-    cli_link_args a;
+    link_cmd c = {.out_path = "a.cubin"};
+    const char *out_path = NULL;
     fdl_device *dev = NULL;
     fdl_link *link = NULL;
     int rc = 1;
-    if (!cli_link_args_init(&a, argc))
+    if (!cli_link_args_init(&c.a, argc))
         goto cleanup;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        int missing = 0, urc = 0;
-        const char *v;
+        int urc = 0;
         if (cli_is_help(arg)) {
             help_link(stdout);
             rc = 0;
             goto cleanup;
-        } else if (cli_link_option(&a, "link", argc, argv, &i, &urc)) {
+        } else if (cli_diag_option(&c.a.diag, "link", argc, argv, &i, &urc) ||
+                   cli_opts_parse(link_cmd_opts, &c, "link", argc, argv, &i, &urc)) {
             if (urc) {
                 rc = urc;
                 goto cleanup;
             }
-        } else if ((v = cli_option_value(arg, "-o", argc, argv, &i, &missing)) || missing) {
-            if (missing) {
-                rc = cli_usage_error("link", "option '%s' needs a file", arg);
-                goto cleanup;
-            }
-            out_path = strcmp(v, "-") == 0 ? "/dev/stdout" : v;
-        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
-            a.opts.verbose = 1;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             rc = cli_usage_error("link", "unknown option '%s'", arg);
             goto cleanup;
         } else {
-            cli_link_add_input(&a, arg);
+            cli_link_add_input(&c.a, arg);
         }
     }
-    if (!a.opts.arch) {
+    out_path = c.out_path;
+    if (!c.a.opts.arch) {
         rc = cli_usage_error("link", "%s", "missing -arch=sm_NN");
         goto cleanup;
     }
-    if (a.ninputs == 0) {
+    if (c.a.ninputs == 0) {
         rc = cli_usage_error("link", "%s", "no input files");
         goto cleanup;
     }
-    if ((rc = cli_link_refuse_outputs(&a, "link", out_path)) != 0)
+    if ((rc = cli_link_refuse_outputs(&c.a, "link", out_path)) != 0)
         goto cleanup;
     rc = 1;
 
     fdl_error err = FDL_ERROR_INIT;
     /* cuLink and "native" need a current context: open the device, which makes it current
      * (after the options are known to be right: what is wrong with them needs no GPU to say). */
-    if ((rc = cli_link_check_options(&a)) != 0)
+    if ((rc = cli_link_check_options(&c.a)) != 0)
         goto cleanup;
     rc = 1;
-    if (cli_link_needs_device(&a) && fdl_device_open(&dev, a.device, &err) != FDL_OK) {
-        cli_print_device_error(&a, &err);
+    if (cli_link_needs_device(&c.a) && fdl_device_open(&dev, c.a.device, &err) != FDL_OK) {
+        cli_print_device_error(&c.a, &err);
         goto cleanup;
     }
-    if (dev && strcmp(a.opts.arch, "native") == 0)
-        a.opts.arch = fdl_device_arch(dev); /* the device --device or FDLINK_DEVICE names */
-    if (cli_link_build(&a, &link) != 0)
+    if (dev && strcmp(c.a.opts.arch, "native") == 0)
+        c.a.opts.arch = fdl_device_arch(dev); /* the device --device or FDLINK_DEVICE names */
+    if (cli_link_build(&c.a, &link) != 0)
         goto cleanup;
     /* the cubin and the PTX land together or neither does; the cubin, which build tools
      * watch, is renamed last */
     size_t ptx_size = 0, cubin_size = 0;
     const char *ptx = fdl_link_ptx(link, &ptx_size);
     const void *cubin = fdl_link_cubin(link, &cubin_size);
-    const char *paths[2] = {a.ptx_path, out_path};
+    const char *paths[2] = {c.a.ptx_path, out_path};
     const void *data[2] = {ptx, cubin};
     size_t sizes[2] = {ptx_size, cubin_size};
-    size_t first = a.ptx_path && ptx ? 0 : 1;
+    size_t first = c.a.ptx_path && ptx ? 0 : 1;
     if (fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
         FDL_OK) {
         cli_print_error(&err);
         goto cleanup;
     }
-    if (a.opts.verbose) {
-        size_t size = 0;
-        fdl_link_cubin(link, &size);
-        print_log(fdl_link_info_log(link));
-        size_t count = fdl_link_input_count(link);
-        for (size_t i = 0; i < count; i++) {
-            fdl_input_kind kind;
-            const char *name = fdl_link_input(link, i, &kind);
-            cli_eprintf("fdlink: input %zu: %s (%s)\n", i + 1, name,
-                    fdl_input_kind_name(kind));
-        }
-        cli_eprintf(
-                "fdlink: linked %zu input%s for %s with %s (LTO %s) into %s (%zu bytes) in "
-                "%.2f ms\n",
-                count, count == 1 ? "" : "s", fdl_link_arch(link),
-                fdl_link_backend_name(fdl_link_get_backend(link)),
-                fdl_link_lto(link) ? "on" : "off", out_path, size, fdl_link_wall_ms(link));
-        const char *key = "";
-        fdl_cache_result cached = fdl_link_cache_result(link, &key);
-        size_t nv_hits = 0, nv_compiled = 0;
-        fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
-        if (cached == FDL_CACHE_UNUSED)
-            fprintf(stderr, "fdlink: cache: not used\n");
-        else
-            fprintf(stderr, "fdlink: cache: %s key %s\n",
-                    cached == FDL_CACHE_MISS          ? "miss, linked"
-                    : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
-                    : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
-                                                      : "hit (disk)",
-                    key);
-        if (nv_hits || nv_compiled)
-            fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
-                    nv_hits, nv_compiled);
-        size_t bc_hits = 0, bc_compiled = 0;
-        fdl_link_nvvm_cache(link, &bc_hits, &bc_compiled);
-        if (bc_hits || bc_compiled)
-            fprintf(stderr, "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled "
-                    "by libNVVM\n", bc_hits, bc_compiled);
-        int threads = 0, tokens = 0, jobserver = 0;
-        fdl_link_jobs(link, &threads, &tokens, &jobserver);
-        if (jobserver)
-            fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
-                    "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
-                    tokens == 1 ? "" : "s",
-                    fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
-        else if (threads && fdl_link_jobs_memory_bound(link))
-            fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
-                    threads, threads == 1 ? "" : "s");
-        else if (threads)
-            fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
-                    threads, threads == 1 ? "" : "s");
-    }
+    if (c.a.opts.verbose)
+        print_link_report(link, out_path);
     rc = 0;
 cleanup:
     fdl_link_destroy(link);
     fdl_device_destroy(dev);
-    cli_link_args_free(&a);
+    cli_link_args_free(&c.a);
     return rc;
 }

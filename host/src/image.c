@@ -343,6 +343,32 @@ int fdl__image_param_counts(fdl__kparams *out, const void *image, size_t size)
     return FDL_OK;
 }
 
+int fdl_image_kernel_params(const void *image, size_t size, const char *name, size_t *count,
+                            size_t *sizes, size_t max, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(image) || !FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(count))
+        return fdl__fail(err, FDL_EINVAL, "fdl_image_kernel_params: image, name or count is NULL");
+    *count = 0;
+    fdl__kparams l = {NULL, 0, 0};
+    int rc = fdl__image_param_counts(&l, image, size);
+    if (rc == FDL_ENOMEM)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory");
+    if (rc != FDL_OK || !fdl__kparams_find(&l, name, count)) {
+        fdl__kparams_free(&l);
+        return fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name, "the image lists no kernel %s "
+                          "with its parameters", name);
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        if (strcmp(l.v[i].name, name) != 0)
+            continue;
+        for (size_t p = 0; sizes && p < *count && p < max; p++)
+            sizes[p] = l.v[i].sizes ? l.v[i].sizes[p] : 0;
+        break;
+    }
+    fdl__kparams_free(&l);
+    return FDL_OK;
+}
+
 int fdl__kparams_coop(const fdl__kparams *l, const char *name)
 {
     for (size_t i = 0; i < l->n; i++)

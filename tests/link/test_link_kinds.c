@@ -19,6 +19,7 @@
 
 #include "fdlink/decl.h"
 #include "fdlink/link.h"
+#include "fdlink/host.h"
 #include "internal.h"
 
 #define FX FDL_LINK_FIXTURES
@@ -1936,4 +1937,28 @@ Test(link_cuda_compile, the_compile_and_the_check_go_through_the_cache)
     free(again);
     free(src);
     fdl_decls_destroy(decls);
+}
+
+/* fdl_image_kernel_params: a kernel's parameters from a cubin's .nv.info, no GPU (issue 33: the
+ * CLI's run checks its arguments through it, not through host/src's image.h). */
+Test(image_params, a_cubins_kernel_has_its_count_and_sizes)
+{
+    size_t size = 0, count = 0, sizes[4] = {9, 9, 9, 9};
+    char *cubin = slurp(fx("kernel_named.cubin"), &size);
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_image_kernel_params(cubin, size, "mul_f32_f32", &count, sizes, 4, &err);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(count, 3); /* (float *out, float a, float b) */
+    cr_assert_eq(sizes[0], 8);
+    cr_assert_eq(sizes[1], 4);
+    cr_assert_eq(sizes[2], 4);
+    cr_assert_eq(sizes[3], 9, "only min(count, max) sizes are written");
+    count = 7;
+    rc = fdl_image_kernel_params(cubin, size, "mul_f32_f32", &count, sizes, 1, NULL);
+    cr_assert_eq(rc, FDL_OK);
+    cr_assert_eq(count, 3, "the count whatever the room for sizes");
+    rc = fdl_image_kernel_params(cubin, size, "no_such_kernel", &count, NULL, 0, &err);
+    cr_assert_eq(rc, FDL_ENOTFOUND);
+    cr_assert(strstr(err.message, "no_such_kernel"), "%s", err.message);
+    free(cubin);
 }

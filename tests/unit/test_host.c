@@ -823,3 +823,24 @@ Test(host_device, a_resource_spec_without_a_driver_lists_no_gpus)
     cr_assert_str_eq(err.message, "0 slots per GPU (expected 1 to 1024)");
     cr_assert_eq(fdl_device_ctest_resource_spec(&json, NULL, NULL, 1025, &err), FDL_EINVAL);
 }
+
+/* fdl_image_kernel_params without a GPU: PTX says the count (no sizes), bad arguments are
+ * refused, bytes that are no image list no kernel. */
+Test(host_image, kernel_params_of_ptx_and_of_no_image)
+{
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry k(.param .u64 p, .param .f32 x)\n{\n ret;\n}\n";
+    size_t count = 0, sizes[2] = {5, 5};
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_image_kernel_params(ptx, sizeof ptx - 1, "k", &count, sizes, 2, &err);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(count, 2);
+    cr_assert_eq(sizes[0], 0, "PTX's kernel list says no sizes");
+    cr_assert_eq(fdl_image_kernel_params(ptx, sizeof ptx - 1, "other", &count, NULL, 0, NULL),
+                 FDL_ENOTFOUND);
+    cr_assert_eq(fdl_image_kernel_params("\x01\x02\x03", 3, "k", &count, NULL, 0, NULL),
+                 FDL_ENOTFOUND);
+    cr_assert_eq(fdl_image_kernel_params(NULL, 0, "k", &count, NULL, 0, &err), FDL_EINVAL);
+    cr_assert_eq(fdl_image_kernel_params(ptx, sizeof ptx - 1, "k", NULL, NULL, 0, NULL),
+                 FDL_EINVAL);
+}

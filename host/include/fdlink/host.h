@@ -369,6 +369,20 @@ FDL_API int fdl_kernel_param(const fdl_kernel *kernel, size_t index, size_t *off
 FDL_API const size_t *fdl_kernel_param_sizes(const fdl_kernel *kernel, size_t *count);
 
 /**
+ * The parameters of kernel @p name as a code image says them, without a GPU: a cubin's .nv.info
+ * (EIATTR_KPARAM_INFO: their count and each one's size), a fatbin's first cubin that lists the
+ * kernel, or PTX (the count). For checking arguments before anything is loaded (fdlink run).
+ * @param count receives the number of parameters (not NULL)
+ * @param sizes NULL, or room for @p max sizes: receives min(*count, max) sizes in bytes, 0 for
+ *              each that the image does not say
+ * @return FDL_OK, FDL_ENOTFOUND (the image lists no such kernel, or is none of those kinds),
+ *         FDL_EINVAL (NULL argument), FDL_ENOMEM
+ * Thread-safety: reentrant.
+ */
+FDL_API int fdl_image_kernel_params(const void *image, size_t size, const char *name,
+                                    size_t *count, size_t *sizes, size_t max, fdl_error *err);
+
+/**
  * Let launches of the kernel use up to @p bytes of dynamic shared memory (beyond the default
  * 48 KiB, up to what the device allows a block to opt in to, less the kernel's static shared
  * memory).

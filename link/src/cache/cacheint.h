@@ -1,6 +1,10 @@
 /*
- * Internals of the link cache (cache.c), used by link.c for links and NVRTC compiles: keys
- * built from labelled, length-prefixed fields, entries of sections, the memory and disk tiers.
+ * The link cache's interface to the rest of the library (core/, libs/libmemo.c, bundles): keys
+ * built from labelled, length-prefixed fields (key.c), the sections of an entry, the use and the
+ * chain over the tiers (cache.c), leases (lease.c), entries adopted and checked (tier_dir.c,
+ * entry.c), verification (admin.c), memos (memo.c) and process memos (tier_memory.c). The
+ * cache's own files talk through their headers: entry.h, dirfiles.h, tier_memory.h,
+ * tier_dir.h, tier_remote.h, transport.h, sign.h.
  */
 #ifndef FDLINK_CACHEINT_H
 #define FDLINK_CACHEINT_H
@@ -23,6 +27,29 @@
 #define FDL__CACHE_NVVM 6u  /* a libNVVM compile of an NVVM bitcode input */
 
 #define FDL__CACHE_KEY_SIZE 16
+
+/* Little-endian fields of keys (key.c) and entries (entry.c). */
+static inline void fdl__cache_put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void fdl__cache_put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline uint32_t fdl__cache_get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t fdl__cache_get64(const unsigned char *p)
+{
+    return (uint64_t)fdl__cache_get32(p) | (uint64_t)fdl__cache_get32(p + 4) << 32;
+}
 #define FDL__CACHE_MAX_SECTIONS 8
 
 /*
@@ -89,17 +116,19 @@ void fdl__cache_use_init(fdl__cache_use *u, fdl_cache_mode mode, const char *dir
 void fdl__cache_use_free(fdl__cache_use *u);
 
 /*
- * Look @p key up: memory first, then disk (a disk hit is kept in memory too). A bad entry is
- * removed and counted and is a miss. @return FDL_CACHE_MISS, FDL_CACHE_HIT_MEMORY or
- * FDL_CACHE_HIT_DISK (then *out holds the sections)
+ * Look @p key up: memory first, then the directory (a hit is kept in memory too), then the
+ * remotes (a hit is adopted into the directory). A bad entry is removed and counted and is a
+ * miss. @return FDL_CACHE_MISS, or FDL_CACHE_HIT_MEMORY, _DISK or _REMOTE (then *out holds the
+ * sections, owned: fdl__cache_sections_free)
  */
 fdl_cache_result fdl__cache_get(fdl__cache_use *u, uint32_t kind,
                                 const unsigned char key[FDL__CACHE_KEY_SIZE],
                                 fdl__cache_sections *out);
 
 /*
- * Store sections under @p key, in memory and on disk (temporary file, rename), then evict down to
- * the bound. A directory that cannot be used fills u->warning (once) and is left alone.
+ * Store sections under @p key, in memory, on every writable remote and in the directory
+ * (temporary file, rename), then evict down to the bound. A directory that cannot be used fills
+ * u->warning (once) and is left alone.
  */
 void fdl__cache_put(fdl__cache_use *u, uint32_t kind, const unsigned char key[FDL__CACHE_KEY_SIZE],
                     const unsigned char *const *secs, const size_t *lens, size_t nsecs);
@@ -124,21 +153,6 @@ typedef struct fdl__cache_lease {
     size_t remote_i;                  /* which remote holds it */
 } fdl__cache_lease;
 
-/* The time to live of a lease on a Redis remote; its holder refreshes it every third of it. */
-#define FDL__REMOTE_LEASE_TTL_MS 5000L
-
-/*
- * The lease of @p key on the first writable Redis remote not set aside (tier_remote.c): taken
- * with SET NX PX, waited for until @p deadline_ns (fdl__now_ns) while another machine holds it,
- * the remote's entry looked at after each try. @return FDL_CACHE_HIT_REMOTE (*out) or
- * FDL_CACHE_MISS (lease->remote set when this process holds the lease and links)
- */
-fdl_cache_result fdl__cache_remote_lease(fdl__cache_use *u, uint32_t kind,
-                                         const unsigned char key[FDL__CACHE_KEY_SIZE],
-                                         uint64_t deadline_ns, fdl__cache_lease *lease,
-                                         fdl__cache_sections *out);
-void fdl__cache_remote_unlease(fdl__cache_use *u, fdl__cache_lease *lease);
-
 /*
  * Look @p key up again under its lease: take the lease, waiting while another process holds it
  * (at most @p timeout_ms), and look again once it is free. @return FDL_CACHE_HIT_* (*out holds
@@ -155,9 +169,10 @@ void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CA
                               fdl__cache_lease *lease);
 
 /*
- * An entry from elsewhere (a remote store, a bundle), whole as it was stored: checked as the
- * directory's entries are (header, @p want_key unless NULL, @p kind unless 0, lengths,
- * checksum, and with a key in force its tag), then written to the directory (and kept in memory).
+ * An entry from elsewhere (a remote store, a bundle; tier_dir.c), whole as it was stored:
+ * checked as the directory's entries are (header, @p want_key unless NULL, @p kind unless 0,
+ * lengths, checksum, and with a key in force its tag), then written to the directory (and kept
+ * in memory).
  * @return 'g' good (then *out holds the sections when @p out is not NULL), 'c' bad, 'u' unsigned
  *         or forged, 'w' good but the directory could not take it
  */
@@ -168,35 +183,18 @@ int fdl__cache_adopt(fdl__cache_use *u, uint32_t kind, const unsigned char *want
 const char *fdl__cache_check(const unsigned char *b, size_t n,
                              const unsigned char want_key[FDL__CACHE_KEY_SIZE],
                              fdl__cache_payload_fn payload);
-/* fdl_cache_verify, each entry's payload checked by @p payload too unless NULL. */
+/* fdl_cache_verify, each entry's payload checked by @p payload too unless NULL (admin.c). */
 int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_entry_fn fn,
                       void *ctx, size_t *bad, fdl_error *err);
-/* The key of a whole entry's header (0 when it is too short to have one). */
+/* The key of a whole entry's header (0 when it is too short to have one; entry.c). */
 int fdl__cache_entry_key(const unsigned char *b, size_t n, unsigned char key[FDL__CACHE_KEY_SIZE]);
 
-/*
- * The remote tier (tier_remote.c), below the directory: a miss there asks the remotes in order,
- * and a hit is adopted; a new entry (whole, as written) goes to every writable remote. A remote
- * that fails is set aside for the rest of the process (one warning, in u->warning).
- */
-fdl_cache_result fdl__cache_remote_get(fdl__cache_use *u, uint32_t kind,
-                                       const unsigned char key[FDL__CACHE_KEY_SIZE],
-                                       fdl__cache_sections *out);
-void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
-                           const unsigned char *entry, size_t n);
 /* The directory the administration functions work on: @p dir, or the default (fdl_cache_dir).
- * @return FDL_OK, FDL_ELIMIT (longer than @p size), fdl_cache_dir's errors */
+ * @return FDL_OK, FDL_ELIMIT (longer than @p size), fdl_cache_dir's errors (admin.c) */
 int fdl__cache_admin_dir(const char *dir, char *buf, size_t size, fdl_error *err);
-
-/* Count an event of a remote in "<dir>/remote-stats" (tier_remote.c). */
-#define FDL__REMOTE_STATS "remote-stats"
-void fdl__cache_remote_count(const char *dir, const char *display, char event);
-/*
- * Append @p n bytes to @p name in the cache directory @p dir in one write: never through a
- * symlink, into a FIFO or device, or over anything but a regular file (cache.c). 0 done or not
- * possible; -1 when something other than a regular file stands at @p name.
- */
-int fdl__cache_append(const char *dir, const char *name, const void *data, size_t n);
+/* FDLINK_CACHE_MAX_SIZE (fdl_cache_parse_size), the default when unset or empty: 1, or 0 when
+ * it is set to what is no size (then *out is the default and @p err, unless NULL, says so). */
+int fdl__cache_max_size_env(uint64_t *out, fdl_error *err);
 
 /*
  * Memos (libmemo.c): small files "<key>.fdlm" beside the entries, written the same way
@@ -209,12 +207,15 @@ int fdl__cache_memo_get(const char *dir, const unsigned char key[FDL__CACHE_KEY_
 /* Store a memo, best effort (nothing is reported). */
 void fdl__cache_memo_put(const char *dir, const unsigned char key[FDL__CACHE_KEY_SIZE],
                          const unsigned char *const *secs, const size_t *lens, size_t nsecs);
+/* Remove the memos of @p dir (fdl_cache_clear). @return FDL_OK, FDL_EIO or FDL_ENOMEM */
+int fdl__cache_memos_remove(const char *dir, fdl_error *err);
 
 /*
- * Process memos: facts that hold for the life of the process whatever the cache mode (options
- * the loaded nvJitLink accepted, bytes that fdl_ptx_scan accepted), kept in the memory tier as
- * entries of kind FDL__CACHE_PMEMO with no sections: never written to disk, evicted like any
- * other entry, emptied by fdl_cache_clear. Losing one costs the work it saved, nothing else.
+ * Process memos (tier_memory.c): facts that hold for the life of the process whatever the cache
+ * mode (options the loaded nvJitLink accepted, bytes that fdl_ptx_scan accepted), kept in the
+ * memory tier as entries of kind FDL__CACHE_PMEMO with no sections: never written to disk,
+ * evicted like any other entry, emptied by fdl_cache_clear. Losing one costs the work it saved,
+ * nothing else.
  * @return 1 when @p key (of kind FDL__CACHE_PMEMO) is known
  */
 int fdl__cache_pmemo_known(const unsigned char key[FDL__CACHE_KEY_SIZE]);

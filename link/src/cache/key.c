@@ -13,18 +13,6 @@
 #include "cacheint.h"
 #include "fdlink/version.h"
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
 struct fdl__keyb {
     XXH3_state_t *st;
     int oom;
@@ -49,9 +37,9 @@ fdl__keyb *fdl__keyb_new(uint32_t kind)
 void fdl__keyb_bytes(fdl__keyb *k, uint32_t tag, const void *data, size_t size)
 {
     unsigned char head[13];
-    put32(head, tag);
+    fdl__cache_put32(head, tag);
     head[4] = 1; /* present */
-    put64(head + 5, (uint64_t)size);
+    fdl__cache_put64(head + 5, (uint64_t)size);
     if (XXH3_128bits_update(k->st, head, sizeof head) != XXH_OK ||
         (size && XXH3_128bits_update(k->st, data, size) != XXH_OK))
         k->oom = 1;
@@ -64,7 +52,7 @@ void fdl__keyb_str(fdl__keyb *k, uint32_t tag, const char *s)
         return;
     }
     unsigned char head[13] = {0};
-    put32(head, tag); /* head[4] == 0: absent */
+    fdl__cache_put32(head, tag); /* head[4] == 0: absent */
     if (XXH3_128bits_update(k->st, head, sizeof head) != XXH_OK)
         k->oom = 1;
 }
@@ -72,7 +60,7 @@ void fdl__keyb_str(fdl__keyb *k, uint32_t tag, const char *s)
 void fdl__keyb_u64(fdl__keyb *k, uint32_t tag, uint64_t v)
 {
     unsigned char b[8];
-    put64(b, v);
+    fdl__cache_put64(b, v);
     fdl__keyb_bytes(k, tag, b, sizeof b);
 }
 

@@ -28,6 +28,7 @@
 
 #include "cacheint.h"
 #include "internal.h"
+#include "tier_remote.h"
 
 #define LEASE_SUFFIX ".lease"
 

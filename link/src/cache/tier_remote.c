@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "cacheint.h"
+#include "dirfiles.h"
 #include "internal.h"
+#include "tier_remote.h"
 #include "transport.h"
 
 void fdl__cache_remote_count(const char *dir, const char *display, char event)
@@ -192,69 +194,4 @@ void fdl__cache_remote_unlease(fdl__cache_use *u, fdl__cache_lease *lease)
         return;
     fdl__remote_lease_release(u->remotes, lease->remote_i, lease->remote);
     lease->remote = NULL;
-}
-
-/* ---- fdl_cache_remotes --------------------------------------------------------------------- */
-int fdl_cache_remotes(const char *dir, const char *spec, fdl_cache_remote_fn fn, void *ctx,
-                      fdl_error *err)
-{
-    if (!FDL__CHECK_ARG(fn))
-        return fdl__fail(err, FDL_EINVAL, "fdl_cache_remotes: fn is NULL");
-    char d[4096];
-    int rc = fdl__cache_admin_dir(dir, d, sizeof d, err);
-    if (rc != FDL_OK)
-        return rc;
-    char warning[512] = "";
-    fdl__remotes *rs = fdl__remotes_new(spec ? spec : getenv("FDLINK_CACHE_REMOTE"), warning,
-                                        sizeof warning);
-    size_t n = fdl__remotes_count(rs);
-    fdl_cache_remote *v = n ? calloc(n, sizeof *v) : NULL;
-    if (n && !v) {
-        fdl__remotes_free(rs);
-        return fdl__fail(err, FDL_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        v[i].url = fdl__remote_display(rs, i);
-        v[i].read_only = fdl__remote_read_only(rs, i);
-    }
-    /* the counters, read as the directory's other files are: never through a symlink, never
-     * from a FIFO or device (nothing waits), to their end, bounded */
-    fdl__buf path = {0};
-    fdl__buf_printf(&path, "%s/" FDL__REMOTE_STATS, d);
-    static const fdl__read_limit limit = {(size_t)64 << 20,
-                                          "fdlink's limit of 64 MiB for remote-stats"};
-    char *text = NULL;
-    size_t len = 0;
-    if (!path.oom &&
-        fdl__read_at(AT_FDCWD, path.data, FDL__FILE_NOFOLLOW, &limit, &text, &len, NULL) != FDL_OK)
-        text = NULL; /* none yet, or not a regular file: no counts */
-    for (char *line = text, *next; line && line < text + len; line = next) {
-        char *nl = memchr(line, '\n', (size_t)(text + len - line));
-        next = nl ? nl + 1 : text + len;
-        if (nl)
-            *nl = '\0';
-        if (!line[0] || line[1] != ' ')
-            continue;
-        for (size_t i = 0; i < n; i++) {
-            if (strcmp(line + 2, v[i].url) != 0)
-                continue;
-            switch (line[0]) {
-            case 'h': v[i].hits++; break;
-            case 'm': v[i].misses++; break;
-            case 'e': v[i].errors++; break;
-            case 'c': v[i].corrupt++; break;
-            case 'u': v[i].unsigned_forged++; break;
-            default: break;
-            }
-        }
-    }
-    free(text);
-    fdl__buf_free(&path);
-    for (size_t i = 0; i < n; i++)
-        fn(ctx, &v[i]);
-    free(v);
-    fdl__remotes_free(rs);
-    if (warning[0])
-        return fdl__fail(err, FDL_EINVAL, "%s", warning);
-    return FDL_OK;
 }

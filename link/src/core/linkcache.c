@@ -292,6 +292,47 @@ static unsigned char *dup_bytes(const unsigned char *p, size_t n)
 
 static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s);
 
+/*
+ * A compile's entry (NVRTC's or libNVVM's): two sections, the output and the log. On a hit,
+ * *out (its size in *out_size) and *log (NUL-terminated, possibly empty) are owned copies.
+ * @return 1 hit, 0 miss (or out of memory)
+ */
+static int compile_get(fdl_link *link, uint32_t kind, const unsigned char *key,
+                       unsigned char **out, size_t *out_size, char **log)
+{
+    fdl__cache_sections s;
+    fdl_cache_result r = fdl__cache_get(&link->cache, kind, key, &s);
+    fdl__link_cache_warn(link);
+    int hit = 0;
+    if (r != FDL_CACHE_MISS && s.n == 2 && s.len[0]) {
+        unsigned char *o = dup_bytes(s.p[0], s.len[0]);
+        char *l = (char *)dup_bytes(s.p[1], s.len[1]);
+        if (o && l) {
+            *out = o;
+            *out_size = s.len[0];
+            *log = l;
+            hit = 1;
+        } else {
+            free(o);
+            free(l);
+        }
+    }
+    fdl__cache_sections_free(&s);
+    return hit;
+}
+
+/* Store a compile's output and log (NULL: none) as compile_get reads them. */
+static void compile_put(fdl_link *link, uint32_t kind, const unsigned char *key,
+                        const unsigned char *out, size_t out_size, const char *log)
+{
+    const char *l = log ? log : "";
+    const unsigned char *secs[2] = {out, (const unsigned char *)l};
+    size_t lens[2] = {out_size, strlen(l)};
+    fdl__cache_put(&link->cache, kind, key, secs, lens, 2);
+    fdl__link_cache_warn(link);
+}
+
+
 /* The key of the link as fdl__link_cache_lookup made it (its 32 hex digits kept in the link). */
 static void link_key_of(const fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
@@ -869,26 +910,10 @@ static int nvrtc_lookup(fdl_link *link, int major, int minor, const char *source
                        refused);
     if (!*keyed)
         return 0;
-    fdl__cache_sections s;
-    fdl_cache_result r = fdl__cache_get(&link->cache, FDL__CACHE_NVRTC, key, &s);
-    fdl__link_cache_warn(link);
-    int hit = 0;
-    if (r != FDL_CACHE_MISS && s.n == 2 && s.len[0]) {
-        unsigned char *o = dup_bytes(s.p[0], s.len[0]);
-        char *l = (char *)dup_bytes(s.p[1], s.len[1]);
-        if (o && l) {
-            *out = o;
-            *out_size = s.len[0];
-            *log = l;
-            link->nvrtc_hits++;
-            hit = 1;
-        } else {
-            free(o);
-            free(l);
-        }
-    }
-    fdl__cache_sections_free(&s);
-    return hit;
+    if (!compile_get(link, FDL__CACHE_NVRTC, key, out, out_size, log))
+        return 0;
+    link->nvrtc_hits++;
+    return 1;
 }
 
 int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
@@ -936,13 +961,8 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
     int rc = fdl__nvrtc_compile(out, out_size, log, source, size, name, options, headers,
                                 nheaders, ltoir, err);
     link->nvrtc_compiled++;
-    if (rc == FDL_OK && keyed) {
-        const char *l = *log ? *log : "";
-        const unsigned char *secs[2] = {*out, (const unsigned char *)l};
-        size_t lens[2] = {*out_size, strlen(l)};
-        fdl__cache_put(&link->cache, FDL__CACHE_NVRTC, key, secs, lens, 2);
-        fdl__link_cache_warn(link);
-    }
+    if (rc == FDL_OK && keyed)
+        compile_put(link, FDL__CACHE_NVRTC, key, *out, *out_size, *log);
     return rc;
 }
 
@@ -979,28 +999,14 @@ static int nvvm_lookup(fdl_link *link, int major, int minor, const unsigned char
     *keyed = nvvm_key(major, minor, bc, size, name, arch, ltoir, key);
     if (!*keyed)
         return 0;
-    fdl__cache_sections s;
-    fdl_cache_result r = fdl__cache_get(&link->cache, FDL__CACHE_NVVM, key, &s);
-    fdl__link_cache_warn(link);
-    int hit = 0;
-    if (r != FDL_CACHE_MISS && s.n == 2 && s.len[0]) {
-        unsigned char *o = dup_bytes(s.p[0], s.len[0]);
-        char *l = (char *)dup_bytes(s.p[1], s.len[1]);
-        if (o && l) {
-            *out = o;
-            *out_size = s.len[0];
-            *log = l[0] ? l : NULL;
-            if (!l[0])
-                free(l);
-            link->nvvm_hits++;
-            hit = 1;
-        } else {
-            free(o);
-            free(l);
-        }
+    if (!compile_get(link, FDL__CACHE_NVVM, key, out, out_size, log))
+        return 0;
+    if (!(*log)[0]) { /* libNVVM said nothing: no log, as from a compile */
+        free(*log);
+        *log = NULL;
     }
-    fdl__cache_sections_free(&s);
-    return hit;
+    link->nvvm_hits++;
+    return 1;
 }
 
 int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
@@ -1034,12 +1040,7 @@ int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size,
     }
     int rc = fdl__nvvm_compile(out, out_size, log, bc, size, name, arch, ltoir, err);
     link->nvvm_compiled++;
-    if (rc == FDL_OK && keyed) {
-        const char *l = *log ? *log : "";
-        const unsigned char *secs[2] = {*out, (const unsigned char *)l};
-        size_t lens[2] = {*out_size, strlen(l)};
-        fdl__cache_put(&link->cache, FDL__CACHE_NVVM, key, secs, lens, 2);
-        fdl__link_cache_warn(link);
-    }
+    if (rc == FDL_OK && keyed)
+        compile_put(link, FDL__CACHE_NVVM, key, *out, *out_size, *log);
     return rc;
 }
