@@ -275,8 +275,8 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
 }
 
 /* Flags section: byte 0 LTO, byte 1 PTX present. */
-/* SEC_WARN, the declaration check's warnings (ABI-13), since issue 39: entries made before have
- * the five before it, and are read as having none */
+/* SEC_WARN: the declaration check's warnings (ABI-13), added with that check; entries made
+ * before have only the five before it, and are read as having none */
 enum { SEC_CUBIN, SEC_PTX, SEC_INFO, SEC_ERROR, SEC_FLAGS, SEC_WARN, NSECS };
 
 static unsigned char *dup_bytes(const unsigned char *p, size_t n)
