@@ -1364,201 +1364,168 @@ static int body_uses(scanner *sc, size_t fi)
     int follow = 1; /* the return slot's stores can be followed */
     size_t plen = strlen(f->name);
 
-    /* the loads: ld.param.<type> REG, [NAME] */
-    for (size_t p = b.at; (p = find_lit(s, p, b.end, "ld.param", 8)) < b.end; p += 8) {
-        if (p > b.at && (is_ident_char((unsigned char)s[p - 1]) || s[p - 1] == '.'))
+    /* one pass, a statement at a time: the loads (ld.param.<type> REG, [NAME]), the registers
+     * that hold the return slot's pointer (loaded from parameter 0, copied by cvta and mov), the
+     * stores through them (st.<type> [REG], VALUE), and any other write to them (which ends
+     * following them) */
+    for (size_t p = b.at; p < b.end;) {
+        /* past blanks, comments, braces, labels and .loc lines (which have no `;`) */
+        char c = s[p];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '{' || c == '}') {
+            p++;
             continue;
+        }
+        if (c == '/' && p + 1 < b.end && (s[p + 1] == '/' || s[p + 1] == '*')) {
+            size_t e = s[p + 1] == '/' ? find_lit(s, p, b.end, "\n", 1)
+                                       : find_lit(s, p + 2, b.end, "*/", 2) + 1;
+            p = e < b.end ? e + 1 : b.end;
+            continue;
+        }
+        if (c == '.' && p + 4 < b.end && memcmp(s + p, ".loc", 4) == 0 &&
+            (s[p + 4] == ' ' || s[p + 4] == '\t')) {
+            p = find_lit(s, p, b.end, "\n", 1);
+            continue;
+        }
+        size_t w = operand_name(s, p, b.end);
+        if (w > p && w < b.end && s[w] == ':') { /* a label */
+            p = w + 1;
+            continue;
+        }
+        /* the statement [st, semi) */
+        size_t st = p, semi = find_lit(s, p, b.end, ";", 1);
+        p = semi + 1;
+        size_t q = st;
+        if (s[q] == '@') { /* a guard */
+            q++;
+            if (q < semi && s[q] == '!')
+                q++;
+            q = skip_blanks(s, operand_name(s, q, semi), semi);
+        }
+        size_t op0 = q, op1 = op0;
+        while (op1 < semi && is_ident_char((unsigned char)s[op1]))
+            op1++;
+        if (op1 == op0)
+            continue; /* a directive (.reg, .local, ...) or nothing known */
+        size_t oplen = op1 - op0;
+        int is_param = op1 + 6 <= semi && memcmp(s + op1, ".param", 6) == 0 &&
+                       (op1 + 6 == semi || s[op1 + 6] == '.' || s[op1 + 6] == ':');
         unsigned cls, bits;
         char type[8];
-        size_t t0 = p + 8;
-        if (t0 + 2 < b.end && s[t0] == ':' && s[t0 + 1] == ':') /* ld.param::func, ::entry */
-            for (t0 += 2; t0 < b.end && is_ident_char((unsigned char)s[t0]);)
+        size_t t0 = is_param ? op1 + 6 : op1;
+        if (is_param && t0 + 2 < semi && s[t0] == ':' && s[t0 + 1] == ':') /* ::func, ::entry */
+            for (t0 += 2; t0 < semi && is_ident_char((unsigned char)s[t0]);)
                 t0++;
-        size_t q = op_type(s, t0, b.end, &cls, type, &bits);
-        if (!type[0] || q == t0)
-            continue;
-        q = skip_blanks(s, q, b.end);
-        size_t r0 = q, r1 = operand_name(s, q, b.end);
-        if (r1 == r0 || s[r0] != '%')
-            continue;
-        q = skip_blanks(s, r1, b.end);
-        if (q >= b.end || s[q] != ',')
-            continue;
-        q = skip_blanks(s, q + 1, b.end);
-        if (q >= b.end || s[q] != '[')
-            continue;
-        size_t n0 = skip_blanks(s, q + 1, b.end), n1 = operand_name(s, n0, b.end);
-        q = skip_blanks(s, n1, b.end);
-        if (q + 1 < b.end && s[q] == '+' ) { /* an offset: only +0 */
-            q = skip_blanks(s, q + 1, b.end);
-            if (q >= b.end || s[q] != '0')
-                continue;
-            q = skip_blanks(s, q + 1, b.end);
-        }
-        if (n1 == n0 || q >= b.end || s[q] != ']')
-            continue;
-        /* which parameter: nvcc's <name>_param_<k> first, else by name */
-        size_t k = f->nparams, len = n1 - n0;
-        if (len > plen + 7 && memcmp(s + n0, f->name, plen) == 0 &&
-            memcmp(s + n0 + plen, "_param_", 7) == 0) {
-            size_t v = 0, i = n0 + plen + 7;
-            for (; i < n1 && s[i] >= '0' && s[i] <= '9' && v < FDL_PTX_MAX_PARAMS; i++)
-                v = v * 10 + (size_t)(s[i] - '0');
-            if (i == n1 && v < f->nparams && strlen(params[v].name) == len &&
-                memcmp(params[v].name, s + n0, len) == 0)
-                k = v;
-        }
-        for (size_t i = 0; k == f->nparams && i < f->nparams && f->nparams <= 64; i++)
-            if (strlen(params[i].name) == len && memcmp(params[i].name, s + n0, len) == 0)
-                k = i;
-        if (k == f->nparams)
-            continue;
-        if (cls)
-            note_use(&sc->slots[k + 1], cls, type, &b, p);
-        if (k == 0 && bits == 64) { /* the return slot's pointer */
-            if (nroots < USE_REGS) {
-                roots[nroots][0] = r0;
-                roots[nroots++][1] = r1;
+        size_t mods = op_type(s, t0, semi, &cls, type, &bits);
+        size_t a = skip_blanks(s, mods, semi); /* the first operand */
+        size_t a1 = operand_name(s, a, semi);
+
+        if (oplen == 2 && memcmp(s + op0, "ld", 2) == 0 && is_param) {
+            /* ld.param.<type> REG, [NAME] or [NAME+0] */
+            if (!type[0] || a1 == a || s[a] != '%')
+                goto written;
+            size_t k2 = skip_blanks(s, a1, semi);
+            if (k2 >= semi || s[k2] != ',')
+                goto written;
+            k2 = skip_blanks(s, k2 + 1, semi);
+            if (k2 >= semi || s[k2] != '[')
+                goto written;
+            size_t n0 = skip_blanks(s, k2 + 1, semi), n1 = operand_name(s, n0, semi);
+            k2 = skip_blanks(s, n1, semi);
+            if (k2 < semi && s[k2] == '+') { /* an offset: only +0 */
+                k2 = skip_blanks(s, k2 + 1, semi);
+                if (k2 >= semi || s[k2] != '0')
+                    goto written;
+                k2 = skip_blanks(s, k2 + 1, semi);
+            }
+            if (n1 == n0 || k2 >= semi || s[k2] != ']')
+                goto written;
+            /* which parameter: nvcc's <name>_param_<k> first, else by name */
+            size_t k = f->nparams, len = n1 - n0;
+            if (len > plen + 7 && memcmp(s + n0, f->name, plen) == 0 &&
+                memcmp(s + n0 + plen, "_param_", 7) == 0) {
+                size_t v = 0, i = n0 + plen + 7;
+                for (; i < n1 && s[i] >= '0' && s[i] <= '9' && v < FDL_PTX_MAX_PARAMS; i++)
+                    v = v * 10 + (size_t)(s[i] - '0');
+                if (i == n1 && v < f->nparams && strlen(params[v].name) == len &&
+                    memcmp(params[v].name, s + n0, len) == 0)
+                    k = v;
+            }
+            for (size_t i = 0; k == f->nparams && i < f->nparams && f->nparams <= 64; i++)
+                if (strlen(params[i].name) == len && memcmp(params[i].name, s + n0, len) == 0)
+                    k = i;
+            if (k == f->nparams)
+                goto written;
+            if (cls)
+                note_use(&sc->slots[k + 1], cls, type, &b, op0);
+            if (ncopies < 64) {
+                copies[ncopies][0] = a;
+                copies[ncopies++][1] = a1;
             } else {
                 follow = 0;
             }
+            if (k == 0 && bits == 64) { /* the return slot's pointer */
+                if (reg_in(s, (const size_t(*)[2])roots, nroots, a, a1 - a))
+                    continue;
+                if (nroots == USE_REGS) {
+                    follow = 0;
+                    continue;
+                }
+                roots[nroots][0] = a;
+                roots[nroots++][1] = a1;
+                continue;
+            }
+            goto written;
         }
-        if (ncopies < 64) {
-            copies[ncopies][0] = r0;
-            copies[ncopies++][1] = r1;
-        } else {
+        if (oplen == 2 && memcmp(s + op0, "st", 2) == 0) {
+            /* st.<type> [REG] or [REG+0], VALUE: not st.param */
+            if (is_param || !nroots || a >= semi || s[a] != '[')
+                continue;
+            size_t r0 = skip_blanks(s, a + 1, semi), r1 = operand_name(s, r0, semi);
+            if (r1 == r0 || !reg_in(s, (const size_t(*)[2])roots, nroots, r0, r1 - r0))
+                continue;
+            size_t e = skip_blanks(s, r1, semi);
+            if (e < semi && s[e] == '+') {
+                e = skip_blanks(s, e + 1, semi);
+                if (e >= semi || s[e] != '0')
+                    continue; /* another field of the slot */
+                e = skip_blanks(s, e + 1, semi);
+            }
+            if (e >= semi || s[e] != ']')
+                continue;
+            e = skip_blanks(s, e + 1, semi);
+            if (e >= semi || s[e] != ',')
+                continue;
+            size_t v0 = skip_blanks(s, e + 1, semi), v1 = operand_name(s, v0, semi);
+            if (cls &&
+                !(v1 > v0 && reg_in(s, (const size_t(*)[2])copies, ncopies, v0, v1 - v0)))
+                note_use(&sc->slots[0], cls, type, &b, op0);
+            continue;
+        }
+        if (nroots && bits == 64 && a1 > a && s[a] == '%' &&
+            ((oplen == 4 && memcmp(s + op0, "cvta", 4) == 0) ||
+             (oplen == 3 && memcmp(s + op0, "mov", 3) == 0))) {
+            /* cvta[.to].global.u64 D, REG / mov.b64 D, REG: D holds the pointer too */
+            size_t c1 = skip_blanks(s, a1, semi);
+            size_t r0 = c1 < semi && s[c1] == ',' ? skip_blanks(s, c1 + 1, semi) : semi;
+            size_t r1 = operand_name(s, r0, semi);
+            if (r1 > r0 && skip_blanks(s, r1, semi) == semi &&
+                reg_in(s, (const size_t(*)[2])roots, nroots, r0, r1 - r0)) {
+                if (reg_in(s, (const size_t(*)[2])roots, nroots, a, a1 - a))
+                    continue;
+                if (nroots == USE_REGS) {
+                    follow = 0;
+                    continue;
+                }
+                roots[nroots][0] = a;
+                roots[nroots++][1] = a1;
+                continue;
+            }
+        }
+    written: /* another write to a register that holds the pointer: not followed further */
+        if (nroots && a1 > a && reg_in(s, (const size_t(*)[2])roots, nroots, a, a1 - a))
             follow = 0;
-        }
     }
 
-    /* the stores through the return slot: each register holding its pointer, where it is used */
-    size_t defs[USE_REGS]; /* where each register of roots is written */
-    for (size_t i = 0; i < nroots; i++) {
-        size_t at = roots[i][0];
-        while (at > b.at && s[at - 1] != ';' && s[at - 1] != '{' && s[at - 1] != '}')
-            at--;
-        defs[i] = at;
-    }
-    for (size_t i = 0; follow && i < nroots; i++) {
-        const char *reg = s + roots[i][0];
-        size_t rlen = roots[i][1] - roots[i][0];
-        size_t last_end = b.at, last_st = b.at; /* the hit before: where it ends, its statement */
-        for (size_t p = b.at; follow && (p = find_lit(s, p, b.end, reg, rlen)) < b.end;
-             p += rlen) {
-            if ((p > b.at && is_ident_char((unsigned char)s[p - 1])) ||
-                (p + rlen < b.end && is_ident_char((unsigned char)s[p + rlen])))
-                continue;
-            /* the statement around it: from after the `;`, `{` or `}` before it (looked for
-             * back to the hit before only, so that a long statement is not read again a hit) */
-            size_t st = p;
-            while (st > last_end && s[st - 1] != ';' && s[st - 1] != '{' && s[st - 1] != '}')
-                st--;
-            if (st == last_end && st > b.at && s[st - 1] != ';' && s[st - 1] != '{' &&
-                s[st - 1] != '}')
-                st = last_st;
-            last_end = p + rlen;
-            last_st = st;
-            /* past blanks, labels, comments and .loc lines (which have no `;`) */
-            size_t q = st;
-            for (;;) {
-                while (q < p && (s[q] == ' ' || s[q] == '\t' || s[q] == '\n' || s[q] == '\r'))
-                    q++;
-                size_t w = operand_name(s, q, p);
-                if (w > q && w < p && s[w] == ':') { /* a label */
-                    q = w + 1;
-                    continue;
-                }
-                if (q + 1 < p && s[q] == '/' && s[q + 1] == '/') {
-                    const char *nl = memchr(s + q, '\n', p - q);
-                    if (!nl)
-                        break;
-                    q = (size_t)(nl - s);
-                    continue;
-                }
-                if (q + 1 < p && s[q] == '/' && s[q + 1] == '*') {
-                    size_t e = find_lit(s, q + 2, p, "*/", 2);
-                    if (e >= p)
-                        break;
-                    q = e + 2;
-                    continue;
-                }
-                if (q + 4 < p && memcmp(s + q, ".loc", 4) == 0 &&
-                    (s[q + 4] == ' ' || s[q + 4] == '\t')) {
-                    const char *nl = memchr(s + q, '\n', p - q);
-                    if (!nl)
-                        break;
-                    q = (size_t)(nl - s);
-                    continue;
-                }
-                break;
-            }
-            if (q < p && s[q] == '@') { /* a guard */
-                q++;
-                if (q < p && s[q] == '!')
-                    q++;
-                q = skip_blanks(s, operand_name(s, q, p), p);
-            }
-            size_t op0 = q, op1 = op0;
-            while (op1 < b.end && (is_ident_char((unsigned char)s[op1])))
-                op1++;
-            unsigned cls, bits;
-            char type[8];
-            size_t mods = op_type(s, op1, b.end, &cls, type, &bits);
-            size_t a = skip_blanks(s, mods, b.end); /* the first operand */
-            int is_st = op1 - op0 == 2 && memcmp(s + op0, "st", 2) == 0;
-            if (is_st && p > a && s[a] == '[') {
-                /* st.<type> [REG] or [REG+0], VALUE */
-                size_t e = skip_blanks(s, p + rlen, b.end);
-                if (a + 1 != p && skip_blanks(s, a + 1, b.end) != p)
-                    continue;
-                if (e < b.end && s[e] == '+') {
-                    e = skip_blanks(s, e + 1, b.end);
-                    if (e >= b.end || s[e] != '0')
-                        continue; /* another field of the slot */
-                    e = skip_blanks(s, e + 1, b.end);
-                }
-                if (e >= b.end || s[e] != ']')
-                    continue;
-                e = skip_blanks(s, e + 1, b.end);
-                if (e >= b.end || s[e] != ',')
-                    continue;
-                size_t v0 = skip_blanks(s, e + 1, b.end), v1 = operand_name(s, v0, b.end);
-                if (cls && !(v1 > v0 && reg_in(s, (const size_t(*)[2])copies, ncopies, v0,
-                                             v1 - v0)))
-                    note_use(&sc->slots[0], cls, type, &b, op0);
-                continue;
-            }
-            if (p == a) { /* written here: where it was loaded or made, else not followed */
-                int own = 0;
-                for (size_t k = 0; k < nroots; k++)
-                    own |= defs[k] == st && roots[k][1] - roots[k][0] == rlen &&
-                           memcmp(s + roots[k][0], reg, rlen) == 0;
-                if (!own)
-                    follow = 0;
-                continue;
-            }
-            /* cvta[.to].global.u64 D, REG / mov.b64 D, REG: D holds the pointer too */
-            int copy = (op1 - op0 == 4 && memcmp(s + op0, "cvta", 4) == 0) ||
-                       (op1 - op0 == 3 && memcmp(s + op0, "mov", 3) == 0);
-            size_t d0 = a, d1 = operand_name(s, a, b.end);
-            size_t c = skip_blanks(s, d1, b.end);
-            if (copy && bits == 64 && d1 > d0 && s[d0] == '%' && c < b.end && s[c] == ',' &&
-                skip_blanks(s, c + 1, b.end) == p) {
-                size_t e = skip_blanks(s, p + rlen, b.end);
-                if (e < b.end && s[e] == ';') {
-                    if (reg_in(s, (const size_t(*)[2])roots, nroots, d0, d1 - d0))
-                        continue;
-                    if (nroots == USE_REGS) {
-                        follow = 0;
-                        continue;
-                    }
-                    roots[nroots][0] = d0;
-                    roots[nroots][1] = d1;
-                    defs[nroots++] = st;
-                }
-            }
-        }
-    }
     if (!follow)
         sc->slots[0].classes = 0;
 
