@@ -20,10 +20,6 @@ void help_check(FILE *out)
           "  --allow-undefined   a declared function that is only referenced is not an error\n"
           "  --no-externs        do not check .extern .func references\n"
           "  -v, --verbose       print a summary on success\n"
-          "  -w                  hide warnings (ABI-13: a parameter read as the other class,\n"
-          "                      float or integer, than declared)\n"
-          "  -Werror             make warnings errors (exit status 1)\n"
-          "  --diag-suppress=ABI-13  leave out the warnings of that code\n"
           "  --diagnostics-format=json|sarif [--diagnostics-output=FILE]\n"
           "                      the diagnostics also as JSON or SARIF 2.1.0 (stdout or FILE)\n"
           "  -h, --help          show this help\n"
@@ -40,9 +36,10 @@ typedef struct check_sink {
     int oom;
 } check_sink;
 
-/* Keep @p diag in @p s. */
-static void keep_diag(check_sink *s, const fdl_error *diag)
+static void on_check_diag(void *ctx, const fdl_error *diag)
 {
+    check_sink *s = ctx;
+    cli_on_diag(&s->printed, diag);
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 16;
         fdl_error *grown = cap > s->cap ? realloc(s->v, cap * sizeof *grown) : NULL;
@@ -56,19 +53,6 @@ static void keep_diag(check_sink *s, const fdl_error *diag)
     s->v[s->n++] = *diag;
 }
 
-static void on_check_diag(void *ctx, const fdl_error *diag)
-{
-    check_sink *s = ctx;
-    cli_on_diag(&s->printed, diag);
-    keep_diag(s, diag);
-}
-
-/* A warning: kept (after the errors), shown when the check is over, as -w and -Werror say. */
-static void on_check_warning(void *ctx, const fdl_error *diag)
-{
-    keep_diag((check_sink *)ctx + 1, diag);
-}
-
 int cmd_check(int argc, char **argv)
 {
     const char *decl_path = NULL;
@@ -79,9 +63,7 @@ int cmd_check(int argc, char **argv)
     size_t ninputs = 0, nptx = 0;
     fdl_decls *decls = NULL;
     cli_diag_opts dopts;
-    check_sink sink[2] = {{0, NULL, 0, 0, 0}, {0, NULL, 0, 0, 0}}; /* errors, warnings */
-    fdl_error *all = NULL;
-    int promoted = 0;
+    check_sink sink = {0, NULL, 0, 0, 0};
     int rc = 1, urc = 0;
     memset(&dopts, 0, sizeof dopts);
     if (!inputs || !ptx) {
@@ -152,26 +134,12 @@ int cmd_check(int argc, char **argv)
 
     size_t ndiags = 0;
     opts.on_diag = on_check_diag;
-    opts.on_warning = on_check_warning;
-    opts.ctx = sink;
+    opts.ctx = &sink;
     int st = fdl_abi_check(&ndiags, decls, (const fdl_ptx *const *)ptx, nptx, &opts, &err);
-    if (sink[0].oom || sink[1].oom ||
-        !(all = calloc(sink[0].n + sink[1].n + 1, sizeof *all))) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+    if (dopts.format != CLI_DIAG_TEXT &&
+        (sink.oom || cli_diag_report_errors(&dopts, sink.v, sink.n,
+                                            st != FDL_OK && st != FDL_EABI ? &err : NULL) != 0))
         goto cleanup;
-    }
-    if (sink[0].n)
-        memcpy(all, sink[0].v, sink[0].n * sizeof *all);
-    if (sink[1].n)
-        memcpy(all + sink[0].n, sink[1].v, sink[1].n * sizeof *all);
-    if (dopts.format != CLI_DIAG_TEXT) {
-        if (cli_diag_report_errors(&dopts, all, sink[0].n + sink[1].n, sink[0].n,
-                                   st != FDL_OK && st != FDL_EABI ? &err : NULL, &promoted) != 0)
-            goto cleanup;
-    } else if (cli_diag_report_errors(&dopts, all + sink[0].n, sink[1].n, 0, NULL, &promoted) !=
-               0) {
-        goto cleanup; /* the errors were printed as they came; the warnings now */
-    }
     if (st == FDL_EABI) {
         cli_eprintf("fdlink: %zu error%s in %zu input%s checked against %s\n", ndiags,
                 ndiags == 1 ? "" : "s", nptx, nptx == 1 ? "" : "s", decl_path);
@@ -179,11 +147,6 @@ int cmd_check(int argc, char **argv)
     }
     if (st != FDL_OK) {
         cli_print_error(&err);
-        goto cleanup;
-    }
-    if (promoted) {
-        cli_eprintf("fdlink: error: %d warning%s treated as error%s (-Werror)\n", promoted,
-                    promoted == 1 ? "" : "s", promoted == 1 ? "" : "s");
         goto cleanup;
     }
     if (verbose)
@@ -196,9 +159,7 @@ cleanup:
         fdl_ptx_destroy(ptx[i]);
     fdl_decls_destroy(decls);
     cli_diag_opts_free(&dopts);
-    free(sink[0].v);
-    free(sink[1].v);
-    free(all);
+    free(sink.v);
     free(ptx);
     free(inputs);
     return rc;

@@ -141,12 +141,9 @@ void cli_diag_opts_free(cli_diag_opts *o);
 int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_error *failure,
                     int *promoted);
 
-/*
- * The same for fdlink's own diagnostics given as fdl_error records (fdlink check's), tool
- * "fdlink": the first @p nerrors of @p errs errors, the rest warnings. *promoted as above.
- */
+/* The same for fdlink's own diagnostics given as errors (fdlink check's), tool "fdlink". */
 int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t n,
-                           size_t nerrors, const fdl_error *failure, int *promoted);
+                           const fdl_error *failure);
 
 /* The inputs and options of a link, shared by `link` and `run`. */
 typedef struct cli_link_args {

@@ -351,13 +351,12 @@ int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_erro
 }
 
 int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t n,
-                           size_t nerrors, const fdl_error *failure, int *promoted)
+                           const fdl_error *failure)
 {
     fdl_diagnostic *recs = calloc(n + 1, sizeof *recs);
     const fdl_diagnostic **all = calloc(n + 1, sizeof *all);
     char (*codes)[16] = calloc(n + 1, sizeof *codes);
-    int rc = 1;
-    *promoted = 0;
+    int rc = 1, promoted = 0;
     if (!recs || !all || !codes) {
         fprintf(stderr, "fdlink: error: out of memory\n");
         goto cleanup;
@@ -373,11 +372,10 @@ int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t
             memcpy(codes[i], m + 1, len);
         codes[i][len] = '\0';
         recs[i] = (fdl_diagnostic){errs[i].source, errs[i].line, errs[i].column,
-                                   i < nerrors ? FDL_SEVERITY_ERROR : FDL_SEVERITY_WARNING,
-                                   codes[i], errs[i].message, "fdlink"};
+                                   FDL_SEVERITY_ERROR, codes[i], errs[i].message, "fdlink"};
         all[i] = &recs[i];
     }
-    rc = emit(o, all, n, failure, promoted);
+    rc = emit(o, all, n, failure, &promoted);
 cleanup:
     free(codes);
     free(all);

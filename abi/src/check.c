@@ -23,6 +23,7 @@ typedef struct checker {
     const fdl_check_options *opts;
     fdl_error *err;
     size_t ndiags;
+    fdl_diag_fn on_warning; /* ABI-13's warnings (fdl__abi_check_warn); NULL: not looked for */
 } checker;
 
 /* ---- diagnostics -------------------------------------------------------------------------- */
@@ -89,8 +90,8 @@ static void vreport(checker *c, int warning, const char *source, unsigned line, 
     fdl_error e = FDL_ERROR_INIT;
     fdl__error(&e, FDL_EABI, source, line, column, d ? d->name : NULL, "%s", msg);
     if (warning) {
-        if (c->opts->version >= 2 && c->opts->on_warning)
-            c->opts->on_warning(c->opts->ctx, &e);
+        if (c->on_warning)
+            c->on_warning(c->opts->ctx, &e);
         return;
     }
     if (c->opts->on_diag)
@@ -456,9 +457,9 @@ static void check_decl(checker *c, const fdl_decl *d, const occ *o, size_t n, co
             diag(c, src, fn->line, fn->column, d, 6,
                  "defined %s, but a foreign function needs .visible", linkage_text(fn->linkage));
         check_proto(c, o[i].ptx, fn, d, 0);
-        if (d->abi == FDL_ABI_C ? params_fit(fn, 0, &d->sig)
+        if (c->on_warning && (d->abi == FDL_ABI_C ? params_fit(fn, 0, &d->sig)
                                 : fn->nparams >= 1 && is_scalar(&fn->params[0], 64) &&
-                                      params_fit(fn, 1, &d->sig))
+                                      params_fit(fn, 1, &d->sig)))
             check_classes(c, o[i].ptx, fn, d); /* ABI-13, a warning */
     }
 
@@ -488,6 +489,13 @@ static void check_decl(checker *c, const fdl_decl *d, const occ *o, size_t n, co
 int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *ptx, size_t nptx,
                   const fdl_check_options *opts, fdl_error *err)
 {
+    return fdl__abi_check_warn(ndiags, decls, ptx, nptx, opts, NULL, err);
+}
+
+int fdl__abi_check_warn(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *ptx,
+                        size_t nptx, const fdl_check_options *opts, fdl_diag_fn on_warning,
+                        fdl_error *err)
+{
     static const fdl_check_options defaults = FDL_CHECK_OPTIONS_INIT;
     if (ndiags)
         *ndiags = 0;
@@ -498,12 +506,12 @@ int fdl_abi_check(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *
             return fdl__fail(err, FDL_EINVAL, "fdl_abi_check: module %zu is NULL", m);
     if (!opts)
         opts = &defaults;
-    if (opts->version != 1 && opts->version != FDL_CHECK_OPTIONS_VERSION)
+    if (opts->version != FDL_CHECK_OPTIONS_VERSION)
         return fdl__fail(err, FDL_EINVAL, "fdl_abi_check: unsupported options version %u",
                          opts->version);
 
     int rc = FDL_OK;
-    checker c = {opts, err, 0};
+    checker c = {opts, err, 0, on_warning};
     size_t *start = NULL;   /* occurrences of declaration k: all[start[k] .. start[k + 1]) */
     size_t *which = NULL;   /* each prototype's declaration + 1, 0 for none, modules in order */
     occ *all = NULL;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "fdlink/error.h"
+#include "fdlink/abi.h"
 #include "fdlink/ptx.h"
 
 #if defined(__GNUC__)
@@ -336,9 +337,33 @@ typedef struct fdl__ptx_use {
 } fdl__ptx_use;
 
 /*
+ * fdl_ptx_scan, and the bodies of the .visible .func definitions read as well for
+ * fdl__ptx_use_of (ABI-13). Only for PTX that fdlink made itself at -O0 from LTO-IR (the
+ * post-LTO check): nvJitLink's fast instruction selection loads a parameter with its IR type,
+ * the C type, whereas an optimised build (nvcc -O3) folds a bit cast such as __int_as_float into
+ * the load (an int parameter read by ld.param.f32), so a user's PTX is no evidence. fdl_ptx_scan
+ * itself never reads a body. Ownership and thread-safety: as fdl_ptx_scan.
+ */
+int fdl__ptx_scan_bodies(fdl_ptx **out, const char *text, size_t len, const char *name,
+                         fdl_error *err);
+
+/*
+ * fdl_abi_check, and ABI-13's warnings to @p on_warning (with opts->ctx; NULL: none looked for)
+ * for the modules scanned by fdl__ptx_scan_bodies: a declared float32/float64 parameter that the
+ * definition loads only with integer types, an integer one loaded only as .f, a declared integer
+ * return value (numba ABI) stored through the return slot only as .f. A warning is counted
+ * nowhere, goes to neither on_diag nor @p err, and never changes the result; its fdl_error's
+ * code is FDL_EABI. Ownership and thread-safety: as fdl_abi_check.
+ */
+int fdl__abi_check_warn(size_t *ndiags, const fdl_decls *decls, const fdl_ptx *const *ptx,
+                        size_t nptx, const fdl_check_options *opts, fdl_diag_fn on_warning,
+                        fdl_error *err);
+
+/*
  * The accesses of @p slot (0 the return slot's stores, k + 1 parameter k's loads) in the body of
  * @p fn (a prototype of @p ptx), or NULL when there are none with a type, or the body was not
- * looked at (a declaration, a kernel, a function without .visible). Borrowed from @p ptx.
+ * looked at (a declaration, a kernel, a function without .visible, a module scanned by
+ * fdl_ptx_scan). Borrowed from @p ptx.
  */
 const fdl__ptx_use *fdl__ptx_use_of(const fdl_ptx *ptx, const fdl_ptx_func *fn, size_t slot);
 

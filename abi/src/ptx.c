@@ -123,6 +123,7 @@ typedef struct scanner {
     size_t body_at;     /* the last body skipped: its first byte (after `{`), line, line start */
     unsigned body_line;
     size_t body_bol;
+    int bodies;          /* read the bodies (fdl__ptx_scan_bodies), else skip them */
     fdl__ptx_use *slots; /* one function's accesses while its body is read (body_uses) */
     size_t cap_slots;
 } scanner;
@@ -1344,7 +1345,7 @@ static int body_uses(scanner *sc, size_t fi)
 {
     fdl_ptx *ptx = sc->ptx;
     const fdl_ptx_func *f = &ptx->funcs[fi];
-    if (!f->is_definition || f->is_entry || f->linkage != FDL_PTX_LINK_VISIBLE || !f->nparams)
+    if (!sc->bodies || !f->is_definition || f->is_entry || f->linkage != FDL_PTX_LINK_VISIBLE || !f->nparams)
         return FDL_OK;
     const fdl_ptx_param *params = ptx->params + (ptx->nparams - f->nparams);
     const char *s = sc->s;
@@ -2159,7 +2160,9 @@ void fdl_ptx_destroy(fdl_ptx *ptx)
     free(ptx);
 }
 
-int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, fdl_error *err)
+/* fdl_ptx_scan, the bodies read as well when @p bodies (fdl__ptx_scan_bodies). */
+static int scan_text(fdl_ptx **out, const char *text, size_t len, const char *name, int bodies,
+                     fdl_error *err)
 {
     if (!FDL__CHECK_ARG(out && name && (text || !len)))
         return fdl__fail(err, FDL_EINVAL, "fdl_ptx_scan: NULL argument");
@@ -2172,6 +2175,7 @@ int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, 
     sc.line = 1;
     sc.source = name;
     sc.err = err;
+    sc.bodies = bodies;
     sc.ptx = calloc(1, sizeof *sc.ptx);
     if (!sc.ptx || !(sc.ptx->source = fdl__strdup(name))) {
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory");
@@ -2209,6 +2213,17 @@ cleanup:
     fdl__buf_free(&sc.target);
     free(sc.slots);
     return rc;
+}
+
+int fdl_ptx_scan(fdl_ptx **out, const char *text, size_t len, const char *name, fdl_error *err)
+{
+    return scan_text(out, text, len, name, 0, err);
+}
+
+int fdl__ptx_scan_bodies(fdl_ptx **out, const char *text, size_t len, const char *name,
+                         fdl_error *err)
+{
+    return scan_text(out, text, len, name, 1, err);
 }
 
 int fdl_ptx_scan_file(fdl_ptx **out, const char *path, fdl_error *err)

@@ -28,19 +28,12 @@ fdlink_cli_test(check_stale_extern
   ARGS check --decl check/functions.decl check/conforming.ptx check/stale_caller.ptx)
 fdlink_cli_test(check_stale_extern_not_checked
   ARGS check --no-externs --decl check/functions.decl check/conforming.ptx check/stale_caller.ptx)
-# check: a parameter read as the other class, float or integer (ABI-13, a warning: exit 0)
+# check: ABI-13 (a parameter read as the other class, float or integer) is looked for only in
+# the PTX a link makes at -O0 from LTO-IR: a user's PTX is no evidence (nvcc -O3 folds a bit cast
+# into the parameter load), so the wrong declarations give no warning here
 fdlink_cli_test(check_classes_right ARGS check --decl classes/right.decl classes/classes_O3.ptx)
 fdlink_cli_test(check_classes_wrong ARGS check --decl classes/wrong.decl classes/classes_O3.ptx)
 fdlink_cli_test(check_classes_wrong_O0 ARGS check --decl classes/wrong.decl classes/classes_O0.ptx)
-fdlink_cli_test(check_classes_werror
-  ARGS check -Werror --decl classes/wrong.decl classes/classes_O3.ptx)
-fdlink_cli_test(check_classes_hidden ARGS check -w --decl classes/wrong.decl classes/classes_O3.ptx)
-fdlink_cli_test(check_classes_suppressed
-  ARGS check --diag-suppress=ABI-13 -Werror --decl classes/wrong.decl classes/classes_O3.ptx)
-fdlink_cli_test(check_classes_json
-  ARGS check --diagnostics-format=json --decl classes/wrong.decl classes/classes_O3.ptx)
-fdlink_cli_test(check_classes_sarif
-  ARGS check --diagnostics-format=sarif --decl classes/wrong.decl classes/classes_O3.ptx)
 fdlink_cli_test(check_duplicate
   ARGS check --decl check/functions.decl check/conforming.ptx check/duplicate.ptx)
 fdlink_cli_test(check_weak ARGS check --decl check/functions.decl check/weak.ptx)

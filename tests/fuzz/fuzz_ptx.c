@@ -1,5 +1,6 @@
 /*
- * Fuzz fdl_ptx_scan, then fdl_abi_check of a small fixed declaration set against the scanned
+ * Fuzz fdl_ptx_scan (as fdl__ptx_scan_bodies: the bodies read too, for ABI-13), then
+ * fdl_abi_check (as fdl__abi_check_warn) of a small fixed declaration set against the scanned
  * module (alone, and twice as two inputs of one link). The input is the PTX text, exactly `size`
  * bytes (not NUL-terminated). Properties: a failure fills the error record well (fuzz.h); a
  * success gives prototypes with names, positions and parameters in range that fdl_ptx_find finds;
@@ -15,6 +16,7 @@
 #include "fdlink/decl.h"
 #include "fdlink/ptx.h"
 #include "fuzz.h"
+#include "internal.h"
 
 static const char source[] = "fuzz.ptx";
 
@@ -83,11 +85,10 @@ static void check(const fdl_ptx *const *mods, size_t n, int allow_undefined, int
     opts.allow_undefined = allow_undefined;
     opts.check_externs = check_externs;
     opts.on_diag = on_diag;
-    opts.on_warning = on_warning;
     opts.ctx = &dc;
     size_t nd = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_abi_check(&nd, decls(), mods, n, &opts, &err);
+    int rc = fdl__abi_check_warn(&nd, decls(), mods, n, &opts, on_warning, &err);
     FUZZ_REQUIRE(nd == dc.n, "%zu diagnostics counted, %zu reported", nd, dc.n);
     FUZZ_REQUIRE((rc == FDL_OK) == (nd == 0), "status %d with %zu diagnostics", rc, nd);
     FUZZ_REQUIRE(rc == FDL_OK || rc == FDL_EABI, "status %d", rc);
@@ -100,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     fdl_ptx *ptx = NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_ptx_scan(&ptx, text, size, source, &err);
+    int rc = fdl__ptx_scan_bodies(&ptx, text, size, source, &err); /* bodies read too */
     if (rc != FDL_OK) {
         FUZZ_REQUIRE(ptx == NULL, "*out set on failure");
         FUZZ_REQUIRE(rc == FDL_EPARSE || rc == FDL_ELIMIT, "status %d", rc);

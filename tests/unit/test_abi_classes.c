@@ -54,16 +54,14 @@ static fdl_decls *decls_file(const char *name)
 }
 
 /* The check of @p ptx against @p decls: its warnings into @p s; its result returned. */
-static int run(seen *s, const fdl_decls *decls, const fdl_ptx *ptx, unsigned version)
+static int run(seen *s, const fdl_decls *decls, const fdl_ptx *ptx)
 {
     fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
-    opts.version = version;
     opts.on_diag = on_error;
-    opts.on_warning = on_warning;
     opts.ctx = s;
     memset(s, 0, sizeof *s);
     size_t ndiags = 99;
-    int rc = fdl_abi_check(&ndiags, decls, &ptx, 1, &opts, NULL);
+    int rc = fdl__abi_check_warn(&ndiags, decls, &ptx, 1, &opts, on_warning, NULL);
     cr_assert_eq(ndiags, s->errors, "warnings are not counted as diagnostics");
     return rc;
 }
@@ -72,9 +70,15 @@ static fdl_ptx *scan_file(const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", DIR, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text, f);
+    cr_assert(feof(f) && !ferror(f), "%s", path);
+    fclose(f);
     fdl_ptx *ptx = NULL;
     fdl_error err = FDL_ERROR_INIT;
-    cr_assert_eq(fdl_ptx_scan_file(&ptx, path, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl__ptx_scan_bodies(&ptx, text, len, path, &err), FDL_OK, "%s", err.message);
     return ptx;
 }
 
@@ -82,7 +86,7 @@ static fdl_ptx *scan_text(const char *text)
 {
     fdl_ptx *ptx = NULL;
     fdl_error err = FDL_ERROR_INIT;
-    cr_assert_eq(fdl_ptx_scan(&ptx, text, strlen(text), "m.ptx", &err), FDL_OK, "%s",
+    cr_assert_eq(fdl__ptx_scan_bodies(&ptx, text, strlen(text), "m.ptx", &err), FDL_OK, "%s",
                  err.message);
     return ptx;
 }
@@ -112,7 +116,7 @@ Test(classes, right_declarations_give_no_warning)
     for (size_t i = 0; i < 2; i++) {
         fdl_ptx *ptx = scan_file(files[i]);
         seen s;
-        cr_expect_eq(run(&s, decls, ptx, FDL_CHECK_OPTIONS_VERSION), FDL_OK, "%s", files[i]);
+        cr_expect_eq(run(&s, decls, ptx), FDL_OK, "%s", files[i]);
         if (s.n)
             dump(&s);
         cr_expect_eq(s.n, 0, "%s: %zu warnings", files[i], s.n);
@@ -127,7 +131,7 @@ Test(classes, wrong_declarations_at_O3)
     fdl_decls *decls = decls_file("wrong.decl");
     fdl_ptx *ptx = scan_file("classes_O3.ptx");
     seen s;
-    cr_assert_eq(run(&s, decls, ptx, FDL_CHECK_OPTIONS_VERSION), FDL_OK,
+    cr_assert_eq(run(&s, decls, ptx), FDL_OK,
                  "warnings never fail the check");
     dump(&s);
     cr_expect_eq(s.n, 10);
@@ -163,7 +167,7 @@ Test(classes, wrong_declarations_at_O0)
     fdl_decls *decls = decls_file("wrong.decl");
     fdl_ptx *ptx = scan_file("classes_O0.ptx");
     seen s;
-    cr_assert_eq(run(&s, decls, ptx, FDL_CHECK_OPTIONS_VERSION), FDL_OK);
+    cr_assert_eq(run(&s, decls, ptx), FDL_OK);
     dump(&s);
     cr_expect_eq(s.n, 13);
     cr_expect(has(&s, "tofl: the return value is declared int32 but the code stores it as f32"));
@@ -175,18 +179,27 @@ Test(classes, wrong_declarations_at_O0)
     fdl_decls_destroy(decls);
 }
 
-Test(classes, version_1_options_get_no_warning)
+/* A user's PTX (fdl_ptx_scan, the bodies not read) is no evidence: no warning, even through
+ * fdl__abi_check_warn, and fdl_abi_check never warns. */
+Test(classes, user_ptx_gets_no_warning)
 {
     fdl_decls *decls = decls_file("wrong.decl");
-    fdl_ptx *ptx = scan_file("classes_O3.ptx");
+    char path[512];
+    snprintf(path, sizeof path, "%s/classes_O3.ptx", DIR);
+    fdl_ptx *ptx = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_ptx_scan_file(&ptx, path, &err), FDL_OK, "%s", err.message);
+    cr_expect_null(fdl__ptx_use_of(ptx, fdl_ptx_find(ptx, "mulf"), 1), "the body was not read");
     seen s;
-    cr_expect_eq(run(&s, decls, ptx, 1), FDL_OK);
-    cr_expect_eq(s.n, 0, "on_warning is not read from version 1 options");
-    fdl_check_options opts = FDL_CHECK_OPTIONS_INIT; /* and none is needed */
+    cr_expect_eq(run(&s, decls, ptx), FDL_OK);
+    cr_expect_eq(s.n, 0);
+    fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
     const fdl_ptx *m = ptx;
     cr_expect_eq(fdl_abi_check(NULL, decls, &m, 1, &opts, NULL), FDL_OK);
-    opts.version = 3;
-    cr_expect_eq(fdl_abi_check(NULL, decls, &m, 1, &opts, NULL), FDL_EINVAL);
+    fdl_ptx *bodies = scan_file("classes_O3.ptx"); /* the same text, the bodies read: warnings */
+    cr_expect_eq(run(&s, decls, bodies), FDL_OK);
+    cr_expect_gt(s.n, 0);
+    fdl_ptx_destroy(bodies);
     fdl_ptx_destroy(ptx);
     fdl_decls_destroy(decls);
 }
@@ -259,7 +272,7 @@ Test(classes, mixed_loads_and_unfollowed_pointers_are_no_evidence)
                              "\tret;\n"
                              "}\n");
     seen s;
-    cr_expect_eq(run(&s, decls, ptx, FDL_CHECK_OPTIONS_VERSION), FDL_OK);
+    cr_expect_eq(run(&s, decls, ptx), FDL_OK);
     dump(&s);
     cr_expect_eq(s.n, 0);
     cr_expect_null(fdl__ptx_use_of(ptx, fdl_ptx_find(ptx, "f"), 0));
@@ -283,7 +296,7 @@ Test(classes, pointers_bool_and_float16_are_left_alone)
                              "\tret;\n"
                              "}\n");
     seen s;
-    cr_expect_eq(run(&s, decls, ptx, FDL_CHECK_OPTIONS_VERSION), FDL_OK);
+    cr_expect_eq(run(&s, decls, ptx), FDL_OK);
     dump(&s);
     cr_expect_eq(s.n, 0, "a float return stored as .u32 is no evidence either (constants)");
     fdl_ptx_destroy(ptx);
@@ -303,7 +316,7 @@ Test(classes, a_warning_beside_an_error)
                              ".param .b32 g_param_1)\n"
                              "{ ld.param.f32 %f1, [g_param_1]; ret; }\n");
     seen s;
-    cr_expect_eq(run(&s, decls, ptx, FDL_CHECK_OPTIONS_VERSION), FDL_EABI);
+    cr_expect_eq(run(&s, decls, ptx), FDL_EABI);
     cr_expect_eq(s.errors, 1);
     cr_expect_eq(s.n, 1);
     cr_expect(has(&s, "g: parameter 1 is declared int32 but the code reads it as f32"));
@@ -355,7 +368,7 @@ Test(classes, a_long_statement_of_one_register)
     fdl__buf_puts(&b, ");\n\tst.global.f32 [%rd1], %f2;\n\tret;\n}\n");
     cr_assert(!b.oom);
     fdl_ptx *ptx = NULL;
-    cr_assert_eq(fdl_ptx_scan(&ptx, b.data, b.len, "long.ptx", NULL), FDL_OK);
+    cr_assert_eq(fdl__ptx_scan_bodies(&ptx, b.data, b.len, "long.ptx", NULL), FDL_OK);
     const fdl__ptx_use *u = fdl__ptx_use_of(ptx, fdl_ptx_find(ptx, "f"), 0);
     cr_assert(u);
     cr_expect_eq(u->classes, FDL__USE_FLOAT);

@@ -185,26 +185,33 @@ Test(cache_cli, xnvrtc_options_are_part_of_the_compile_key)
     free(dir);
 }
 
-/* A hit says the declaration check's warnings (ABI-13) again, and -Werror fails on it too. */
+/* A hit says the declaration check's warnings (ABI-13, on LTO-IR inputs only: their post-LTO
+ * PTX) again, and -Werror fails on it too. */
 Test(cache_cli, a_hit_repeats_the_checks_warnings)
 {
     char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
     char args[1024];
     const char *cls = FDL_TEST_DATA "/classes";
-    snprintf(args, sizeof args, "link -arch=sm_90 -v --decl %s/wrong.decl -o '%s/a.cubin' "
-             "%s/classes_O3.ptx", cls, dir, cls);
+    const char *lto = FDL_NVCC_FIXTURES "/classes_lto.o";
+    snprintf(args, sizeof args, "link -arch=sm_" FDL_NVCC_ARCH " -v --decl %s/wrong.decl "
+             "-o '%s/a.cubin' %s",
+             cls, dir, lto);
     ran a = fdlink(dir, cache, args);
     cr_assert_eq(a.status, 0, "%s", a.err);
     cr_assert_not_null(strstr(a.err, "fdlink: cache: miss"), "%s", a.err);
-    const char *w = "classes_O3.ptx:28:2: warning: mulf: parameter 2 is declared float32 but the "
-                    "code reads it as u32 (ABI-13; declared at ";
+    const char *w = "classes_lto.o[post-LTO ptx]:";
+    const char *what = ": warning: mulf: parameter 2 is declared float32 but the code reads it as "
+                       "u32 (ABI-13; declared at ";
     cr_assert_not_null(strstr(a.err, w), "%s", a.err);
+    cr_assert_not_null(strstr(a.err, what), "%s", a.err);
     ran b = fdlink(dir, cache, args);
     cr_assert_eq(b.status, 0, "%s", b.err);
     cr_assert_not_null(strstr(b.err, "fdlink: cache: hit (disk)"), "%s", b.err);
     cr_assert_not_null(strstr(b.err, w), "%s", b.err);
-    snprintf(args, sizeof args, "link -arch=sm_90 -Werror --decl %s/wrong.decl "
-             "-o '%s/c.cubin' %s/classes_O3.ptx", cls, dir, cls);
+    cr_assert_not_null(strstr(b.err, what), "%s", b.err);
+    snprintf(args, sizeof args, "link -arch=sm_" FDL_NVCC_ARCH " -Werror --decl %s/wrong.decl "
+             "-o '%s/c.cubin' %s",
+             cls, dir, lto);
     ran c = fdlink(dir, cache, args);
     cr_assert_eq(c.status, 1, "%s", c.err);
     cr_assert_not_null(strstr(c.err, "warnings treated as errors (-Werror); nothing linked"),

@@ -30,18 +30,11 @@ typedef struct fdl_check_options {
     int allow_undefined;      /**< a declared function only referenced (.extern) is not an error */
     int check_externs;        /**< check `.extern .func` references against declarations (ABI-8) */
     fdl_diag_fn on_diag;      /**< called for every diagnostic; may be NULL */
-    void *ctx;                /**< passed to on_diag and on_warning */
-    /**
-     * Version 2: called for every warning (ABI-13: a parameter the code reads only as the other
-     * class, float or integer, than declared); may be NULL, and is not read from version 1
-     * options. A warning is not counted in ndiags, goes to neither on_diag nor @p err, and never
-     * changes the result. Its fdl_error's code is FDL_EABI, as a diagnostic's.
-     */
-    fdl_diag_fn on_warning;
+    void *ctx;                /**< passed to on_diag */
 } fdl_check_options;
 
-#define FDL_CHECK_OPTIONS_VERSION 2
-#define FDL_CHECK_OPTIONS_INIT {FDL_CHECK_OPTIONS_VERSION, 0, 1, NULL, NULL, NULL}
+#define FDL_CHECK_OPTIONS_VERSION 1
+#define FDL_CHECK_OPTIONS_INIT {FDL_CHECK_OPTIONS_VERSION, 0, 1, NULL, NULL}
 
 /**
  * Check every declaration against a set of scanned PTX modules that together make up a link.
@@ -53,15 +46,10 @@ typedef struct fdl_check_options {
  * Every module must be 64-bit (ABI-12): one without `.address_size 64`, including one with no
  * `.address_size` at all, gets a diagnostic of its own.
  *
- * Warnings (ABI-13, to on_warning): a declared float32/float64 parameter that the definition's
- * body loads only with integer types (`ld.param.u32`), or an integer one loaded only as `.f`, and
- * a declared integer return value stored through the return slot only as `.f` (numba ABI).
- *
  * @param ndiags  receives the number of diagnostics (may be NULL)
  * @param decls   the declarations (not NULL)
  * @param ptx     @p nptx scanned modules (not NULL unless @p nptx is 0; no element NULL)
- * @param opts    may be NULL for the defaults; its version 1 (without on_warning) or 2
- *                (FDL_CHECK_OPTIONS_VERSION)
+ * @param opts    may be NULL for the defaults; its version must be FDL_CHECK_OPTIONS_VERSION
  * @param err     may be NULL; gets the first diagnostic
  * @return FDL_OK when everything conforms, FDL_EABI when any diagnostic was produced,
  *         FDL_ENOMEM, FDL_EINVAL (a NULL argument, an unsupported options version)

@@ -335,11 +335,11 @@ static int check_decls(fdl_link *link, fdl_error *err)
     fdl_check_options opts = FDL_CHECK_OPTIONS_INIT;
     opts.allow_undefined = binary || unknown || link->allow_undefined;
     opts.on_diag = sink_diag;
-    opts.on_warning = sink_warning;
     opts.ctx = &sink;
     for (size_t set = 0; set < link->ndecls; set++) {
         size_t ndiags = 0;
-        rc = fdl_abi_check(&ndiags, link->decls[set], mods, nmods, &opts, NULL);
+        rc = fdl__abi_check_warn(&ndiags, link->decls[set], mods, nmods, &opts, sink_warning,
+                                 NULL);
         if (rc != FDL_OK && rc != FDL_EABI)
             goto cleanup;
         rc = FDL_OK;

@@ -54,7 +54,7 @@ static int scan_post_lto(fdl_link *link, const char *text, size_t len, const cha
     fdl_ptx *first = NULL;
     size_t *at = NULL, nat = 0;
     fdl__buf b = {0};
-    if ((rc = fdl_ptx_scan(&first, text, len, name, err)) != FDL_OK)
+    if ((rc = fdl__ptx_scan_bodies(&first, text, len, name, err)) != FDL_OK)
         goto cleanup;
     size_t count = fdl_ptx_count(first);
     if (!(at = malloc((count ? count : 1) * sizeof *at))) {
@@ -87,7 +87,7 @@ static int scan_post_lto(fdl_link *link, const char *text, size_t len, const cha
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
         goto cleanup;
     }
-    rc = fdl_ptx_scan(out, b.data, b.len, name, err);
+    rc = fdl__ptx_scan_bodies(out, b.data, b.len, name, err);
 cleanup:
     fdl_ptx_destroy(first);
     free(at);

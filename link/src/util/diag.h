@@ -26,7 +26,7 @@ int fdl__diags_add(fdl__diags *d, const char *tool, const char *file, unsigned l
 /* An fdl_error of fdlink's checks as a record: severity error, code "ABI-N" from its message. */
 int fdl__diags_add_error(fdl__diags *d, const fdl_error *e);
 
-/* The same as a warning (fdl_abi_check's on_warning: ABI-13). */
+/* The same as a warning (fdl__abi_check_warn's on_warning: ABI-13). */
 int fdl__diags_add_warning(fdl__diags *d, const fdl_error *e);
 
 /*
