@@ -1339,7 +1339,8 @@ static int reg_in(const char *s, const size_t (*regs)[2], size_t n, size_t at, s
 /*
  * What the body of function @p fi (just skipped, after sc->body_at) does with its parameters:
  * its typed loads of each parameter, and its typed stores through the pointer in parameter 0
- * (ABI-13), added to the module's uses. Only `.visible .func` definitions are read.
+ * (ABI-13), added to the module's uses. Only `.visible .func` definitions are read, and only
+ * by fdl__ptx_scan_bodies (the post-LTO check's -O0 PTX): fdl_ptx_scan reads no body.
  */
 static int body_uses(scanner *sc, size_t fi)
 {
