@@ -1336,6 +1336,19 @@ static int reg_in(const char *s, const size_t (*regs)[2], size_t n, size_t at, s
     return 0;
 }
 
+/* Remember register [@p a, @p a1) of @p s as holding the return slot's pointer (once).
+ * @return 0 when the table is full: the pointer is no longer followed */
+static int add_root(const char *s, size_t (*roots)[2], size_t *nroots, size_t a, size_t a1)
+{
+    if (reg_in(s, (const size_t(*)[2])roots, *nroots, a, a1 - a))
+        return 1;
+    if (*nroots == USE_REGS)
+        return 0;
+    roots[*nroots][0] = a;
+    roots[(*nroots)++][1] = a1;
+    return 1;
+}
+
 /*
  * What the body of function @p fi (just skipped, after sc->body_at) does with its parameters:
  * its typed loads of each parameter, and its typed stores through the pointer in parameter 0
@@ -1466,14 +1479,8 @@ static int body_uses(scanner *sc, size_t fi)
                 follow = 0;
             }
             if (k == 0 && bits == 64) { /* the return slot's pointer */
-                if (reg_in(s, (const size_t(*)[2])roots, nroots, a, a1 - a))
-                    continue;
-                if (nroots == USE_REGS) {
+                if (!add_root(s, roots, &nroots, a, a1))
                     follow = 0;
-                    continue;
-                }
-                roots[nroots][0] = a;
-                roots[nroots++][1] = a1;
                 continue;
             }
             goto written;
@@ -1512,14 +1519,8 @@ static int body_uses(scanner *sc, size_t fi)
             size_t r1 = operand_name(s, r0, semi);
             if (r1 > r0 && skip_blanks(s, r1, semi) == semi &&
                 reg_in(s, (const size_t(*)[2])roots, nroots, r0, r1 - r0)) {
-                if (reg_in(s, (const size_t(*)[2])roots, nroots, a, a1 - a))
-                    continue;
-                if (nroots == USE_REGS) {
+                if (!add_root(s, roots, &nroots, a, a1))
                     follow = 0;
-                    continue;
-                }
-                roots[nroots][0] = a;
-                roots[nroots++][1] = a1;
                 continue;
             }
         }
