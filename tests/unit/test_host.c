@@ -840,7 +840,9 @@ Test(host_image, kernel_params_of_ptx_and_of_no_image)
                  FDL_ENOTFOUND);
     cr_assert_eq(fdl_image_kernel_params("\x01\x02\x03", 3, "k", &count, NULL, 0, NULL),
                  FDL_ENOTFOUND);
+#ifdef NDEBUG /* a NULL argument asserts in debug builds */
     cr_assert_eq(fdl_image_kernel_params(NULL, 0, "k", &count, NULL, 0, &err), FDL_EINVAL);
     cr_assert_eq(fdl_image_kernel_params(ptx, sizeof ptx - 1, "k", NULL, NULL, 0, NULL),
                  FDL_EINVAL);
+#endif
 }
