@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "fdl_test.h"
+#include "fdl_test_net.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -1190,39 +1191,10 @@ Test(cache_lease, a_waiter_links_itself_when_its_time_is_up)
 
 /* ---- leases across machines: a Redis remote shared by cache directories of their own ---- */
 
-/* A free loopback port (bound, read back, released). */
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    cr_assert_geq(s, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-    close(s);
-    return ntohs(a.sin_port);
-}
-
-static int redis_socket(int port)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(s);
-        s = -1;
-    }
-    return s;
-}
-
 /* One inline command to the server on @p port; its first reply line into @p reply. */
 static void redis_say(int port, const char *command, char *reply, size_t size)
 {
-    int s = redis_socket(port);
+    int s = loopback_connect(port);
     cr_assert_geq(s, 0, "no redis-server on port %d", port);
     char line[512];
     int n = snprintf(line, sizeof line, "%s\r\n", command);
@@ -1267,17 +1239,7 @@ static pid_t start_redis(const char *scratch, int *port)
                "", "--appendonly", "no", "--dir", scratch, (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 1000; i++) {
-        int s = redis_socket(*port);
-        if (s >= 0) {
-            close(s);
-            return pid;
-        }
-        int st;
-        cr_assert_eq(waitpid(pid, &st, WNOHANG), 0, "redis-server exited before listening");
-        usleep(10000);
-    }
-    cr_assert_fail("no redis-server on port %d after 10 s", *port);
+    wait_listening(*port, pid);
     return pid;
 }
 

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "fdl_test.h"
+#include "fdl_test_net.h"
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -91,44 +92,6 @@ static void remove_dir(char *dir)
     free(dir);
 }
 
-/* A free loopback port (bound, read back, released). */
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    cr_assert_geq(s, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-    close(s);
-    return ntohs(a.sin_port);
-}
-
-static int can_connect(int port)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
-    close(s);
-    return ok;
-}
-
-static void wait_listening(int port, pid_t pid)
-{
-    for (int i = 0; i < 500; i++) {
-        if (can_connect(port))
-            return;
-        int st;
-        cr_assert_eq(waitpid(pid, &st, WNOHANG), 0, "the server exited before listening");
-        usleep(10000);
-    }
-    cr_assert_fail("no server on port %d after 5 s", port);
-}
 
 static void stop(pid_t pid)
 {
