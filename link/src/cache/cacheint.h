@@ -9,8 +9,10 @@
 #ifndef FDLINK_CACHEINT_H
 #define FDLINK_CACHEINT_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "fdlink/cache.h"
 #include "fdlink/error.h"
@@ -50,6 +52,15 @@ static inline uint64_t fdl__cache_get64(const unsigned char *p)
 {
     return (uint64_t)fdl__cache_get32(p) | (uint64_t)fdl__cache_get32(p + 4) << 32;
 }
+
+/* Sleep @p ms milliseconds, a signal notwithstanding (the leases' polls: lease.c, tier_remote.c). */
+static inline void fdl__cache_pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 #define FDL__CACHE_MAX_SECTIONS 8
 
 /*

@@ -61,13 +61,6 @@ static int lease_current(int dfd, const char *name, int fd)
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
                                        const unsigned char key[FDL__CACHE_KEY_SIZE],
                                        long timeout_ms, fdl__cache_lease *lease,
@@ -95,7 +88,7 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
         while (!(locked = flock(fd, LOCK_EX | LOCK_NB) == 0) && errno == EWOULDBLOCK &&
                fdl__now_ns() < deadline) {
             lease->waited = 1;
-            pause_ms(wait);
+            fdl__cache_pause_ms(wait);
             wait = wait < 50 ? wait * 2 : 50;
         }
         if (!locked) {

@@ -133,13 +133,6 @@ void fdl__cache_remote_put(fdl__cache_use *u, const unsigned char key[FDL__CACHE
 }
 
 /* ---- leases on a Redis remote ---------------------------------------------------------------- */
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 fdl_cache_result fdl__cache_remote_lease(fdl__cache_use *u, uint32_t kind,
                                          const unsigned char key[FDL__CACHE_KEY_SIZE],
                                          uint64_t deadline_ns, fdl__cache_lease *lease,
@@ -183,7 +176,7 @@ fdl_cache_result fdl__cache_remote_lease(fdl__cache_use *u, uint32_t kind,
         if (is_down(shown) || fdl__now_ns() >= deadline_ns)
             return FDL_CACHE_MISS; /* out of time: link without the lease */
         lease->waited = 1;
-        pause_ms(wait);
+        fdl__cache_pause_ms(wait);
         wait = wait < 100 ? wait * 2 : 100;
     }
 }
