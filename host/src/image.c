@@ -353,20 +353,18 @@ int fdl_image_kernel_params(const void *image, size_t size, const char *name, si
     int rc = fdl__image_param_counts(&l, image, size);
     if (rc == FDL_ENOMEM)
         return fdl__fail(err, FDL_ENOMEM, "out of memory");
-    if (rc != FDL_OK || !fdl__kparams_find(&l, name, count)) {
-        fdl__kparams_free(&l);
-        return fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name, "the image lists no kernel %s "
-                          "with its parameters", name);
-    }
-    for (size_t i = 0; i < l.n; i++) {
+    for (size_t i = 0; rc == FDL_OK && i < l.n; i++) {
         if (strcmp(l.v[i].name, name) != 0)
             continue;
+        *count = l.v[i].count;
         for (size_t p = 0; sizes && p < *count && p < max; p++)
             sizes[p] = l.v[i].sizes ? l.v[i].sizes[p] : 0;
-        break;
+        fdl__kparams_free(&l);
+        return FDL_OK;
     }
     fdl__kparams_free(&l);
-    return FDL_OK;
+    return fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name, "the image lists no kernel %s with "
+                      "its parameters", name);
 }
 
 int fdl__kparams_coop(const fdl__kparams *l, const char *name)
