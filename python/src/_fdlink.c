@@ -774,6 +774,14 @@ static PyObject *Device_ordinal(DeviceObject *self, void *c)
     return PyLong_FromLong(self->ordinal);
 }
 
+/* The C objects' addresses, for fdlink.jax's XLA FFI handler (a C caller of libfdlink in the same
+ * process): valid while the Python object lives. */
+static PyObject *Device_c_handle(DeviceObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->dev);
+}
+
 static PyObject *Device_arch(DeviceObject *self, void *c)
 {
     (void)c;
@@ -2938,6 +2946,12 @@ static int set_types(PyObject **slot, PyObject *v)
     return 0;
 }
 
+static PyObject *Kernel_c_handle(KernelObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->kernel);
+}
+
 static PyObject *Kernel_name(KernelObject *self, void *c)
 {
     (void)c;
@@ -2986,6 +3000,7 @@ static PyGetSetDef Kernel_getset[] = {
     {"attributes", (getter)Kernel_attrs, NULL, "what the driver says about the kernel", NULL},
     {"types", (getter)Kernel_get_types, (setter)Kernel_set_types,
      "declared parameter types ('*f4' an array of float32, 'i4' an int32, None unchecked)", NULL},
+    {"_c_handle", (getter)Kernel_c_handle, NULL, "the fdl_kernel's address (fdlink.jax)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Kernel_slots[] = {{Py_tp_dealloc, (void *)Kernel_dealloc},
                                      {Py_tp_methods, Kernel_methods},
@@ -3428,6 +3443,12 @@ static PyObject *Map_kernel_name(MapObject *self, void *c)
     return PyUnicode_FromString(self->name);
 }
 
+static PyObject *Map_c_handle(MapObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->map ? (void *)self->map : (void *)self->red);
+}
+
 static PyObject *Map_arg_count(MapObject *self, void *c)
 {
     (void)c;
@@ -3460,6 +3481,7 @@ static PyGetSetDef Map_getset[] = {
     {"arg_count", (getter)Map_arg_count, NULL, NULL, NULL},
     {"result_size", (getter)Map_result_size, NULL, NULL, NULL},
     {"types", (getter)Map_get_types, (setter)Map_set_types, "declared argument types", NULL},
+    {"_c_handle", (getter)Map_c_handle, NULL, "the fdl_map's (fdl_reduction's) address", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyMethodDef Map_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))Map_launch, METH_FASTCALL,
@@ -3502,6 +3524,7 @@ static PyMethodDef Device_methods[] = {
 static PyGetSetDef Device_getset[] = {
     {"info", (getter)Device_info, NULL, "the device's description", NULL},
     {"ordinal", (getter)Device_ordinal, NULL, NULL, NULL},
+    {"_c_handle", (getter)Device_c_handle, NULL, "the fdl_device's address (fdlink.jax)", NULL},
     {"arch", (getter)Device_arch, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Device_slots[] = {{Py_tp_new, (void *)Device_new},
