@@ -79,6 +79,7 @@ def test_definition_errors(saxpy_module, mul_lib):
         ft.map_op(mul_lib.map("mul_f32_f32"), "ss")
 
 
+@pytest.mark.gpu  # the mock driver runs no generated elementwise kernel
 def test_elementwise_and_reduction_fakes():
     ew = fdlink.kernels.elementwise("float a, const float *x, float *y", "y[i] = a * x[i]")
     op = ft.elementwise_op(ew, outputs={"y": "x"})
