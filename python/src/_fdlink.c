@@ -3271,6 +3271,31 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
 
 /* launch(n, sync, stream, *args): map or elementwise kernel over 0..n-1 queued in the stream
  * (None: the default stream); sync waits and checks (fdl_map_check). */
+/*
+ * Refuse @p what (a call that waits for its result) in a stream being captured into a CUDA graph,
+ * before anything is queued: waiting would invalidate the capture. 0, or -1 with an exception.
+ */
+static int refuse_in_capture(fdl_stream *stream, const char *what, const char *name)
+{
+    int capturing = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    if (!stream)
+        return 0;
+    int rc = fdl_stream_is_capturing(stream, &capturing, &err);
+    if (rc == FDL_OK && !capturing)
+        return 0;
+    if (rc == FDL_OK) {
+        rc = err.code = FDL_EINVAL;
+        snprintf(err.symbol, sizeof err.symbol, "%s", name ? name : "");
+        snprintf(err.message, sizeof err.message,
+                 "%s '%s' waits for its result, but its stream is being captured into a CUDA "
+                 "graph: waiting would invalidate the capture (use sync=False or out=, and "
+                 "check() after a replay)", what, name ? name : "");
+    }
+    raise_fdl(rc, &err, NULL);
+    return -1;
+}
+
 static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 3)
@@ -3278,7 +3303,8 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
     size_t n = PyLong_AsSize_t(args[0]);
     int sync = PyObject_IsTrue(args[1]);
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0)
+    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0 ||
+        (sync && refuse_in_capture(stream, "map", self->name) < 0))
         return NULL;
     Py_ssize_t na = nargs - 3;
     fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
@@ -3326,7 +3352,8 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         return PyErr_Format(PyExc_TypeError, "run(n, stream, *args)");
     size_t n = PyLong_AsSize_t(args[0]);
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
+    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0 ||
+        refuse_in_capture(stream, "reduction", self->name) < 0)
         return NULL;
     Py_ssize_t na = nargs - 2;
     size_t rs = fdl_reduction_result_size(self->red);
