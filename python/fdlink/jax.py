@@ -151,7 +151,7 @@ def _call(kind: int, target: Any, device: Any, plan: Sequence[int], scalars: byt
 
 
 def _scalar(v: Any, code: Optional[str], what: str) -> bytes:
-    if isinstance(v, jax.core.Tracer) or isinstance(v, jax.Array):
+    if isinstance(v, jax.Array):  # tracers too
         raise _fail(f"{what}: a scalar argument must be a Python number (static), not a traced "
                     "array: make the parameter an array, or close over the value")
     if code is None or code.startswith("*"):
