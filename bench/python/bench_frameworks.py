@@ -185,6 +185,10 @@ def main():
             fn()
         except ImportError as e:
             results[name] = {"skipped": str(e)}
+        except Exception as e:  # one framework's failure does not hide the other's figures
+            results[name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+            failures.append(name)
+        print(name, json.dumps(results.get(name)), flush=True)
     text = json.dumps(results, indent=1)
     print(text)
     with open(os.path.join(os.environ.get("OUT", "."), "bench-frameworks.json"), "w") as f:

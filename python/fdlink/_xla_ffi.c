@@ -215,7 +215,7 @@ FDL_XLA_EXPORT int fdl_xla_decode(const XLA_FFI_CallFrame *cf, fdl_xla_call *out
                 return fail(msg, cap, "argument %zu: %s %lld is not a buffer", i + 1, w,
                             (long long)index);
             const XLA_FFI_Buffer *b = what == 0 ? cf->args.args[index] : cf->rets.rets[index];
-            size_t bytes;
+            size_t bytes = 0;
             if (buffer_of(b, &out->address[i], &bytes, w, index, msg, cap))
                 return -1;
             out->gen[i] = fdl_gen_array(out->address[i], bytes);
@@ -323,13 +323,24 @@ static int launch(const fdl_xla_call *c, void *stream, fdl_error *err)
     return rc == FDL_OK ? 0 : -1;
 }
 
+/*
+ * The layout of an extension of the call frame: XLA_FFI_Extension_Base up to API 0.3, renamed
+ * XLA_FFI_InternalExtension in 0.4 (jaxlib 0.11), the same fields; walked through this mirror so
+ * that one source builds against either header.
+ */
+typedef struct fdl_xla_ext {
+    size_t struct_size;
+    int type;
+    const struct fdl_xla_ext *next;
+} fdl_xla_ext;
+
 /* The handler XLA calls (registered by fdlink.jax with jax.ffi.register_ffi_target). */
 FDL_XLA_EXPORT XLA_FFI_Error *fdl_xla_handler(XLA_FFI_CallFrame *cf)
 {
     /* XLA first asks for the handler's metadata: the API version it was built against */
-    for (XLA_FFI_Extension_Base *e = cf->extension_start; e; e = e->next)
+    for (const fdl_xla_ext *e = (const void *)cf->extension_start; e; e = e->next)
         if (e->type == XLA_FFI_Extension_Metadata) {
-            XLA_FFI_Metadata_Extension *m = (XLA_FFI_Metadata_Extension *)e;
+            XLA_FFI_Metadata_Extension *m = (XLA_FFI_Metadata_Extension *)(uintptr_t)e;
             m->metadata->api_version.major_version = XLA_FFI_API_MAJOR;
             m->metadata->api_version.minor_version = XLA_FFI_API_MINOR;
             m->metadata->traits = 0; /* not command-buffer compatible: XLA launches it itself */
