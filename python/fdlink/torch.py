@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
-from . import _core, _errors, _fdlink, _ops
+from . import _core, _fdlink, _ops
 from ._ops import dims as _dims, out_spec as _out_spec, parse_params as _params
 
 __all__ = ["kernel_op", "map_op", "elementwise_op", "reduction_op", "check", "torch_dtype"]
