@@ -186,6 +186,22 @@ int fdl__jobs_memory_threads(uint64_t code_bytes, uint64_t *budget);
 /* Give the jobserver's tokens back (nothing when none were taken). */
 void fdl__jobs_give_back(fdl_link *link);
 
+/* Job slots for links run side by side (fdl_links_complete, issue 40). */
+typedef struct fdl__slots {
+    int rfd, wfd;
+    int server;          /* tokens may have been taken from a jobserver */
+    size_t ntokens;
+    char tokens[64];
+} fdl__slots;
+
+/*
+ * Slots for at most @p want threads: @p jobs when > 0, else FDLINK_JOBS, bound them; under a
+ * make or ninja jobserver, one slot of this process's own and the tokens free now (never waiting);
+ * else the processors. @return the threads, at least 1; fdl__slots_give_back after.
+ */
+int fdl__slots_take(fdl__slots *s, int want, int jobs);
+void fdl__slots_give_back(fdl__slots *s);
+
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 /*
