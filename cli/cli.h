@@ -228,6 +228,11 @@ void help_check(FILE *out);
 int cmd_header(int argc, char **argv);
 void help_header(FILE *out);
 int cmd_link(int argc, char **argv);
+/* `fdlink link`'s arguments run; with @p write_outputs 0 (prewarm) the links are made and cached,
+ * nothing written. */
+int cli_link_main(int argc, char **argv, int write_outputs);
+int cmd_prewarm(int argc, char **argv);
+void help_prewarm(FILE *out);
 void help_link(FILE *out);
 int cmd_inspect(int argc, char **argv);
 void help_inspect(FILE *out);

@@ -193,6 +193,7 @@ typedef struct link_cmd {
     cli_link_args a;
     const char *out_path;
     int out_given; /* -o given (else a.cubin, or a.fatbin for several architectures) */
+    int no_output; /* fdlink prewarm: the links made (and cached), nothing written */
 } link_cmd;
 
 static int take_out(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
@@ -690,7 +691,7 @@ static int link_fat(link_cmd *c, const cli_fat_target *t, size_t n, const char *
                           : fdl_link_cubin(links[i], &e->size);
         }
     if (fdl_fatbin_create(&fatbin, &fat_size, entries, nentries, &err) != FDL_OK ||
-        fdl__write_atomic(out_path, fatbin, fat_size, &err) != FDL_OK) {
+        (!c->no_output && fdl__write_atomic(out_path, fatbin, fat_size, &err) != FDL_OK)) {
         cli_print_error(&err);
         goto cleanup;
     }
@@ -715,7 +716,12 @@ cleanup:
 
 int cmd_link(int argc, char **argv)
 {
-    link_cmd c = {.out_path = "a.cubin"};
+    return cli_link_main(argc, argv, 1);
+}
+
+int cli_link_main(int argc, char **argv, int write_outputs)
+{
+    link_cmd c = {.out_path = "a.cubin", .no_output = !write_outputs};
     const char *out_path = NULL;
     cli_fat_target *targets = NULL;
     size_t ntargets = 0;
@@ -787,7 +793,7 @@ int cmd_link(int argc, char **argv)
     const void *data[2] = {ptx, cubin};
     size_t sizes[2] = {ptx_size, cubin_size};
     size_t first = c.a.ptx_path && ptx ? 0 : 1;
-    if (fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
+    if (!c.no_output && fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
         FDL_OK) {
         cli_print_error(&err);
         goto cleanup;

@@ -914,7 +914,11 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     uint64_t lookup_start = fdl__now_ns();
     const char *before = link->info_log; /* NVRTC's, until the backend's replaces it */
     /* a miss: when another process links the same key now, wait for its entry (a lease) */
-    if (fdl__link_cache_lookup(link) || fdl__link_cache_lease(link)) {
+    int hit = fdl__link_cache_lookup(link);
+    /* a warm deployment (issue 40): a miss is an error, before any lease or link */
+    if (!hit && fdl__link_warm_required(link))
+        return fdl__link_cold(link, "the link", NULL, link->cache_key, err);
+    if (hit || fdl__link_cache_lease(link)) {
         link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
         if (link->wall_ms <= 0.0)
             link->wall_ms = 1e-6;

@@ -231,6 +231,15 @@ typedef struct fdl_link_options {
      * join LTO; the link is not LTO; or LTO kept the function).
      */
     int lto_report;
+    /* version 6 */
+    /**
+     * Warm deployments (issue 40): 1 makes every step that misses the cache an error (the link,
+     * an NVRTC or libNVVM compile of an input, a check's post-LTO view): FDL_ENOTFOUND, naming the
+     * inputs and the key, and nothing is compiled or linked; -1 never; 0 (the default) for
+     * FDLINK_REQUIRE_WARM (set and not "0": required). A link without the cache (off, culink) is
+     * such an error too.
+     */
+    int require_warm;
 } fdl_link_options;
 
 /** How long a link waits for another process's link of the same key by default (ms). */
@@ -241,12 +250,12 @@ typedef struct fdl_link_options {
 /** ... when they hold at least this many units to share out (split_compile). */
 #define FDL_LINK_PARALLEL_UNITS 2u
 
-#define FDL_LINK_OPTIONS_VERSION 5
+#define FDL_LINK_OPTIONS_VERSION 6
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
      -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
      /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL,       \
-     /* issue 32 */ -1, 0, 0}
+     /* issue 32 */ -1, 0, 0, /* issue 40 */ 0}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;

@@ -296,6 +296,16 @@ void fdl__nvjl_run_free(fdl__nvjl_run *run);
  * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
  */
 int fdl__link_cache_lookup(fdl_link *link);
+
+/* Whether every step must come from the cache (require_warm, else FDLINK_REQUIRE_WARM). */
+int fdl__link_warm_required(const fdl_link *link);
+/*
+ * The error of a step that missed the cache while warm is required: FDL_ENOTFOUND, "cache miss:
+ * WHAT of SOURCE (or the link's inputs) for ARCH (key HEX) is not in the cache, and
+ * FDLINK_REQUIRE_WARM forbids making it" (another line when @p key_hex is "" or NULL: no cache).
+ */
+int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
+                   fdl_error *err);
 /*
  * After a miss: take the key's lease (lease.c), waiting while another process links the same
  * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
