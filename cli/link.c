@@ -466,6 +466,10 @@ int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out
     *out = NULL;
     *n = 0;
     *fat = 0;
+    /* one architecture, as it always was: its checks are the link options' */
+    if (a->archs.n == 1 && !strchr(a->archs.v[0], ',') &&
+        strncmp(a->archs.v[0], "compute_", 8) != 0)
+        return 0;
     for (size_t i = 0; i < a->archs.n; i++) {
         const char *p = a->archs.v[i];
         if (strchr(p, ','))
