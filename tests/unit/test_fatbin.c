@@ -263,3 +263,17 @@ Test(require_warm, the_environment_decides_when_the_option_is_0)
     cr_expect_str_eq(err.message, "require_warm is 2 (expected -1, 0 or 1)");
     free(dir);
 }
+
+Test(require_warm, a_version_5_struct_has_no_require_warm)
+{
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_expect_eq(opts.version, 6);
+    cr_expect_eq(opts.require_warm, 0);
+    opts.arch = "sm_90";
+    opts.version = 5;
+    opts.require_warm = 77; /* past a version-5 struct's end: never read */
+    cr_expect_eq(fdl_link_options_check(&opts, &err), FDL_OK, "%s", err.message);
+    opts.version = 6;
+    cr_expect_eq(fdl_link_options_check(&opts, &err), FDL_EINVAL);
+}
