@@ -64,7 +64,7 @@ static int take_kind(void *t, const cli_opt *o, const char *cmd, const char *arg
 static int take_arch(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
 {
     cli_link_args *a = t;
-    if (!v || !v[0] || !cli_list_add(&a->archs, v))
+    if (!v || !cli_list_add(&a->archs, v))
         return cli_usage_error(cmd, o->bad, arg);
     a->opts.arch = v; /* one architecture: as it always was; several: cli_link_fat_targets */
     return 0;
@@ -477,7 +477,7 @@ int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out
         while (*p) {
             size_t len = strcspn(p, ",");
             char word[32];
-            if (len == 0 || len >= sizeof word) {
+            if (len == 0 || len >= sizeof word || (p[len] == ',' && !p[len + 1])) {
                 free(t);
                 return cli_usage_error(cmd, "invalid architecture list '%s' (expected e.g. "
                                        "sm_80,sm_90,compute_90)", a->archs.v[i]);

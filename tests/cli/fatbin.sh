@@ -86,6 +86,7 @@ refuse "sm_90a in a fatbin: fdlink writes fatbins of sm_NN and compute_NN (link 
 refuse "-arch=native names one architecture: not in a list of several" -arch=sm_80,native
 refuse "invalid architecture 'sm_8' (expected sm_NN or compute_NN, e.g. sm_90)" -arch=sm_80,sm_8
 refuse "invalid architecture list 'sm_80,,sm_90' (expected e.g. sm_80,sm_90,compute_90)" -arch=sm_80,,sm_90
+refuse "invalid architecture list 'sm_80,' (expected e.g. sm_80,sm_90,compute_90)" -arch=sm_80,
 refuse "--emit-ptx with several architectures: name compute_NN in -arch to put the post-LTO PTX in the fatbin" -arch=sm_80,sm_90 --emit-ptx=x.ptx
 refuse "a fatbin is linked by nvjitlink: the culink backend links one architecture, on its GPU" -arch=sm_80,sm_90 --backend=culink
 [ "$fail" = 0 ] && echo "fatbin: clean"
