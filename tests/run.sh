@@ -46,4 +46,14 @@ if [ "${FDLINK_VENDOR_WHEELS:-1}" != 0 ] && [ ! -f "$build/vendor/.installed" ];
     echo "tests/run.sh: could not install the vendor wheels; the vendor tests will skip" >&2
   fi
 fi
+# cuobjdump (NVIDIA's wheel, a few MB), which the fatbin test (tests/cli/fatbin.sh, issue 40)
+# lists fdlink's fatbins with; without it that check is left out
+if [ "${FDLINK_VENDOR_WHEELS:-1}" != 0 ] && [ ! -f "$build/vendor-tools/.installed" ]; then
+  if python3 -m pip install -q --no-deps --target "$build/vendor-tools" \
+       nvidia-cuda-cuobjdump==13.5.37; then
+    touch "$build/vendor-tools/.installed"
+  else
+    echo "tests/run.sh: could not install cuobjdump; the fatbin test will not list with it" >&2
+  fi
+fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"

@@ -506,6 +506,7 @@ static int link_opts_from(link_opts *o, PyObject *d)
         opt_int(d, "device_stack_protector", &o->lo.device_stack_protector) ||
         opt_long(d, "cache_lease_ms", &o->lo.cache_lease_ms) || opt_int(d, "jobs", &o->lo.jobs) ||
         opt_int(d, "lto_report", &o->lo.lto_report) ||
+        opt_int(d, "require_warm", &o->lo.require_warm) ||
         opt_int(d, "no_toolkit_include", &o->no.no_toolkit_include))
         return -1;
     if (backend != -2)
@@ -3715,6 +3716,52 @@ static PyObject *py_kind_parse(PyObject *self, PyObject *arg)
     return PyLong_FromLong((long)kind);
 }
 
+/* fatbin([(kind, arch, bytes), ...]) -> bytes: fdl_fatbin_create (issue 40) */
+static PyObject *py_fatbin(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *out = NULL, **items = NULL;
+    fdl_fatbin_entry *e = NULL;
+    void *fat = NULL;
+    size_t size = 0;
+    Py_ssize_t n = PySequence_Size(arg), got = 0;
+    if (n < 0)
+        return NULL;
+    if (!(e = PyMem_Calloc(n ? (size_t)n : 1, sizeof *e)) ||
+        !(items = PyMem_Calloc(n ? (size_t)n : 1, sizeof *items))) {
+        PyErr_NoMemory();
+        goto cleanup;
+    }
+    for (; got < n; got++) {
+        int kind;
+        unsigned int arch;
+        const char *data;
+        Py_ssize_t len;
+        if (!(items[got] = PySequence_GetItem(arg, got)))
+            goto cleanup;
+        if (!PyArg_ParseTuple(items[got], "iIy#:fatbin", &kind, &arch, &data, &len))
+            goto cleanup;
+        e[got].kind = (fdl_input_kind)kind;
+        e[got].arch = arch;
+        e[got].data = data; /* borrowed from items[got], alive until cleanup */
+        e[got].size = (size_t)len;
+    }
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_fatbin_create(&fat, &size, e, (size_t)n, &err);
+    if (rc != FDL_OK) {
+        raise_fdl(rc, &err, NULL);
+        goto cleanup;
+    }
+    out = PyBytes_FromStringAndSize(fat, (Py_ssize_t)size);
+cleanup:
+    for (Py_ssize_t i = 0; items && i <= got && i < n; i++)
+        Py_XDECREF(items[i]);
+    free(fat);
+    PyMem_Free(items);
+    PyMem_Free(e);
+    return out;
+}
+
 /* cuda_compile(source, name, arch, decls, options) -> (bytes, kind name, log or None) */
 static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
 {
@@ -3785,6 +3832,7 @@ static PyMethodDef module_methods[] = {
     {"cuda_compile", py_cuda_compile, METH_VARARGS,
      "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
+    {"fatbin", py_fatbin, METH_O, "fatbin([(kind, arch, bytes), ...]) -> the fatbin's bytes"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};
 

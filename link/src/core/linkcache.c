@@ -516,6 +516,44 @@ const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections 
     }
 }
 
+/* ---- warm deployments (issue 40) ------------------------------------------------------------ */
+
+int fdl__link_warm_required(const fdl_link *link)
+{
+    if (link->opts.require_warm)
+        return link->opts.require_warm > 0;
+    const char *env = getenv("FDLINK_REQUIRE_WARM");
+    return env && env[0] && strcmp(env, "0") != 0;
+}
+
+int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
+                   fdl_error *err)
+{
+    char inputs[512] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < link->ninputs && at + 1 < sizeof inputs; i++) {
+        if (link->inputs[i].builtin)
+            continue;
+        int w = snprintf(inputs + at, sizeof inputs - at, "%s%s", at ? ", " : "",
+                         link->inputs[i].name);
+        if (w < 0 || (size_t)w >= sizeof inputs - at) {
+            snprintf(inputs + (sizeof inputs - 5), 5, "...");
+            break;
+        }
+        at += (size_t)w;
+    }
+    const char *by = link->opts.require_warm > 0 ? "require_warm" : "FDLINK_REQUIRE_WARM";
+    if (!key_hex || !key_hex[0])
+        return fdl__error(err, FDL_ENOTFOUND, source, 0, 0, NULL,
+                          "%s of %s for %s needs the cache, which is not in use (off, or the "
+                          "culink backend), and %s forbids making it", what,
+                          source ? source : inputs[0] ? inputs : "no inputs", link->arch, by);
+    return fdl__error(err, FDL_ENOTFOUND, source, 0, 0, NULL,
+                      "cache miss: %s of %s for %s (key %s) is not in the cache, and %s forbids "
+                      "making it", what, source ? source : inputs[0] ? inputs : "no inputs",
+                      link->arch, key_hex, by);
+}
+
 int fdl__link_cache_lookup(fdl_link *link)
 {
     link->cache_result = FDL_CACHE_UNUSED;
@@ -981,6 +1019,12 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
             *err = refused;
         return refused.code;
     }
+    if (fdl__link_warm_required(link)) {
+        char hex[33] = "";
+        if (keyed)
+            fdl__cache_key_hex(key, hex);
+        return fdl__link_cold(link, "the NVRTC compile", name, hex, err);
+    }
     int rc = fdl__nvrtc_compile(out, out_size, log, source, size, name, options, headers,
                                 nheaders, ltoir, err);
     link->nvrtc_compiled++;
@@ -1061,6 +1105,12 @@ int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size,
                     return FDL_OK;
             }
         }
+    }
+    if (fdl__link_warm_required(link)) {
+        char hex[33] = "";
+        if (keyed)
+            fdl__cache_key_hex(key, hex);
+        return fdl__link_cold(link, "the libNVVM compile", name, hex, err);
     }
     int rc = fdl__nvvm_compile(out, out_size, log, bc, size, name, arch, ltoir, err);
     link->nvvm_compiled++;

@@ -190,6 +190,22 @@ int fdl__jobs_memory_threads(uint64_t code_bytes, uint64_t *budget);
 /* Give the jobserver's tokens back (nothing when none were taken). */
 void fdl__jobs_give_back(fdl_link *link);
 
+/* Job slots for links run side by side (fdl_links_complete, issue 40). */
+typedef struct fdl__slots {
+    int rfd, wfd;
+    int server;          /* tokens may have been taken from a jobserver */
+    size_t ntokens;
+    char tokens[64];
+} fdl__slots;
+
+/*
+ * Slots for at most @p want threads: @p jobs when > 0, else FDLINK_JOBS, bound them; under a
+ * make or ninja jobserver, one slot of this process's own and the tokens free now (never waiting);
+ * else the processors. @return the threads, at least 1; fdl__slots_give_back after.
+ */
+int fdl__slots_take(fdl__slots *s, int want, int jobs);
+void fdl__slots_give_back(fdl__slots *s);
+
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 /*
@@ -284,6 +300,16 @@ void fdl__nvjl_run_free(fdl__nvjl_run *run);
  * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
  */
 int fdl__link_cache_lookup(fdl_link *link);
+
+/* Whether every step must come from the cache (require_warm, else FDLINK_REQUIRE_WARM). */
+int fdl__link_warm_required(const fdl_link *link);
+/*
+ * The error of a step that missed the cache while warm is required: FDL_ENOTFOUND, "cache miss:
+ * WHAT of SOURCE (or the link's inputs) for ARCH (key HEX) is not in the cache, and
+ * FDLINK_REQUIRE_WARM forbids making it" (another line when @p key_hex is "" or NULL: no cache).
+ */
+int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
+                   fdl_error *err);
 /*
  * After a miss: take the key's lease (lease.c), waiting while another process links the same
  * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
