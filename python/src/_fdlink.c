@@ -59,6 +59,21 @@ typedef struct fdl_py_dlmanaged {
     void (*deleter)(struct fdl_py_dlmanaged *self);
 } fdl_py_dlmanaged;
 
+/* DLPack 1.x (dlpack.h 1.0, capsule "dltensor_versioned"): the versioned managed tensor */
+typedef struct {
+    uint32_t major;
+    uint32_t minor;
+} fdl_py_dlversion;
+typedef struct fdl_py_dlversioned {
+    fdl_py_dlversion version;
+    void *manager_ctx;
+    void (*deleter)(struct fdl_py_dlversioned *self);
+    uint64_t flags;
+    fdl_py_dltensor dl_tensor;
+} fdl_py_dlversioned;
+#define DL_FLAG_READ_ONLY 1ull
+#define DL_FLAG_IS_COPIED 2ull
+
 enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
 enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
 
@@ -1017,13 +1032,55 @@ static int stream_of(PyObject *o, fdl_stream **out)
 
 typedef struct {
     PyObject_HEAD
-    fdl_buffer *buf;
+    fdl_buffer *buf;     /* NULL once free() was called (the memory may live on: see mem) */
+    PyObject *mem;       /* the memory's owner (memory_new): held by the Buffer, by launches
+                          * and preparations that point into it, by exported DLPack capsules */
     PyObject *device;
     char typestr[8];     /* "<f4"; "|u1" for raw bytes */
     Py_ssize_t itemsize;
     PyObject *shape;     /* tuple */
     PyObject *weakrefs;  /* weak references to it (caches of arrays keep them) */
 } BufferObject;
+
+/*
+ * A buffer's memory belongs to a capsule ("fdlink.memory", its context the Device), not to the
+ * Buffer: whatever points into the memory holds the capsule (a prepared launch, the arguments of
+ * a launch being made, a DLPack capsule until its deleter runs), so Buffer.free() only drops the
+ * Buffer's hold, and the memory is released when the last holder lets go. The release waits for
+ * the device's queued work first (work queued on any stream may still use the memory), then
+ * frees it (cuMemFree).
+ */
+static void memory_destructor(PyObject *cap)
+{
+    fdl_buffer *b = PyCapsule_GetPointer(cap, "fdlink.memory");
+    PyObject *dev = PyCapsule_GetContext(cap);
+    if (b) {
+        fdl_error err = FDL_ERROR_INIT;
+        (void)fdl_device_synchronize(fdl_buffer_device(b), &err); /* a failed context: freed all the same */
+        fdl_buffer_destroy(b);
+    }
+    PyErr_Clear();
+    Py_XDECREF(dev);
+}
+
+static PyObject *memory_new(fdl_buffer *b, PyObject *device)
+{
+    PyObject *cap = PyCapsule_New(b, "fdlink.memory", NULL);
+    if (!cap) {
+        fdl_buffer_destroy(b);
+        return NULL;
+    }
+    Py_INCREF(device);
+    if (PyCapsule_SetContext(cap, device) < 0 ||
+        PyCapsule_SetDestructor(cap, memory_destructor) < 0) {
+        Py_DECREF(device);
+        PyCapsule_SetContext(cap, NULL);
+        Py_DECREF(cap);
+        fdl_buffer_destroy(b);
+        return NULL;
+    }
+    return cap;
+}
 
 static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
 {
@@ -1050,6 +1107,11 @@ static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
     BufferObject *o = (BufferObject *)PyType_GenericAlloc(BufferType, 0);
     if (!o) {
         fdl_buffer_destroy(b);
+        return NULL;
+    }
+    o->mem = memory_new(b, (PyObject *)self);
+    if (!o->mem) {
+        Py_DECREF(o);
         return NULL;
     }
     o->buf = b;
@@ -1089,7 +1151,7 @@ static void Buffer_dealloc(BufferObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     if (self->weakrefs)
         PyObject_ClearWeakRefs((PyObject *)self);
-    fdl_buffer_destroy(self->buf);
+    Py_XDECREF(self->mem); /* the memory itself goes with its last holder */
     Py_XDECREF(self->device);
     Py_XDECREF(self->shape);
     PyObject_Free(self);
@@ -1157,11 +1219,14 @@ static PyObject *Buffer_zero(BufferObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* free(): the Buffer lets go of its memory now; the memory is released at once when nothing
+ * else holds it, else when the last prepared launch or DLPack capsule pointing into it lets go
+ * (memory_destructor). The Buffer is unusable from here (reads, writes, new launches refused). */
 static PyObject *Buffer_free(BufferObject *self, PyObject *unused)
 {
     (void)unused;
-    fdl_buffer_destroy(self->buf);
     self->buf = NULL;
+    Py_CLEAR(self->mem);
     Py_RETURN_NONE;
 }
 
@@ -1202,24 +1267,47 @@ static PyObject *Buffer_cai(BufferObject *self, void *c)
                          3, "strides", Py_None, "stream", Py_None);
 }
 
+/* The deleters of exported tensors: the memory's holder (manager_ctx) dropped, whatever thread
+ * the consumer calls them from, with any exception of the caller's kept. */
+static void buffer_dl_release(void *ctx, void *m)
+{
+    if (Py_IsInitialized()) { /* at exit, the memory goes with the process */
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        Py_XDECREF((PyObject *)ctx);
+        PyErr_Restore(et, ev, tb);
+        PyGILState_Release(g);
+    }
+    free(m);
+}
+
 static void buffer_dl_deleter(fdl_py_dlmanaged *m)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF((PyObject *)m->manager_ctx);
-    PyGILState_Release(g);
-    free(m);
+    buffer_dl_release(m->manager_ctx, m);
+}
+
+static void buffer_dl_deleter_v(fdl_py_dlversioned *m)
+{
+    buffer_dl_release(m->manager_ctx, m);
 }
 
 static void dltensor_capsule_destructor(PyObject *cap)
 {
     /* a capsule never consumed still owns its tensor (the DLPack rule) */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     if (PyCapsule_IsValid(cap, "dltensor")) {
         fdl_py_dlmanaged *m = PyCapsule_GetPointer(cap, "dltensor");
         if (m && m->deleter)
             m->deleter(m);
-    } else {
-        PyErr_Clear();
+    } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        fdl_py_dlversioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m && m->deleter)
+            m->deleter(m);
     }
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
 }
 
 static int dl_dtype_of(const char *typestr, fdl_py_dldtype *dt)
@@ -1237,43 +1325,142 @@ static int dl_dtype_of(const char *typestr, fdl_py_dldtype *dt)
     }
 }
 
+/* The DLPack version a consumer's max_version asks for: 1 for a versioned capsule (a tuple
+ * (major, minor) with major >= 1), 0 for the legacy one (None, or an older version). */
+static int dl_wants_versioned(PyObject *max_version)
+{
+    if (max_version == Py_None)
+        return 0;
+    long major = -1, minor = -1;
+    if (!PyTuple_Check(max_version) || PyTuple_Size(max_version) != 2 ||
+        !PyLong_Check(PyTuple_GetItem(max_version, 0)) ||
+        !PyLong_Check(PyTuple_GetItem(max_version, 1)) ||
+        ((major = PyLong_AsLong(PyTuple_GetItem(max_version, 0))) == -1 && PyErr_Occurred()) ||
+        ((minor = PyLong_AsLong(PyTuple_GetItem(max_version, 1))) == -1 && PyErr_Occurred()) ||
+        major < 0 || minor < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "__dlpack__: max_version must be a tuple (major, minor) of "
+                     "non-negative ints, not %R", max_version);
+        return -1;
+    }
+    return major >= 1;
+}
+
+/*
+ * __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None), as the array API
+ * standard says: a versioned capsule ("dltensor_versioned", DLPack 1.0) when max_version is
+ * (1, x) or later, else the legacy one ("dltensor"); dl_device other than this buffer's own
+ * device is a BufferError (fdlink copies only within a device); copy=True exports a copy (a new
+ * device allocation, flag IS_COPIED), copy=False and None the buffer itself. The capsule holds
+ * the memory (not the Buffer): Buffer.free() before the consumer lets go defers the release.
+ */
 static PyObject *Buffer_dlpack(BufferObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kw, &stream, &max_version,
-                                     &dl_device, &copy) ||
-        buffer_live(self) < 0)
+                                     &dl_device, &copy))
         return NULL;
-    (void)stream; /* fdlink's buffers are written synchronously or on the default stream */
-    (void)max_version;
-    if (copy == Py_True)
-        return PyErr_Format(PyExc_BufferError, "an fdlink Buffer cannot be copied by __dlpack__");
+    if (!self->buf)
+        return PyErr_Format(PyExc_BufferError, "__dlpack__: the buffer was freed");
+    int ordinal = ((DeviceObject *)self->device)->ordinal;
+    /* fdlink's buffers are written synchronously or on the default stream: any stream the
+     * consumer names is ordered after that work already; 0 is ambiguous (the standard's rule) */
+    if (stream != Py_None) {
+        long long sv = PyLong_Check(stream) && !PyBool_Check(stream) ? PyLong_AsLongLong(stream)
+                                                                      : -1;
+        if (sv < 0 || sv == 0) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_ValueError, "__dlpack__: stream must be None or a CUDA "
+                                "stream handle (1, 2 or a CUstream; 0 is ambiguous), not %R",
+                                stream);
+        }
+    }
+    int versioned = dl_wants_versioned(max_version);
+    if (versioned < 0)
+        return NULL;
+    if (dl_device != Py_None) {
+        int dtype = -1, did = -1;
+        if (!PyTuple_Check(dl_device) || !PyArg_ParseTuple(dl_device, "ii", &dtype, &did)) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_TypeError, "__dlpack__: dl_device must be a tuple "
+                                "(device_type, device_id), not %R", dl_device);
+        }
+        if (dtype != DL_CUDA || did != ordinal)
+            return PyErr_Format(PyExc_BufferError,
+                                "__dlpack__: dl_device (%d, %d) asked for, but the buffer is on "
+                                "CUDA device %d (%d, %d) and fdlink exports no copy to another "
+                                "device", dtype, did, ordinal, DL_CUDA, ordinal);
+    }
+    int do_copy = 0;
+    if (copy != Py_None) {
+        if (!PyBool_Check(copy))
+            return PyErr_Format(PyExc_TypeError, "__dlpack__: copy must be True, False or None, "
+                                "not %R", copy);
+        do_copy = copy == Py_True;
+    }
+    fdl_py_dldtype dt;
+    if (dl_dtype_of(self->typestr, &dt) < 0)
+        return PyErr_Format(PyExc_BufferError, "type %s has no DLPack equivalent", self->typestr);
     Py_ssize_t ndim = PyTuple_Size(self->shape);
-    fdl_py_dlmanaged *m = calloc(1, sizeof *m + (size_t)(ndim ? ndim : 1) * sizeof(int64_t));
-    if (!m)
+    PyObject *mem = self->mem;
+    Py_INCREF(mem);
+    if (do_copy) {
+        fdl_error err = FDL_ERROR_INIT;
+        fdl_buffer *b = NULL;
+        int rc = fdl_buffer_create(&b, fdl_buffer_device(self->buf), fdl_buffer_size(self->buf),
+                                   &err);
+        if (rc == FDL_OK)
+            rc = fdl_buffer_copy(b, 0, self->buf, 0, fdl_buffer_size(self->buf), &err);
+        Py_DECREF(mem);
+        if (rc != FDL_OK) {
+            fdl_buffer_destroy(b);
+            return raise_fdl(rc, &err, NULL);
+        }
+        if (!(mem = memory_new(b, self->device)))
+            return NULL;
+    }
+    size_t head = versioned ? sizeof(fdl_py_dlversioned) : sizeof(fdl_py_dlmanaged);
+    void *m = calloc(1, head + (size_t)(ndim ? ndim : 1) * sizeof(int64_t));
+    if (!m) {
+        Py_DECREF(mem);
         return PyErr_NoMemory();
-    int64_t *shape = (int64_t *)(m + 1);
+    }
+    int64_t *shape = (int64_t *)((char *)m + head);
     for (Py_ssize_t i = 0; i < ndim; i++)
         shape[i] = PyLong_AsLongLong(PyTuple_GetItem(self->shape, i));
-    if (PyErr_Occurred() || dl_dtype_of(self->typestr, &m->dl_tensor.dtype) < 0) {
+    if (PyErr_Occurred()) {
         free(m);
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_BufferError, "type %s has no DLPack equivalent", self->typestr);
+        Py_DECREF(mem);
         return NULL;
     }
-    m->dl_tensor.data = (void *)(uintptr_t)fdl_buffer_address(self->buf);
-    m->dl_tensor.device.device_type = DL_CUDA;
-    m->dl_tensor.device.device_id = ((DeviceObject *)self->device)->ordinal;
-    m->dl_tensor.ndim = (int32_t)ndim;
-    m->dl_tensor.shape = shape;
-    m->dl_tensor.strides = NULL;
-    m->manager_ctx = self;
-    m->deleter = buffer_dl_deleter;
-    Py_INCREF(self);
-    PyObject *cap = PyCapsule_New(m, "dltensor", dltensor_capsule_destructor);
+    fdl_py_dltensor *t;
+    if (versioned) {
+        fdl_py_dlversioned *v = m;
+        v->version.major = 1;
+        v->version.minor = 0;
+        v->manager_ctx = mem;
+        v->deleter = buffer_dl_deleter_v;
+        v->flags = do_copy ? DL_FLAG_IS_COPIED : 0;
+        t = &v->dl_tensor;
+    } else {
+        fdl_py_dlmanaged *u = m;
+        u->manager_ctx = mem;
+        u->deleter = buffer_dl_deleter;
+        t = &u->dl_tensor;
+    }
+    t->data = (void *)(uintptr_t)fdl_buffer_address(PyCapsule_GetPointer(mem, "fdlink.memory"));
+    t->device.device_type = DL_CUDA;
+    t->device.device_id = ordinal;
+    t->ndim = (int32_t)ndim;
+    t->dtype = dt;
+    t->shape = shape;
+    t->strides = NULL;
+    t->byte_offset = 0;
+    PyObject *cap = PyCapsule_New(m, versioned ? "dltensor_versioned" : "dltensor",
+                                  dltensor_capsule_destructor);
     if (!cap)
-        buffer_dl_deleter(m);
+        buffer_dl_release(mem, m);
     return cap;
 }
 
@@ -1298,8 +1485,8 @@ static PyObject *Buffer_enter(PyObject *self, PyObject *unused)
 static PyObject *Buffer_exit(BufferObject *self, PyObject *args)
 {
     (void)args;
-    fdl_buffer_destroy(self->buf);
     self->buf = NULL;
+    Py_CLEAR(self->mem);
     Py_RETURN_NONE;
 }
 
@@ -1344,14 +1531,33 @@ static PyType_Spec Buffer_spec = {"fdlink._fdlink.Buffer", sizeof(BufferObject),
 
 typedef struct {
     PyObject_HEAD
-    fdl_py_dlmanaged *m;
+    void *m;       /* fdl_py_dlmanaged, or fdl_py_dlversioned when versioned */
+    int versioned;
 } DLHoldObject;
 
+/* The producer's deleter, once: with the exception being raised (if any) set aside while it runs
+ * (a deleter may run Python code), and restored after. */
 static void DLHold_dealloc(DLHoldObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->m && self->m->deleter)
-        self->m->deleter(self->m);
+    void *m = self->m;
+    self->m = NULL;
+    if (m) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        if (self->versioned) {
+            fdl_py_dlversioned *v = m;
+            if (v->deleter)
+                v->deleter(v);
+        } else {
+            fdl_py_dlmanaged *u = m;
+            if (u->deleter)
+                u->deleter(u);
+        }
+        if (PyErr_Occurred())
+            PyErr_WriteUnraisable((PyObject *)self);
+        PyErr_Restore(et, ev, tb);
+    }
     PyObject_Free(self);
     Py_DECREF(tp);
 }
@@ -1377,6 +1583,7 @@ typedef struct {
     Py_ssize_t index; /* 0-based */
     DeviceObject *dev; /* the launch's device, for a producer stream to wait for; or NULL */
     fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
+    int writes;         /* fdlink writes this array (a map's output): read-only ones refused */
 } arg_ctx;
 
 #define ARGFMT "argument %zd of %s '%s'"
@@ -1632,41 +1839,71 @@ static int from_dlpack(const arg_ctx *c, PyObject *obj, const char *want, int or
         return -1;
     }
     /* stream 1: the producer orders its work before the legacy default stream, with which
-     * every fdlink stream is ordered */
-    PyObject *kw = Py_BuildValue("{s:i}", "stream", 1);
+     * every fdlink stream is ordered. A versioned capsule (DLPack 1.x) is asked for first; a
+     * producer that does not know max_version (TypeError) is asked again without it. */
+    PyObject *kw = Py_BuildValue("{s:i,s:(ii)}", "stream", 1, "max_version", 1, 0);
     PyObject *empty = PyTuple_New(0);
     PyObject *meth = PyObject_GetAttr(obj, s_dlpack);
     PyObject *cap = meth && kw && empty ? PyObject_Call(meth, empty, kw) : NULL;
+    if (!cap && meth && kw && empty && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        Py_DECREF(kw);
+        kw = Py_BuildValue("{s:i}", "stream", 1);
+        cap = kw ? PyObject_Call(meth, empty, kw) : NULL;
+    }
     Py_XDECREF(meth);
     Py_XDECREF(kw);
     Py_XDECREF(empty);
     if (!cap)
         return -1;
-    if (!PyCapsule_IsValid(cap, "dltensor")) {
+    int versioned = PyCapsule_IsValid(cap, "dltensor_versioned");
+    if (!versioned && !PyCapsule_IsValid(cap, "dltensor")) {
+        PyErr_Clear();
         PyErr_Format(PyExc_ValueError,
-                     ARGFMT ": __dlpack__() gave %R, not an unconsumed 'dltensor' capsule",
-                     ARGV(c), cap);
+                     ARGFMT ": __dlpack__() gave %R, not an unconsumed 'dltensor' or "
+                     "'dltensor_versioned' capsule", ARGV(c), cap);
         Py_DECREF(cap);
         return -1;
     }
-    fdl_py_dlmanaged *m = PyCapsule_GetPointer(cap, "dltensor");
-    if (!m) {
+    void *mp = PyCapsule_GetPointer(cap, versioned ? "dltensor_versioned" : "dltensor");
+    if (!mp) {
         Py_DECREF(cap);
         return -1;
     }
     DLHoldObject *hold = (DLHoldObject *)PyType_GenericAlloc(DLHoldType, 0);
-    if (!hold || PyCapsule_SetName(cap, "used_dltensor") < 0) {
+    if (!hold ||
+        PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) {
         Py_XDECREF(hold);
         Py_DECREF(cap);
         return -1;
     }
-    hold->m = m; /* from here the deleter is ours to call, whatever happens */
+    hold->m = mp; /* from here the deleter is ours to call (once, when the hold dies) */
+    hold->versioned = versioned;
     Py_DECREF(cap);
     int rc = PyList_Append(keep, (PyObject *)hold);
     Py_DECREF(hold);
     if (rc < 0)
         return -1;
-    const fdl_py_dltensor *t = &m->dl_tensor;
+    uint64_t flags = 0;
+    const fdl_py_dltensor *t;
+    if (versioned) {
+        const fdl_py_dlversioned *v = mp;
+        if (v->version.major != 1) {
+            PyErr_Format(PyExc_BufferError, ARGFMT ": the DLPack tensor is of version %u.%u; "
+                         "fdlink reads version 1", ARGV(c), (unsigned)v->version.major,
+                         (unsigned)v->version.minor);
+            return -1;
+        }
+        flags = v->flags;
+        t = &v->dl_tensor;
+    } else {
+        t = &((const fdl_py_dlmanaged *)mp)->dl_tensor;
+    }
+    if ((flags & DL_FLAG_READ_ONLY) && c->writes) {
+        PyErr_Format(PyExc_BufferError, ARGFMT " is read-only (its DLPack tensor says so), but "
+                     "fdlink writes it; pass a writable array", ARGV(c));
+        return -1;
+    }
     if (t->device.device_type != dtype || t->device.device_id != did) {
         PyErr_Format(PyExc_ValueError, ARGFMT ": the DLPack tensor's device (%d, %d) is not the "
                      "one __dlpack_device__ named", ARGV(c), (int)t->device.device_type,
@@ -1709,7 +1946,14 @@ static int from_dlpack(const arg_ctx *c, PyObject *obj, const char *want, int or
     char tsbuf[8];
     if (check_dtype(c, dl_typestr(t->dtype, tsbuf), want) < 0)
         return -1;
-    uint64_t p = (uint64_t)(uintptr_t)t->data + t->byte_offset;
+    uint64_t base = (uint64_t)(uintptr_t)t->data, p = base + t->byte_offset;
+    if (t->byte_offset > UINT64_MAX - base || count * itemsize > UINT64_MAX - p) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": the DLPack tensor's byte_offset %llu goes past "
+                     "the end of the address space (data 0x%llx, %llu bytes)", ARGV(c),
+                     (unsigned long long)t->byte_offset, (unsigned long long)base,
+                     (unsigned long long)(count * itemsize));
+        return -1;
+    }
     if (!p && count) {
         PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
         return -1;
@@ -2309,7 +2553,8 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
         out->size = 8;
         out->is_array = 1;
         out->nbytes = fdl_buffer_size(b->buf);
-        return PyList_Append(keep, o);
+        /* the memory outlives the launch, whatever Buffer.free() says meanwhile */
+        return PyList_Append(keep, b->mem) < 0 ? -1 : PyList_Append(keep, o);
     }
     if (PyBool_Check(o)) {
         out->value[0] = o == Py_True;
@@ -2464,7 +2709,7 @@ static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, co
     }
     Py_ssize_t ntypes = k->types != Py_None ? PyTuple_Size(k->types) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        arg_ctx c = {"kernel", k->name, i, k->dev, stream};
+        arg_ctx c = {"kernel", k->name, i, k->dev, stream, 0};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(k->types, i);
@@ -2768,7 +3013,7 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
         if (t != Py_None && utf8_of(t, &want, 0, "a declared type") < 0)
             return NULL;
     }
-    arg_ctx c = {"kernel", k->name, i, k->dev, NULL};
+    arg_ctx c = {"kernel", k->name, i, k->dev, NULL, 0};
     stream_of(self->stream, &c.stream);
     conv_arg v;
     PyObject *keep = PyList_New(0), *key = NULL;
@@ -3123,6 +3368,7 @@ typedef struct {
     PyObject *gen;
     PyObject *types; /* tuple of declared types per argument, or None */
     const char *name;
+    int out_first;   /* the first argument is written (a map's output, a reduction's out) */
 } MapObject;
 
 static PyObject *new_map(GenObject *gen, fdl_map *map, fdl_reduction *red, PyTypeObject *type)
@@ -3154,7 +3400,10 @@ static PyObject *Gen_map(GenObject *self, PyObject *args)
     rc = fdl_map_create(&map, self->gen, name, modes, &err);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
-    return new_map(self, map, NULL, MapType);
+    PyObject *o = new_map(self, map, NULL, MapType);
+    if (o)
+        ((MapObject *)o)->out_first = 1; /* out[i] = f(...) */
+    return o;
 }
 
 static PyObject *Gen_elementwise(GenObject *self, PyObject *args)
@@ -3229,7 +3478,8 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
     for (Py_ssize_t i = 0; i < n; i++) {
         GenObject *g = (GenObject *)self->gen;
         arg_ctx c = {self->map ? "map" : "reduction", self->name, i,
-                     g->device != Py_None ? (DeviceObject *)g->device : NULL, stream};
+                     g->device != Py_None ? (DeviceObject *)g->device : NULL, stream,
+                     i == 0 && self->out_first};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(self->types, i);
@@ -3368,7 +3618,9 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
     /* the output first, as an array of at least the result's size */
     PyObject *saved = self->types;
     self->types = Py_None;
+    self->out_first = 1;
     int rc0 = gen_args(self, args + 2, 1, ga, v, keep, stream);
+    self->out_first = 0;
     self->types = saved;
     if (rc0 < 0)
         goto done;
