@@ -6,17 +6,20 @@ nvJitLinkResult or nvrtcResult), ``source``, ``line``, ``column``, ``symbol``, `
 backend's whole ``log`` where there is one, and for links the ``diagnostics`` records (the same
 records as ``fdlink link --diagnostics-format=json``). ``str(e)`` is the one line the CLI prints
 (``source:line:col: symbol: message``).
+
+Every exception pickles with its whole record (``__reduce__``), so that ``multiprocessing`` and
+``concurrent.futures`` hand a worker's exception to the parent with its fields.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 __all__ = [
     "Error", "InvalidArgumentError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
     "LinkError", "NotFoundError", "NoDeviceError", "LibraryNotFoundError", "CudaError",
-    "LimitError", "KindError", "VerifyError", "DeviceStatusError",
+    "LimitError", "KindError", "VerifyError", "DeviceStatusError", "ArgumentTypeError",
 ]
 
 
@@ -34,7 +37,9 @@ class Error(Exception):
     log: Optional[str]
     diagnostics: Optional[List[Dict[str, Any]]]
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
+        if not isinstance(record, dict):  # Error("message"), as for any exception
+            record = {"message": str(record), "formatted": str(record)}
         super().__init__(record.get("formatted") or record.get("message", ""))
         self.record = record
         self.code = record.get("code", 0)
@@ -48,9 +53,18 @@ class Error(Exception):
         self.log = record.get("log")
         self.diagnostics = record.get("diagnostics")
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # rebuilt from the record (what __init__ takes), then any attribute set since
+        return (type(self), (self.record,), dict(self.__dict__))
+
 
 class InvalidArgumentError(Error, ValueError):
     """FDL_EINVAL: an argument or option the library refused (also a ValueError)."""
+
+
+class ArgumentTypeError(Error, TypeError):
+    """An argument of the wrong type, refused by the package before the library sees it (also a
+    TypeError); ``symbol`` names the argument."""
 
 
 class OutOfMemoryError(Error, MemoryError):
@@ -75,7 +89,7 @@ class ABIError(Error):
     rule: Optional[str]
     declaration: Optional[str]
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
         super().__init__(record)
         self.rule = None
         for d in self.diagnostics or ():
@@ -107,7 +121,7 @@ class LibraryNotFoundError(Error, ImportError):
 
     library: str
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
         Error.__init__(self, record)
         m = re.search(r"cannot (?:load|find) (\S+)", self.message)
         self.library = self.symbol or (m.group(1) if m else "")
@@ -141,7 +155,7 @@ class DeviceStatusError(Error):
     index: Optional[int]
     count: int
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
         super().__init__(record)
         self.function = self.symbol
         self.device_status = self.backend_code
@@ -163,4 +177,16 @@ _BY_CODE = {
 
 def from_record(record: Dict[str, Any]) -> Error:
     """The exception for a C error record (called by the extension)."""
+    if record.get("argument_type"):
+        return ArgumentTypeError(record)
     return _BY_CODE.get(record.get("code", 0), Error)(record)
+
+
+def bad_argument(argument: str, message: str, type_error: bool = False) -> Error:
+    """The exception for a bad argument of the package's API: InvalidArgumentError (a
+    ValueError) or ArgumentTypeError (a TypeError), ``symbol`` the argument, ``str()`` one line
+    naming it (``argument: message``)."""
+    line = f"{argument}: {message}"
+    record = {"code": -1, "status": "FDL_EINVAL", "symbol": argument, "message": message,
+              "formatted": line, "log": None, "diagnostics": None}
+    return (ArgumentTypeError if type_error else InvalidArgumentError)(record)

@@ -26,6 +26,7 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,18 @@ static PyObject *s_c_contiguous_, *s_ptr, *s_device_id, *s_size, *s_dtype, *s_st
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
+/* Text from the library or a backend (a log, a path, a message) as a str, whatever its bytes:
+ * UTF-8 decoded with @p errors ("surrogateescape" for paths, so that os.fsencode() gives the
+ * bytes back; "backslashreplace" for messages and logs, always printable); None for NULL.
+ * Never raises for bad bytes: an error being reported is never replaced by a decoding error. */
+static PyObject *text_of(const char *s, const char *errors)
+{
+    if (!s)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
+}
+#define MSG(s) text_of((s), "backslashreplace")
+
 /* The diagnostics of a link as a list of dicts (the records of --diagnostics-format=json). */
 static PyObject *diagnostics_list(const fdl_link *link)
 {
@@ -99,10 +112,11 @@ static PyObject *diagnostics_list(const fdl_link *link)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
-        PyObject *item = Py_BuildValue("{s:s,s:I,s:I,s:s,s:s,s:s,s:s}", "file", d->file, "line",
-                                       d->line, "column", d->column, "severity",
-                                       fdl_severity_name(d->severity), "code", d->code, "message",
-                                       d->message, "tool", d->tool);
+        PyObject *item = Py_BuildValue("{s:N,s:I,s:I,s:s,s:N,s:N,s:N}", "file",
+                                       text_of(d->file, "surrogateescape"), "line", d->line,
+                                       "column", d->column, "severity",
+                                       fdl_severity_name(d->severity), "code", MSG(d->code),
+                                       "message", MSG(d->message), "tool", MSG(d->tool));
         if (!item) {
             Py_DECREF(list);
             return NULL;
@@ -127,11 +141,15 @@ static PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link)
         diags = Py_None;
         Py_INCREF(diags);
     }
+    /* the log's bytes as they are (log_bytes), and as text that always prints (log) */
     PyObject *record = Py_BuildValue(
-        "{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:s,s:s,s:z,s:N}", "code", code, "status",
-        fdl_status_name(code), "backend_code", err->backend_code, "source", err->source, "line",
-        err->line, "column", err->column, "symbol", err->symbol, "message", err->message,
-        "formatted", line, "log", err->log, "diagnostics", diags);
+        "{s:i,s:s,s:i,s:N,s:I,s:I,s:N,s:N,s:N,s:N,s:N,s:N}", "code", code, "status",
+        fdl_status_name(code), "backend_code", err->backend_code, "source",
+        text_of(err->source, "surrogateescape"), "line", err->line, "column", err->column,
+        "symbol", MSG(err->symbol), "message", MSG(err->message), "formatted", MSG(line), "log",
+        MSG(err->log), "log_bytes",
+        err->log ? PyBytes_FromString(err->log) : (Py_INCREF(Py_None), Py_None), "diagnostics",
+        diags);
     if (!record)
         return NULL;
     if (!g_error_factory) {
@@ -146,6 +164,63 @@ static PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link)
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return NULL;
+}
+
+static const char *tname(PyObject *o);
+
+/* A bad argument of the package's API as an fdlink error: InvalidArgumentError (a ValueError),
+ * or ArgumentTypeError (a TypeError) when @p type_error; "argument: message", the argument as
+ * the record's symbol. NULL always. */
+static PyObject *raise_arg(int type_error, const char *argument, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return NULL;
+    PyObject *line = PyUnicode_FromFormat("%s: %U", argument, msg);
+    PyObject *record = line ? Py_BuildValue("{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:O,s:O,s:O,s:O,s:O}",
+                                            "code", FDL_EINVAL, "status",
+                                            fdl_status_name(FDL_EINVAL), "backend_code", 0,
+                                            "source", "", "line", 0u, "column", 0u, "symbol",
+                                            argument, "message", msg, "formatted", line, "log",
+                                            Py_None, "diagnostics", Py_None, "argument_type",
+                                            type_error ? Py_True : Py_False)
+                            : NULL;
+    Py_XDECREF(line);
+    if (!record || !g_error_factory) {
+        if (record)
+            PyErr_SetObject(type_error ? PyExc_TypeError : PyExc_ValueError, msg);
+        Py_XDECREF(record);
+        Py_DECREF(msg);
+        return NULL;
+    }
+    Py_DECREF(msg);
+    PyObject *exc = PyObject_CallFunctionObjArgs(g_error_factory, record, NULL);
+    Py_DECREF(record);
+    if (exc) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+/* A size_t argument (shared_mem, nbytes): a non-negative int, else an fdlink error naming it. */
+static int size_arg(PyObject *o, const char *argument, size_t *out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        raise_arg(1, argument, "must be a non-negative int, not %s", tname(o));
+        return -1;
+    }
+    size_t v = PyLong_AsSize_t(o);
+    if (v == (size_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        raise_arg(0, argument, "must be an int from 0 to 2**64-1, not %R", o);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 static PyObject *set_error_factory(PyObject *self, PyObject *arg)
@@ -192,6 +267,35 @@ static int utf8_of(PyObject *o, const char **out, int none_ok, const char *what)
         PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
         return -1;
     }
+    return 0;
+}
+
+/* A path (str, or bytes) as the file system's bytes (os.fsencode: a str's undecodable bytes,
+ * kept by surrogateescape, come back as they were). *@p holder receives the bytes object that
+ * owns *@p out (the caller's to release). */
+static int path_of(PyObject *o, PyObject **holder, const char **out, const char *what)
+{
+    *holder = NULL;
+    *out = NULL;
+    if (PyUnicode_Check(o))
+        *holder = PyUnicode_EncodeFSDefault(o);
+    else if (PyBytes_Check(o))
+        *holder = (Py_INCREF(o), o);
+    else {
+        PyErr_Format(PyExc_TypeError, "%s must be a str or bytes path, not %s", what, tname(o));
+        return -1;
+    }
+    if (!*holder)
+        return -1;
+    char *p;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(*holder, &p, &n) < 0 || (size_t)n != strlen(p)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
+        Py_CLEAR(*holder);
+        return -1;
+    }
+    *out = p;
     return 0;
 }
 
@@ -550,7 +654,20 @@ typedef struct {
     PyObject *decls; /* the Decls objects the link borrows */
 } LinkObject;
 
-/* Link(options, decls, inputs): inputs are (data: bytes | None, path: str | None, name, kind). */
+/* One input of a link, read from its tuple with the GIL, added to the link without it. */
+typedef struct {
+    const char *data; /* bytes, or NULL for a file */
+    Py_ssize_t size;
+    const char *path; /* the file system's bytes (held by a bytes object in the holder list) */
+    const char *name;
+    int kind;
+} link_input;
+
+/* Link(options, decls, inputs): inputs are (data: bytes | None, path: str | None, name, kind).
+ * Everything of the link but reading the arguments runs without the GIL: creating it (which
+ * loads the CUDA libraries), adding declarations and inputs (files read, inputs recognised) and
+ * the link or check itself, which may take seconds; none touches a Python object, and every
+ * buffer it borrows is held by the arguments (or by @p holders). */
 static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     (void)kwds;
@@ -562,69 +679,99 @@ static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     link_opts lo;
     LinkObject *self = NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    if (link_opts_from(&lo, opts) < 0)
+    int rc = FDL_OK, with_diags = 0;
+    Py_ssize_t ndecls = 0, ninputs = 0;
+    const fdl_decls **dl = NULL;
+    link_input *in = NULL;
+    PyObject *holders = PyList_New(0), *inputs_t = NULL;
+    if (link_opts_from(&lo, opts) < 0) {
+        Py_XDECREF(holders);
+        return NULL;
+    }
+    if (!holders)
         goto fail;
     self = (LinkObject *)PyType_GenericAlloc(type, 0);
     if (!self)
         goto fail;
     self->decls = PySequence_Tuple(decls);
-    if (!self->decls)
+    inputs_t = PySequence_Tuple(inputs); /* the items stay alive while the link is made */
+    if (!self->decls || !inputs_t)
         goto fail;
-    rc = fdl_link_create(&self->link, &lo.lo, &err);
-    if (rc != FDL_OK) {
-        raise_fdl(rc, &err, NULL);
+    ndecls = PyTuple_Size(self->decls);
+    ninputs = PyTuple_Size(inputs_t);
+    dl = calloc((size_t)ndecls + 1, sizeof *dl);
+    in = calloc((size_t)ninputs + 1, sizeof *in);
+    if (!dl || !in) {
+        PyErr_NoMemory();
         goto fail;
     }
-    for (Py_ssize_t i = 0; i < PyTuple_Size(self->decls); i++) {
+    for (Py_ssize_t i = 0; i < ndecls; i++) {
         PyObject *d = PyTuple_GetItem(self->decls, i);
         if (!PyObject_TypeCheck(d, DeclsType)) {
             PyErr_Format(PyExc_TypeError, "decls[%zd] must be a Decls, not %s", i, tname(d));
             goto fail;
         }
-        rc = fdl_link_add_decls(self->link, ((DeclsObject *)d)->decls, &err);
-        if (rc != FDL_OK) {
-            raise_fdl(rc, &err, self->link);
-            goto fail;
-        }
+        dl[i] = ((DeclsObject *)d)->decls;
     }
-    for (Py_ssize_t i = 0; i < PyList_Size(inputs); i++) {
-        PyObject *in = PyList_GetItem(inputs, i), *data, *path;
-        const char *name, *p = NULL, *bytes = NULL;
-        int kind;
-        Py_ssize_t size = 0;
-        if (!PyTuple_Check(in) || !PyArg_ParseTuple(in, "OOsi", &data, &path, &name, &kind)) {
+    for (Py_ssize_t i = 0; i < ninputs; i++) {
+        PyObject *item = PyTuple_GetItem(inputs_t, i), *data, *path;
+        if (!PyTuple_Check(item) ||
+            !PyArg_ParseTuple(item, "OOsi", &data, &path, &in[i].name, &in[i].kind)) {
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_TypeError, "input %zd must be a tuple", i);
             goto fail;
         }
         if (data != Py_None) {
-            if (bytes_of(data, &bytes, &size, "an input") < 0)
+            if (bytes_of(data, &in[i].data, &in[i].size, "an input") < 0)
                 goto fail;
-            rc = fdl_link_add_data(self->link, bytes, (size_t)size, name, (fdl_input_kind)kind,
-                                   &err);
+            if (PyByteArray_Check(data)) { /* a bytearray may be resized: a copy is held */
+                PyObject *copy = PyBytes_FromStringAndSize(in[i].data, in[i].size);
+                if (!copy || PyList_Append(holders, copy) < 0) {
+                    Py_XDECREF(copy);
+                    goto fail;
+                }
+                Py_DECREF(copy);
+                in[i].data = PyBytes_AsString(copy);
+            }
         } else {
-            if (utf8_of(path, &p, 0, "an input path") < 0)
+            PyObject *h;
+            if (path_of(path, &h, &in[i].path, "an input path") < 0)
                 goto fail;
-            rc = fdl_link_add_file(self->link, p, (fdl_input_kind)kind, &err);
-        }
-        if (rc != FDL_OK) {
-            raise_fdl(rc, &err, self->link);
-            goto fail;
+            rc = PyList_Append(holders, h);
+            Py_DECREF(h);
+            if (rc < 0)
+                goto fail;
         }
     }
-    /* the link itself runs without the GIL: it may take seconds and touches no Python object */
     Py_BEGIN_ALLOW_THREADS
-    rc = check_only ? fdl_link_check(self->link, 0, &err) : fdl_link_complete(self->link, &err);
+    rc = fdl_link_create(&self->link, &lo.lo, &err);
+    for (Py_ssize_t i = 0; rc == FDL_OK && i < ndecls; i++)
+        rc = fdl_link_add_decls(self->link, dl[i], &err);
+    for (Py_ssize_t i = 0; rc == FDL_OK && i < ninputs; i++)
+        rc = in[i].data ? fdl_link_add_data(self->link, in[i].data, (size_t)in[i].size,
+                                            in[i].name, (fdl_input_kind)in[i].kind, &err)
+                        : fdl_link_add_file(self->link, in[i].path, (fdl_input_kind)in[i].kind,
+                                            &err);
+    if (rc == FDL_OK)
+        rc = check_only ? fdl_link_check(self->link, 0, &err) : fdl_link_complete(self->link, &err);
     Py_END_ALLOW_THREADS
+    with_diags = self->link != NULL;
     if (rc != FDL_OK) {
-        raise_fdl(rc, &err, self->link);
+        raise_fdl(rc, &err, with_diags ? self->link : NULL);
         goto fail;
     }
     link_opts_free(&lo);
+    free(dl);
+    free(in);
+    Py_DECREF(holders);
+    Py_DECREF(inputs_t);
     return (PyObject *)self;
 fail:
     link_opts_free(&lo);
+    free(dl);
+    free(in);
+    Py_XDECREF(holders);
+    Py_XDECREF(inputs_t);
     Py_XDECREF(self);
     return NULL;
 }
@@ -2732,7 +2879,9 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
     if (dim3_of(args[0], &cfg.grid, "grid") < 0 || dim3_of(args[1], &cfg.block, "block") < 0 ||
         stream_of(args[3], &cfg.stream) < 0)
         return NULL;
-    size_t shared = PyLong_AsSize_t(args[2]);
+    size_t shared;
+    if (size_arg(args[2], "shared_mem", &shared) < 0)
+        return NULL;
     unsigned long flags = PyLong_AsUnsignedLong(args[4]);
     if (PyErr_Occurred())
         return NULL;
@@ -2787,7 +2936,8 @@ static PyObject *Kernel_time_launches(KernelObject *self, PyObject *const *args,
     if ((reps < 0 && PyErr_Occurred()) || dim3_of(args[1], &cfg.grid, "grid") < 0 ||
         dim3_of(args[2], &cfg.block, "block") < 0 || stream_of(args[4], &cfg.stream) < 0)
         return NULL;
-    cfg.shared_bytes = PyLong_AsSize_t(args[3]);
+    if (size_arg(args[3], "shared_mem", &cfg.shared_bytes) < 0)
+        return NULL;
     cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[5]);
     if (PyErr_Occurred())
         return NULL;
@@ -2925,7 +3075,8 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     if (dim3_of(args[0], &cfg.grid, "grid") < 0 || dim3_of(args[1], &cfg.block, "block") < 0 ||
         stream_of(args[3], &cfg.stream) < 0)
         return NULL;
-    cfg.shared_bytes = PyLong_AsSize_t(args[2]);
+    if (size_arg(args[2], "shared_mem", &cfg.shared_bytes) < 0)
+        return NULL;
     cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[4]);
     if (PyErr_Occurred())
         return NULL;
@@ -3071,8 +3222,8 @@ static PyObject *Launch_set_geometry(LaunchObject *self, PyObject *const *args, 
     fdl_dim3 grid, block;
     if (dim3_of(args[0], &grid, "grid") < 0 || dim3_of(args[1], &block, "block") < 0)
         return NULL;
-    size_t shared = nargs > 2 ? PyLong_AsSize_t(args[2]) : 0;
-    if (PyErr_Occurred())
+    size_t shared = 0;
+    if (nargs > 2 && size_arg(args[2], "shared_mem", &shared) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_launch_set_geometry(self->launch, grid, block, shared, &err);
@@ -3204,8 +3355,8 @@ static int Kernel_set_types(KernelObject *self, PyObject *v, void *c)
 
 static PyObject *Kernel_set_max_dynamic_shared(KernelObject *self, PyObject *arg)
 {
-    size_t bytes = PyLong_AsSize_t(arg);
-    if (PyErr_Occurred())
+    size_t bytes;
+    if (size_arg(arg, "set_max_dynamic_shared: nbytes", &bytes) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_kernel_set_max_dynamic_shared(self->kernel, bytes, &err);
@@ -3510,7 +3661,9 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
 {
     if (nargs < 3)
         return PyErr_Format(PyExc_TypeError, "launch(n, sync, stream, *args)");
-    size_t n = PyLong_AsSize_t(args[0]);
+    size_t n;
+    if (size_arg(args[0], "n", &n) < 0)
+        return NULL;
     int sync = PyObject_IsTrue(args[1]);
     fdl_stream *stream = NULL;
     if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0)
@@ -3559,9 +3712,9 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
 {
     if (nargs < 2)
         return PyErr_Format(PyExc_TypeError, "run(n, stream, *args)");
-    size_t n = PyLong_AsSize_t(args[0]);
+    size_t n;
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
+    if (size_arg(args[0], "n", &n) < 0 || stream_of(args[1], &stream) < 0)
         return NULL;
     Py_ssize_t na = nargs - 2;
     size_t rs = fdl_reduction_result_size(self->red);
@@ -3602,9 +3755,9 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
 {
     if (nargs < 3)
         return PyErr_Format(PyExc_TypeError, "run_async(n, stream, out, *args)");
-    size_t n = PyLong_AsSize_t(args[0]);
+    size_t n;
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
+    if (size_arg(args[0], "n", &n) < 0 || stream_of(args[1], &stream) < 0)
         return NULL;
     Py_ssize_t na = nargs - 3;
     size_t rs = fdl_reduction_result_size(self->red);
