@@ -412,7 +412,10 @@ static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     fdl_error err = FDL_ERROR_INIT;
     fdl_decls *decls = NULL;
-    int rc = fdl_decls_parse(&decls, data, (size_t)size, name, &err);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS /* the text is held by the argument */
+    rc = fdl_decls_parse(&decls, data, (size_t)size, name, &err);
+    Py_END_ALLOW_THREADS
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     DeclsObject *self = (DeclsObject *)PyType_GenericAlloc(type, 0);
@@ -422,6 +425,34 @@ static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     self->decls = decls;
     return (PyObject *)self;
+}
+
+/* decls_load(path) -> Decls: a declaration file read by the library's checked reader (devices,
+ * FIFOs, directories and files beyond its limit refused at once, with its message), the path
+ * as the file system's bytes; without the GIL. */
+static PyObject *py_decls_load(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *h;
+    const char *path;
+    if (path_of(arg, &h, &path, "a declaration path") < 0)
+        return NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_decls *decls = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fdl_decls_load(&decls, path, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(h);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    DeclsObject *o = (DeclsObject *)PyType_GenericAlloc(DeclsType, 0);
+    if (!o) {
+        fdl_decls_destroy(decls);
+        return NULL;
+    }
+    o->decls = decls;
+    return (PyObject *)o;
 }
 
 static void Decls_dealloc(DeclsObject *self)
@@ -536,10 +567,16 @@ static int opt_int(PyObject *d, const char *key, int *out)
         *out = v == Py_True;
         return 0;
     }
-    long x = PyLong_Check(v) ? PyLong_AsLong(v) : -1;
-    if (!PyLong_Check(v) || (x == -1 && PyErr_Occurred()) || x < -1 || x > 1 << 20) {
+    char what[64];
+    snprintf(what, sizeof what, "option %s", key);
+    if (!PyLong_Check(v)) {
+        raise_arg(1, what, "must be an int or a bool, not %s", tname(v));
+        return -1;
+    }
+    long x = PyLong_AsLong(v);
+    if ((x == -1 && PyErr_Occurred()) || x < -1 || x > 1 << 20) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "option %s must be an int or a bool, not %R", key, v);
+        raise_arg(0, what, "%R is out of range (-1 to %d)", v, 1 << 20);
         return -1;
     }
     *out = (int)x;
@@ -552,10 +589,16 @@ static int opt_long(PyObject *d, const char *key, long *out)
     PyObject *v = PyDict_GetItemString(d, key);
     if (!v || v == Py_None)
         return 0;
-    long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
-    if (!PyLong_Check(v) || PyBool_Check(v) || (x == -1 && PyErr_Occurred())) {
+    char what[64];
+    snprintf(what, sizeof what, "option %s", key);
+    if (!PyLong_Check(v) || PyBool_Check(v)) {
+        raise_arg(1, what, "must be an int, not %s", tname(v));
+        return -1;
+    }
+    long x = PyLong_AsLong(v);
+    if (x == -1 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "option %s must be an int, not %R", key, v);
+        raise_arg(0, what, "%R is out of range", v);
         return -1;
     }
     *out = x;
@@ -811,14 +854,15 @@ static PyObject *Link_info(LinkObject *self, void *c)
     size_t hits = 0, compiled = 0, bc_hits = 0, bc_compiled = 0;
     fdl_link_nvrtc_cache(self->link, &hits, &compiled);
     fdl_link_nvvm_cache(self->link, &bc_hits, &bc_compiled);
-    return Py_BuildValue("{s:s,s:s,s:i,s:d,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:n}", "arch",
+    /* the logs are the backends' text, whatever its bytes (MSG) */
+    return Py_BuildValue("{s:s,s:s,s:i,s:d,s:s,s:s,s:N,s:N,s:N,s:n,s:n,s:n,s:n}", "arch",
                          fdl_link_arch(self->link), "backend",
                          fdl_link_backend_name(fdl_link_get_backend(self->link)), "lto",
                          fdl_link_lto(self->link), "wall_ms", fdl_link_wall_ms(self->link),
                          "cache", fdl_cache_result_name(r), "cache_key", key ? key : "",
-                         "cache_warning", fdl_link_cache_warning(self->link), "info_log",
-                         fdl_link_info_log(self->link), "error_log",
-                         fdl_link_error_log(self->link), "nvrtc_cache_hits", (Py_ssize_t)hits,
+                         "cache_warning", MSG(fdl_link_cache_warning(self->link)), "info_log",
+                         MSG(fdl_link_info_log(self->link)), "error_log",
+                         MSG(fdl_link_error_log(self->link)), "nvrtc_cache_hits", (Py_ssize_t)hits,
                          "nvrtc_compiled", (Py_ssize_t)compiled, "nvvm_cache_hits",
                          (Py_ssize_t)bc_hits, "nvvm_compiled", (Py_ssize_t)bc_compiled);
 }
@@ -3439,6 +3483,7 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     fdl_gen_options go = FDL_GEN_OPTIONS_INIT;
     GenObject *self = (GenObject *)PyType_GenericAlloc(type, 0);
     const char **inputs = NULL;
+    PyObject *held = NULL;
     if (!self)
         return NULL;
     self->device = device;
@@ -3457,9 +3502,30 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         Py_DECREF(self);
         return NULL;
     }
-    inputs = str_array(paths, "an input path");
-    if (!inputs && PyErr_Occurred())
-        goto fail;
+    /* the paths as the file system's bytes, held by @p held while the generator is made */
+    if (paths != Py_None) {
+        if (!PyList_Check(paths) && !PyTuple_Check(paths)) {
+            PyErr_Format(PyExc_TypeError, "input paths must be a list, not %s", tname(paths));
+            goto fail;
+        }
+        Py_ssize_t np = PySequence_Size(paths);
+        inputs = calloc((size_t)np + 1, sizeof *inputs);
+        held = PyList_New(0);
+        if (!inputs || !held) {
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < np; i++) {
+            PyObject *item = PySequence_GetItem(paths, i), *h = NULL;
+            int bad = !item || path_of(item, &h, &inputs[i], "an input path") < 0 ||
+                      PyList_Append(held, h) < 0;
+            Py_XDECREF(item);
+            Py_XDECREF(h);
+            if (bad)
+                goto fail;
+        }
+    }
     go.decls = decls != Py_None ? ((DeclsObject *)decls)->decls : NULL;
     go.inputs = inputs;
     go.link = &self->lo->lo;
@@ -3490,9 +3556,11 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         }
     }
     free(inputs);
+    Py_XDECREF(held);
     return (PyObject *)self;
 fail:
     free(inputs);
+    Py_XDECREF(held);
     Py_XDECREF(self);
     return NULL;
 }
@@ -3969,15 +4037,28 @@ static PyObject *py_cache_dir(PyObject *self, PyObject *unused)
     return PyUnicode_FromString(buf);
 }
 
+/* PyArg "O&" converter: a path (str, bytes, os.PathLike) or None as a bytes object or NULL, the
+ * file system's bytes (os.fsencode) */
+static int fs_opt(PyObject *o, void *out)
+{
+    if (o == Py_None) {
+        *(PyObject **)out = NULL;
+        return 1;
+    }
+    return PyUnicode_FSConverter(o, out);
+}
+#define FSP(b) ((b) ? PyBytes_AsString(b) : NULL)
+
 static PyObject *py_cache_stats(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL;
-    if (!PyArg_ParseTuple(args, "|z:cache_stats", &dir))
+    PyObject *dir = NULL;
+    if (!PyArg_ParseTuple(args, "|O&:cache_stats", fs_opt, &dir))
         return NULL;
     fdl_cache_stats s;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_stats_get(&s, dir, &err);
+    int rc = fdl_cache_stats_get(&s, FSP(dir), &err);
+    Py_XDECREF(dir);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return Py_BuildValue("{s:n,s:K,s:K,s:n,s:K,s:K,s:K,s:K}", "entries", (Py_ssize_t)s.entries,
@@ -3992,12 +4073,13 @@ static PyObject *py_cache_stats(PyObject *self, PyObject *args)
 static PyObject *py_cache_clear(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL;
-    if (!PyArg_ParseTuple(args, "|z:cache_clear", &dir))
+    PyObject *dir = NULL;
+    if (!PyArg_ParseTuple(args, "|O&:cache_clear", fs_opt, &dir))
         return NULL;
     size_t removed = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_clear(dir, &removed, &err);
+    int rc = fdl_cache_clear(FSP(dir), &removed, &err);
+    Py_XDECREF(dir);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return PyLong_FromSize_t(removed);
@@ -4006,17 +4088,23 @@ static PyObject *py_cache_clear(PyObject *self, PyObject *args)
 static PyObject *py_cache_export(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL, *path;
+    PyObject *dir = NULL, *path = NULL;
     PyObject *keys_o = Py_None;
-    if (!PyArg_ParseTuple(args, "zs|O:cache_export", &dir, &path, &keys_o))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "O&O&|O:cache_export", fs_opt, &dir, PyUnicode_FSConverter,
+                          &path, &keys_o))
+        return NULL; /* the converters' results are released by the parser */
     const char **keys = str_array(keys_o, "a key");
-    if (!keys && PyErr_Occurred())
+    if (!keys && PyErr_Occurred()) {
+        Py_XDECREF(dir);
+        Py_DECREF(path);
         return NULL;
+    }
     size_t exported = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_export(dir, path, keys, &exported, &err);
+    int rc = fdl_cache_export(FSP(dir), FSP(path), keys, &exported, &err);
     free(keys);
+    Py_XDECREF(dir);
+    Py_DECREF(path);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return PyLong_FromSize_t(exported);
@@ -4025,12 +4113,15 @@ static PyObject *py_cache_export(PyObject *self, PyObject *args)
 static PyObject *py_cache_import(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL, *path;
-    if (!PyArg_ParseTuple(args, "zs:cache_import", &dir, &path))
+    PyObject *dir = NULL, *path = NULL;
+    if (!PyArg_ParseTuple(args, "O&O&:cache_import", fs_opt, &dir, PyUnicode_FSConverter,
+                          &path))
         return NULL;
     size_t imported = 0, rejected = 0, forged = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_import(dir, path, &imported, &rejected, &forged, &err);
+    int rc = fdl_cache_import(FSP(dir), FSP(path), &imported, &rejected, &forged, &err);
+    Py_XDECREF(dir);
+    Py_DECREF(path);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return Py_BuildValue("{s:n,s:n,s:n}", "imported", (Py_ssize_t)imported, "rejected",
@@ -4109,8 +4200,8 @@ static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
         err.log = log; /* the whole NVRTC log, for the exception */
         raise_fdl(rc, &err, NULL);
     } else {
-        ret = Py_BuildValue("(y#sz)", (const char *)out, (Py_ssize_t)size,
-                            fdl_input_kind_name(kind), log);
+        ret = Py_BuildValue("(y#sN)", (const char *)out, (Py_ssize_t)size,
+                            fdl_input_kind_name(kind), MSG(log));
     }
     free(out);
     free(log);
@@ -4140,6 +4231,7 @@ static PyMethodDef module_methods[] = {
     {"cuda_compile", py_cuda_compile, METH_VARARGS,
      "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
+    {"decls_load", py_decls_load, METH_O, "decls_load(path) -> Decls: a declaration file"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};
 
