@@ -488,8 +488,9 @@ static PyObject *Decls_items(DeclsObject *self, PyObject *unused)
             PyTuple_SetItem(params, (Py_ssize_t)p, PyUnicode_FromString(t));
         }
         fdl_type_format(d->sig.ret, t, sizeof t);
-        PyObject *item = Py_BuildValue("(sssssIIIsN)", d->name, sig, abi_name(d->abi), d->source,
-                                       "", d->line, d->column, d->sig_column, t, params);
+        PyObject *item = Py_BuildValue("(sssNsIIIsN)", d->name, sig, abi_name(d->abi),
+                                       text_of(d->source, "surrogateescape"), "", d->line,
+                                       d->column, d->sig_column, t, params);
         if (!item)
             goto fail;
         PyList_SetItem(list, (Py_ssize_t)i, item);
@@ -519,7 +520,7 @@ static PyObject *Decls_header(DeclsObject *self, PyObject *args)
 static PyObject *Decls_source(DeclsObject *self, void *closure)
 {
     (void)closure;
-    return PyUnicode_FromString(fdl_decls_source(self->decls));
+    return text_of(fdl_decls_source(self->decls), "surrogateescape"); /* a path's bytes kept */
 }
 
 static PyMethodDef Decls_methods[] = {
