@@ -8,6 +8,7 @@ copy), with producers written with ctypes (their deleters are Python code)."""
 
 import ctypes
 import gc
+import struct
 
 import pytest
 
@@ -80,6 +81,32 @@ def test_set_arg_on_a_freed_buffer(saxpy_module):
     gc.collect()
     if live is not None:
         assert _live() == live  # x's memory went with the preparation; z's is z's
+
+
+@pytest.mark.gpu
+def test_free_with_work_queued_and_a_prepared_launch_on_a_real_gpu(saxpy_module):
+    """On the GPU: a buffer freed while launches that read it are queued on a stream, and while a
+    prepared launch holds it: the queued work and the next run compute on its memory."""
+    k = saxpy_module.kernel("saxpy")
+    n = 1 << 20
+    x, y = fdlink.empty(n, "f4"), fdlink.empty(n, "f4")
+    x.write(struct.pack("f", 1.0) * n)
+    y.zero()
+    s = fdlink.stream()
+    p = k.prepare((n + 255) // 256, 256, (y, x, 2.0, n), stream=s)
+    for _ in range(50):
+        p()
+    x.free()  # 50 launches reading x are queued, and p holds x
+    p()
+    s.synchronize()
+    assert set(struct.unpack(f"{n}f", y.read())) == {102.0}
+    del p
+    gc.collect()  # x's memory released now, after the device's work
+    z = fdlink.empty(n, "f4")
+    z.write(struct.pack("f", 3.0) * n)
+    k[(n + 255) // 256, 256](y, z, 1.0, n)
+    fdlink.device().synchronize()
+    assert set(struct.unpack(f"{n}f", y.read())) == {105.0}
 
 
 def test_free_under_an_exported_capsule_is_deferred():
