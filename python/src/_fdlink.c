@@ -1557,15 +1557,16 @@ static PyObject *Buffer_dlpack(BufferObject *self, PyObject *args, PyObject *kwd
         return PyErr_Format(PyExc_BufferError, "__dlpack__: the buffer was freed");
     int ordinal = ((DeviceObject *)self->device)->ordinal;
     /* fdlink's buffers are written synchronously or on the default stream: any stream the
-     * consumer names is ordered after that work already; 0 is ambiguous (the standard's rule) */
+     * consumer names is ordered after that work already (-1: no synchronisation asked); 0 is
+     * ambiguous (the standard's rule) */
     if (stream != Py_None) {
         long long sv = PyLong_Check(stream) && !PyBool_Check(stream) ? PyLong_AsLongLong(stream)
-                                                                      : -1;
-        if (sv < 0 || sv == 0) {
+                                                                      : -2;
+        if (sv < -1 || sv == 0) {
             PyErr_Clear();
-            return PyErr_Format(PyExc_ValueError, "__dlpack__: stream must be None or a CUDA "
-                                "stream handle (1, 2 or a CUstream; 0 is ambiguous), not %R",
-                                stream);
+            return PyErr_Format(PyExc_ValueError, "__dlpack__: stream must be None, -1 or a "
+                                "CUDA stream handle (1, 2 or a CUstream; 0 is ambiguous), not "
+                                "%R", stream);
         }
     }
     int versioned = dl_wants_versioned(max_version);

@@ -345,6 +345,8 @@ def test_buffer_dlpack_device_and_copy_per_the_standard():
     assert "dltensor" in repr(b.__dlpack__(dl_device=(2, dev), copy=False))
     with pytest.raises(ValueError, match="stream"):
         b.__dlpack__(stream=0)
+    for ok in (None, -1, 1, 2):
+        assert "dltensor" in repr(b.__dlpack__(stream=ok))
     live = _live()
     cap = b.__dlpack__(max_version=(1, 0), copy=True)
     m = _read_capsule(cap, True)
