@@ -412,10 +412,12 @@ static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     fdl_error err = FDL_ERROR_INIT;
     fdl_decls *decls = NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS /* the text is held by the argument */
-    rc = fdl_decls_parse(&decls, data, (size_t)size, name, &err);
-    Py_END_ALLOW_THREADS
+    /* without the GIL where the text cannot change meanwhile (a str or bytes argument; a
+     * bytearray could be resized by another thread) */
+    PyThreadState *ts = PyByteArray_Check(text) ? NULL : PyEval_SaveThread();
+    int rc = fdl_decls_parse(&decls, data, (size_t)size, name, &err);
+    if (ts)
+        PyEval_RestoreThread(ts);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     DeclsObject *self = (DeclsObject *)PyType_GenericAlloc(type, 0);
@@ -1251,8 +1253,7 @@ static void memory_destructor(PyObject *cap)
         (void)fdl_device_synchronize(fdl_buffer_device(b), &err); /* a failed context: freed all the same */
         fdl_buffer_destroy(b);
     }
-    PyErr_Clear();
-    Py_XDECREF(dev);
+    Py_XDECREF(dev); /* no Python error is set or cleared: this may run while one is raised */
 }
 
 static PyObject *memory_new(fdl_buffer *b, PyObject *device)
