@@ -4174,18 +4174,31 @@ static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
         return NULL;
     const char *text;
     Py_ssize_t len;
+    PyObject *frozen = NULL; /* a bytearray's copy: the compile runs without the GIL */
+    if (PyByteArray_Check(source)) {
+        if (!(frozen = PyBytes_FromObject(source)))
+            return NULL;
+        source = frozen;
+    }
     if (PyUnicode_Check(source)) {
         text = PyUnicode_AsUTF8AndSize(source, &len);
-        if (!text)
+        if (!text) {
+            Py_XDECREF(frozen);
             return NULL;
+        }
     } else if (bytes_of(source, &text, &len, "source") < 0) {
+        Py_XDECREF(frozen);
         return NULL;
     }
-    if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType))
-        return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
     link_opts lo;
-    if (link_opts_from(&lo, opts) < 0)
+    if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType)) {
+        Py_XDECREF(frozen);
+        return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
+    }
+    if (link_opts_from(&lo, opts) < 0) {
+        Py_XDECREF(frozen);
         return NULL;
+    }
     void *out = NULL;
     size_t size = 0;
     fdl_input_kind kind = FDL_KIND_AUTO;
@@ -4208,6 +4221,7 @@ static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
     }
     free(out);
     free(log);
+    Py_XDECREF(frozen);
     return ret;
 }
 
