@@ -17,9 +17,9 @@ import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 __all__ = [
-    "Error", "InvalidArgumentError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
+    "Error", "InvalidArgumentError", "ArgumentTypeError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
     "LinkError", "NotFoundError", "NoDeviceError", "LibraryNotFoundError", "CudaError",
-    "LimitError", "KindError", "VerifyError", "DeviceStatusError", "ArgumentTypeError",
+    "LimitError", "KindError", "VerifyError", "DeviceStatusError",
 ]
 
 
@@ -62,9 +62,10 @@ class InvalidArgumentError(Error, ValueError):
     """FDL_EINVAL: an argument or option the library refused (also a ValueError)."""
 
 
-class ArgumentTypeError(Error, TypeError):
-    """An argument of the wrong type, refused by the package before the library sees it (also a
-    TypeError); ``symbol`` names the argument."""
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """A kernel or map argument of a type its parameter does not take (a float for an ``int``
+    parameter, a number for a struct): an :class:`InvalidArgumentError` that is also a
+    ``TypeError``. ``argument`` is its 1-based position (0: the argument count)."""
 
 
 class OutOfMemoryError(Error, MemoryError):
@@ -177,16 +178,22 @@ _BY_CODE = {
 
 def from_record(record: Dict[str, Any]) -> Error:
     """The exception for a C error record (called by the extension)."""
-    if record.get("argument_type"):
-        return ArgumentTypeError(record)
-    return _BY_CODE.get(record.get("code", 0), Error)(record)
+    if record.get("python") == "TypeError":  # an argument refused for its type
+        e: Error = ArgumentTypeError(record)
+    else:
+        e = _BY_CODE.get(record.get("code", 0), Error)(record)
+    if "argument" in record:
+        e.argument = record["argument"]  # type: ignore[attr-defined]
+    return e
 
 
 def bad_argument(argument: str, message: str, type_error: bool = False) -> Error:
-    """The exception for a bad argument of the package's API: InvalidArgumentError (a
-    ValueError) or ArgumentTypeError (a TypeError), ``symbol`` the argument, ``str()`` one line
-    naming it (``argument: message``)."""
+    """The exception for a bad argument of the package's API (not a kernel's): an
+    InvalidArgumentError (a ValueError), or an ArgumentTypeError (also a TypeError) when
+    @type_error; ``symbol`` the argument, ``str()`` one line naming it (``argument: message``)."""
     line = f"{argument}: {message}"
     record = {"code": -1, "status": "FDL_EINVAL", "symbol": argument, "message": message,
               "formatted": line, "log": None, "diagnostics": None}
-    return (ArgumentTypeError if type_error else InvalidArgumentError)(record)
+    if type_error:
+        record["python"] = "TypeError"
+    return from_record(record)

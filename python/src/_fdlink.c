@@ -180,13 +180,13 @@ static PyObject *raise_arg(int type_error, const char *argument, const char *fmt
     if (!msg)
         return NULL;
     PyObject *line = PyUnicode_FromFormat("%s: %U", argument, msg);
-    PyObject *record = line ? Py_BuildValue("{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:O,s:O,s:O,s:O,s:O}",
+    PyObject *record = line ? Py_BuildValue("{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:O,s:O,s:O,s:O,s:s}",
                                             "code", FDL_EINVAL, "status",
                                             fdl_status_name(FDL_EINVAL), "backend_code", 0,
                                             "source", "", "line", 0u, "column", 0u, "symbol",
                                             argument, "message", msg, "formatted", line, "log",
-                                            Py_None, "diagnostics", Py_None, "argument_type",
-                                            type_error ? Py_True : Py_False)
+                                            Py_None, "diagnostics", Py_None, "python",
+                                            type_error ? "TypeError" : "ValueError")
                             : NULL;
     Py_XDECREF(line);
     if (!record || !g_error_factory) {
