@@ -127,8 +127,10 @@ typedef struct cli_diag_opts {
 
 /*
  * Parse argv[*i] when it is a diagnostics option (advancing *i past its value): 1 when it was
- * one (*rc 0, or EXIT_USAGE after printing a usage error), else 0.
+ * one (*rc 0, or EXIT_USAGE after printing a usage error), else 0. The options are one table,
+ * cli_diag_table (rows for a cli_diag_opts; no help lines: each command's help says them).
  */
+extern const cli_opt cli_diag_table[];
 int cli_diag_option(cli_diag_opts *o, const char *cmd, int argc, char **argv, int *i, int *rc);
 void cli_diag_opts_free(cli_diag_opts *o);
 

@@ -983,6 +983,14 @@ static PyObject *Device_ordinal(DeviceObject *self, void *c)
     return PyLong_FromLong(self->ordinal);
 }
 
+/* The C objects' addresses, for fdlink.jax's XLA FFI handler (a C caller of libfdlink in the same
+ * process): valid while the Python object lives. */
+static PyObject *Device_c_handle(DeviceObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->dev);
+}
+
 static PyObject *Device_arch(DeviceObject *self, void *c)
 {
     (void)c;
@@ -3381,6 +3389,12 @@ static int set_types(PyObject **slot, PyObject *v)
     return 0;
 }
 
+static PyObject *Kernel_c_handle(KernelObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->kernel);
+}
+
 static PyObject *Kernel_name(KernelObject *self, void *c)
 {
     (void)c;
@@ -3429,6 +3443,7 @@ static PyGetSetDef Kernel_getset[] = {
     {"attributes", (getter)Kernel_attrs, NULL, "what the driver says about the kernel", NULL},
     {"types", (getter)Kernel_get_types, (setter)Kernel_set_types,
      "declared parameter types ('*f4' an array of float32, 'i4' an int32, None unchecked)", NULL},
+    {"_c_handle", (getter)Kernel_c_handle, NULL, "the fdl_kernel's address (fdlink.jax)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Kernel_slots[] = {{Py_tp_dealloc, (void *)Kernel_dealloc},
                                      {Py_tp_methods, Kernel_methods},
@@ -3728,6 +3743,31 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
 
 /* launch(n, sync, stream, *args): map or elementwise kernel over 0..n-1 queued in the stream
  * (None: the default stream); sync waits and checks (fdl_map_check). */
+/*
+ * Refuse @p what (a call that waits for its result) in a stream being captured into a CUDA graph,
+ * before anything is queued: waiting would invalidate the capture. 0, or -1 with an exception.
+ */
+static int refuse_in_capture(fdl_stream *stream, const char *what, const char *name)
+{
+    int capturing = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    if (!stream)
+        return 0;
+    int rc = fdl_stream_is_capturing(stream, &capturing, &err);
+    if (rc == FDL_OK && !capturing)
+        return 0;
+    if (rc == FDL_OK) {
+        rc = err.code = FDL_EINVAL;
+        snprintf(err.symbol, sizeof err.symbol, "%s", name ? name : "");
+        snprintf(err.message, sizeof err.message,
+                 "%s '%s' waits for its result, but its stream is being captured into a CUDA "
+                 "graph: waiting would invalidate the capture (use sync=False or out=, and "
+                 "check() after a replay)", what, name ? name : "");
+    }
+    raise_fdl(rc, &err, NULL);
+    return -1;
+}
+
 static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 3)
@@ -3737,7 +3777,8 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     int sync = PyObject_IsTrue(args[1]);
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0)
+    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0 ||
+        (sync && refuse_in_capture(stream, "map", self->name) < 0))
         return NULL;
     Py_ssize_t na = nargs - 3;
     fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
@@ -3785,7 +3826,8 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         return PyErr_Format(PyExc_TypeError, "run(n, stream, *args)");
     size_t n;
     fdl_stream *stream = NULL;
-    if (size_arg(args[0], "n", &n) < 0 || stream_of(args[1], &stream) < 0)
+    if (size_arg(args[0], "n", &n) < 0 || stream_of(args[1], &stream) < 0 ||
+        refuse_in_capture(stream, "reduction", self->name) < 0)
         return NULL;
     Py_ssize_t na = nargs - 2;
     size_t rs = fdl_reduction_result_size(self->red);
@@ -3904,6 +3946,12 @@ static PyObject *Map_kernel_name(MapObject *self, void *c)
     return PyUnicode_FromString(self->name);
 }
 
+static PyObject *Map_c_handle(MapObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->map ? (void *)self->map : (void *)self->red);
+}
+
 static PyObject *Map_arg_count(MapObject *self, void *c)
 {
     (void)c;
@@ -3936,6 +3984,7 @@ static PyGetSetDef Map_getset[] = {
     {"arg_count", (getter)Map_arg_count, NULL, NULL, NULL},
     {"result_size", (getter)Map_result_size, NULL, NULL, NULL},
     {"types", (getter)Map_get_types, (setter)Map_set_types, "declared argument types", NULL},
+    {"_c_handle", (getter)Map_c_handle, NULL, "the fdl_map's (fdl_reduction's) address", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyMethodDef Map_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))Map_launch, METH_FASTCALL,
@@ -3978,6 +4027,7 @@ static PyMethodDef Device_methods[] = {
 static PyGetSetDef Device_getset[] = {
     {"info", (getter)Device_info, NULL, "the device's description", NULL},
     {"ordinal", (getter)Device_ordinal, NULL, NULL, NULL},
+    {"_c_handle", (getter)Device_c_handle, NULL, "the fdl_device's address (fdlink.jax)", NULL},
     {"arch", (getter)Device_arch, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Device_slots[] = {{Py_tp_new, (void *)Device_new},

@@ -114,6 +114,8 @@ int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, in
     int rc = FDL_OK;
     fdl__cache_sections cached;
     memset(&cached, 0, sizeof cached);
+    if (keyed)
+        fdl__link_memos_write(link); /* the cache is used: the memos the link learnt go in */
     if (keyed && fdl__cache_get(&link->cache, FDL__CACHE_CHECK, key, &cached) != FDL_CACHE_MISS &&
         cached.n == 1 && cached.len[0] && (run.out = malloc(cached.len[0] + 1))) {
         memcpy(run.out, cached.p[0], cached.len[0]);

@@ -49,6 +49,10 @@ struct fdl_link {
     int nvjl_memo;          /* nvjl_major/nvjl_minor came from the memo (nv is NULL) */
     int nvjl_id_ok;         /* nvjl_id identifies the library (libmemo.h) */
     unsigned char nvjl_id[FDL__LIBMEMO_ID_SIZE];
+    /* the cache directory's memo that this library accepted the options, made at create time
+     * and written by fdl__link_memos_write (creating a link writes nothing) */
+    unsigned char probe_memo[FDL__CACHE_KEY_SIZE];
+    int probe_memo_pending;
     fdl__link_input *inputs;
     size_t ninputs;
     size_t cap;
@@ -329,14 +333,22 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
 void fdl__link_cache_warn(fdl_link *link);
 /*
  * Load nvJitLink for a link whose version came from the memo (link->nv NULL), and take its own
- * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
+ * version (its memo kept in memory: fdl__link_memos_write writes it).
+ * @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
  */
 int fdl__link_need_nv(fdl_link *link, fdl_error *err);
 /*
  * After a successful probe: memo that this library accepts the link's options, in this process
- * (a process memo, cacheint.h) and in the cache directory (when the cache is on).
+ * (a process memo, cacheint.h), and for the cache directory (when the cache is on), where
+ * fdl__link_memos_write puts it.
  */
 void fdl__link_probe_remember(fdl_link *link);
+/*
+ * Write the memos this link has learnt into its cache directory: nvJitLink's version
+ * (libmemo.h) and the options it accepted. Called where the link uses the cache (its lookup, a
+ * check's or a compile's lookup); creating a link and asking for a key write nothing.
+ */
+void fdl__link_memos_write(fdl_link *link);
 /* A memo (this process's, or the cache directory's) says this library accepted the options. */
 int fdl__link_probe_known(fdl_link *link);
 /*
