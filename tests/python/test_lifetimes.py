@@ -163,12 +163,12 @@ class DLManagedTensorVersioned(ctypes.Structure):
                 ("deleter", DELETER), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
 
 
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_capsule_ptr = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_ptr.restype = ctypes.c_void_p
-_capsule_ptr.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# prototypes of our own: ctypes.pythonapi's function objects are shared, and other modules set
+# their argtypes
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+                                 ctypes.c_void_p)(("PyCapsule_New", ctypes.pythonapi))
+_capsule_ptr = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object,
+                                 ctypes.c_char_p)(("PyCapsule_GetPointer", ctypes.pythonapi))
 _NAMES = {True: b"dltensor_versioned", False: b"dltensor"}
 
 
