@@ -54,13 +54,32 @@ static void put_declarator(fdl__buf *b, fdl_type t, const char *name)
     fdl__buf_puts(b, name);
 }
 
-/* Text for a C comment: no control characters, and no `*` that could end the comment. */
+/* Length of the well-formed UTF-8 sequence at @p s (1 to 4), or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+             : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Text for a C comment: no control characters, no `*` that could end the comment, and bytes
+ * that are not UTF-8 (a path's) as '?': NVRTC takes a byte 0xff for the end of the file. */
 static void put_comment_text(fdl__buf *b, const char *s)
 {
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
-        char out = c < 0x20 || c == 0x7f || c == '*' ? '?' : (char)c;
+        size_t n = c < 0x80 ? 1 : utf8_seq((const unsigned char *)s);
+        if (n > 1) {
+            fdl__buf_append(b, s, n);
+            s += n;
+            continue;
+        }
+        char out = c < 0x20 || c == 0x7f || c == '*' || c >= 0x80 ? '?' : (char)c;
         fdl__buf_append(b, &out, 1);
+        s++;
     }
 }
 

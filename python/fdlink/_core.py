@@ -189,19 +189,33 @@ def empty(shape: Union[int, Sequence[int]], dtype: str = "f4", *,
 
     @dtype: an array-interface code ('f4', '<i8', ...) or a type name ('float32'), or a NumPy dtype.
     """
-    shape_t = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    try:
+        shape_t = (_index(shape),) if not isinstance(shape, (tuple, list)) else \
+            tuple(_index(s) for s in shape)
+    except TypeError:
+        raise _errors.bad_argument("shape", f"{shape!r} is not an int or a sequence of ints",
+                                   type_error=True) from None
     code = _dtype_code(dtype)
     n = 1
     for s in shape_t:
         if s < 0:
-            raise ValueError(f"shape {shape_t} has a negative dimension")
+            raise _errors.bad_argument("shape", f"{shape_t} has a negative dimension")
         n *= s
     size = int(code[2:]) * n
     dev = device_ or device()
     return dev.alloc(max(size, int(code[2:])), code, shape_t)
 
 
+def _index(v: Any) -> int:
+    """An int from an int-like (int, NumPy integer), else TypeError (a float or str is not one)."""
+    import operator
+
+    return operator.index(v)
+
+
 def _dtype_code(dtype: Any) -> str:
+    """An array-interface code ('<f4') from a code, a type name or a NumPy dtype; any other is an
+    fdlink error naming dtype (InvalidArgumentError, a ValueError)."""
     s = getattr(dtype, "str", None)  # a NumPy dtype
     if s is None:
         s = str(getattr(dtype, "__name__", dtype))
@@ -209,6 +223,11 @@ def _dtype_code(dtype: Any) -> str:
         s = _TYPECODES[s]
     if s[:1] not in "<>|=":
         s = ("|" if s[1:] == "1" else "<") + s
+    if s[1:] not in _STRUCT:
+        raise _errors.bad_argument(
+            "dtype", f"{dtype!r} is not an element type fdlink knows: a name (float32, int32, "
+            "uint8, bool, ...; C's float, int, ...) or an array-interface code ('<f4', '|u1', "
+            "...) of a bool, integer or float of 1, 2, 4 or 8 bytes")
     return s
 
 
@@ -245,8 +264,12 @@ class Source:
             if kind == "auto":
                 kind = "cuda"
         self.data = data
-        self.path = None if path is None else os.fspath(path)
-        self.name = name or (os.path.basename(self.path) if self.path else "input")
+        # a path as str; bytes that are no UTF-8 kept by surrogateescape (the extension passes
+        # the file system's bytes on)
+        self.path = None if path is None else os.fsdecode(os.fspath(path))
+        name = name or (os.path.basename(self.path) if self.path else "input")
+        # a name for diagnostics is text: bytes that were not UTF-8 shown as U+FFFD
+        self.name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         self.kind = kind
         self.log: Optional[str] = None
 
@@ -335,7 +358,8 @@ def _default_arch(arch: Any) -> Optional[str]:
     try:
         return device().arch
     except (_errors.NoDeviceError, _errors.LibraryNotFoundError) as e:
-        raise ValueError(f"arch is needed without a GPU ({e})") from e
+        # an fdlink error (InvalidArgumentError) that is also the ValueError it always was
+        raise _errors.bad_argument("arch", f"is needed without a GPU ({e})") from e
 
 
 # ---- declarations and libraries ----------------------------------------------------------------
@@ -363,15 +387,10 @@ def _load_decls(decls: Union[PathLike, bytes, str], name: Optional[str]) -> "_fd
                                     ("\n" not in decls and ":" not in decls)))
     if is_path:
         assert not isinstance(decls, bytes)
-        path: str = os.fspath(decls)
-        try:
-            with open(path, "rb") as f:
-                text = f.read()
-        except OSError as e:
-            msg = f"cannot read {path}: {e.strerror}"
-            raise _errors.FileError({"code": -3, "status": "FDL_EIO", "source": path,
-                                     "message": msg, "formatted": msg}) from e
-        return _fdlink.Decls(text, name or path)
+        # read by the C library's checked reader, as every input file: a device, FIFO,
+        # directory or a file beyond its limit refused at once with its message (FileError,
+        # LimitError); the path names the declarations
+        return _fdlink.decls_load(os.fsdecode(os.fspath(decls)))
     assert not isinstance(decls, os.PathLike)
     return _fdlink.Decls(decls, name or "<declarations>")
 
@@ -392,6 +411,11 @@ class Library:
                  *, arch: Optional[str] = None, name: Optional[str] = None, check: bool = True,
                  **options: Any):
         _libs.ensure()
+        if isinstance(sources, (str, bytes, bytearray, os.PathLike, Source)):
+            raise _errors.bad_argument(
+                "sources", f"must be a list of sources, not one {type(sources).__name__} (a str "
+                "would be compiled one character at a time): Library(decls, "
+                f"[{sources!r:.40}])", type_error=True)
         self._decls = _load_decls(decls, name)
         self.sources = [_as_source(s, i, f"source{i}.cu") for i, s in enumerate(sources)]
         self.arch = arch
@@ -745,6 +769,10 @@ def prewarm(manifest: Union[str, "os.PathLike[str]"], *,
 
 
 def _flags(cooperative: Optional[bool], sync: bool) -> int:
+    # only True, False or None: 1 (or any other truthy value) is refused rather than guessed
+    if cooperative is not None and not isinstance(cooperative, bool):
+        raise _errors.bad_argument("cooperative", "must be True, False or None, not "
+                                   f"{cooperative!r}", type_error=True)
     f = 0
     if cooperative is True:
         f |= _fdlink.LAUNCH_COOPERATIVE

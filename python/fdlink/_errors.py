@@ -6,15 +6,18 @@ nvJitLinkResult or nvrtcResult), ``source``, ``line``, ``column``, ``symbol``, `
 backend's whole ``log`` where there is one, and for links the ``diagnostics`` records (the same
 records as ``fdlink link --diagnostics-format=json``). ``str(e)`` is the one line the CLI prints
 (``source:line:col: symbol: message``).
+
+Every exception pickles with its whole record (``__reduce__``), so that ``multiprocessing`` and
+``concurrent.futures`` hand a worker's exception to the parent with its fields.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 __all__ = [
-    "Error", "InvalidArgumentError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
+    "Error", "InvalidArgumentError", "ArgumentTypeError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
     "LinkError", "NotFoundError", "NoDeviceError", "LibraryNotFoundError", "CudaError",
     "LimitError", "KindError", "VerifyError", "DeviceStatusError",
 ]
@@ -34,7 +37,9 @@ class Error(Exception):
     log: Optional[str]
     diagnostics: Optional[List[Dict[str, Any]]]
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
+        if not isinstance(record, dict):  # Error("message"), as for any exception
+            record = {"message": str(record), "formatted": str(record)}
         super().__init__(record.get("formatted") or record.get("message", ""))
         self.record = record
         self.code = record.get("code", 0)
@@ -48,9 +53,19 @@ class Error(Exception):
         self.log = record.get("log")
         self.diagnostics = record.get("diagnostics")
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # rebuilt from the record (what __init__ takes), then any attribute set since
+        return (type(self), (self.record,), dict(self.__dict__))
+
 
 class InvalidArgumentError(Error, ValueError):
     """FDL_EINVAL: an argument or option the library refused (also a ValueError)."""
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """A kernel or map argument of a type its parameter does not take (a float for an ``int``
+    parameter, a number for a struct): an :class:`InvalidArgumentError` that is also a
+    ``TypeError``. ``argument`` is its 1-based position (0: the argument count)."""
 
 
 class OutOfMemoryError(Error, MemoryError):
@@ -75,7 +90,7 @@ class ABIError(Error):
     rule: Optional[str]
     declaration: Optional[str]
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
         super().__init__(record)
         self.rule = None
         for d in self.diagnostics or ():
@@ -107,7 +122,7 @@ class LibraryNotFoundError(Error, ImportError):
 
     library: str
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
         Error.__init__(self, record)
         m = re.search(r"cannot (?:load|find) (\S+)", self.message)
         self.library = self.symbol or (m.group(1) if m else "")
@@ -141,7 +156,7 @@ class DeviceStatusError(Error):
     index: Optional[int]
     count: int
 
-    def __init__(self, record: Dict[str, Any]):
+    def __init__(self, record: Union[Dict[str, Any], str]):
         super().__init__(record)
         self.function = self.symbol
         self.device_status = self.backend_code
@@ -163,4 +178,22 @@ _BY_CODE = {
 
 def from_record(record: Dict[str, Any]) -> Error:
     """The exception for a C error record (called by the extension)."""
-    return _BY_CODE.get(record.get("code", 0), Error)(record)
+    if record.get("python") == "TypeError":  # an argument refused for its type
+        e: Error = ArgumentTypeError(record)
+    else:
+        e = _BY_CODE.get(record.get("code", 0), Error)(record)
+    if "argument" in record:
+        e.argument = record["argument"]  # type: ignore[attr-defined]
+    return e
+
+
+def bad_argument(argument: str, message: str, type_error: bool = False) -> Error:
+    """The exception for a bad argument of the package's API (not a kernel's): an
+    InvalidArgumentError (a ValueError), or an ArgumentTypeError (also a TypeError) when
+    @type_error; ``symbol`` the argument, ``str()`` one line naming it (``argument: message``)."""
+    line = f"{argument}: {message}"
+    record = {"code": -1, "status": "FDL_EINVAL", "symbol": argument, "message": message,
+              "formatted": line, "log": None, "diagnostics": None}
+    if type_error:
+        record["python"] = "TypeError"
+    return from_record(record)

@@ -26,6 +26,7 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,21 @@ typedef struct fdl_py_dlmanaged {
     void (*deleter)(struct fdl_py_dlmanaged *self);
 } fdl_py_dlmanaged;
 
+/* DLPack 1.x (dlpack.h 1.0, capsule "dltensor_versioned"): the versioned managed tensor */
+typedef struct {
+    uint32_t major;
+    uint32_t minor;
+} fdl_py_dlversion;
+typedef struct fdl_py_dlversioned {
+    fdl_py_dlversion version;
+    void *manager_ctx;
+    void (*deleter)(struct fdl_py_dlversioned *self);
+    uint64_t flags;
+    fdl_py_dltensor dl_tensor;
+} fdl_py_dlversioned;
+#define DL_FLAG_READ_ONLY 1ull
+#define DL_FLAG_IS_COPIED 2ull
+
 enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
 enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
 
@@ -75,6 +91,18 @@ static PyObject *s_c_contiguous_, *s_ptr, *s_device_id, *s_size, *s_dtype, *s_st
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
+/* Text from the library or a backend (a log, a path, a message) as a str, whatever its bytes:
+ * UTF-8 decoded with @p errors ("surrogateescape" for paths, so that os.fsencode() gives the
+ * bytes back; "backslashreplace" for messages and logs, always printable); None for NULL.
+ * Never raises for bad bytes: an error being reported is never replaced by a decoding error. */
+static PyObject *text_of(const char *s, const char *errors)
+{
+    if (!s)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
+}
+#define MSG(s) text_of((s), "backslashreplace")
+
 /* The diagnostics of a link as a list of dicts (the records of --diagnostics-format=json). */
 static PyObject *diagnostics_list(const fdl_link *link)
 {
@@ -84,10 +112,11 @@ static PyObject *diagnostics_list(const fdl_link *link)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         const fdl_diagnostic *d = fdl_link_diagnostic(link, i);
-        PyObject *item = Py_BuildValue("{s:s,s:I,s:I,s:s,s:s,s:s,s:s}", "file", d->file, "line",
-                                       d->line, "column", d->column, "severity",
-                                       fdl_severity_name(d->severity), "code", d->code, "message",
-                                       d->message, "tool", d->tool);
+        PyObject *item = Py_BuildValue("{s:N,s:I,s:I,s:s,s:N,s:N,s:N}", "file",
+                                       text_of(d->file, "surrogateescape"), "line", d->line,
+                                       "column", d->column, "severity",
+                                       fdl_severity_name(d->severity), "code", MSG(d->code),
+                                       "message", MSG(d->message), "tool", MSG(d->tool));
         if (!item) {
             Py_DECREF(list);
             return NULL;
@@ -112,11 +141,15 @@ static PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link)
         diags = Py_None;
         Py_INCREF(diags);
     }
+    /* the log's bytes as they are (log_bytes), and as text that always prints (log) */
     PyObject *record = Py_BuildValue(
-        "{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:s,s:s,s:z,s:N}", "code", code, "status",
-        fdl_status_name(code), "backend_code", err->backend_code, "source", err->source, "line",
-        err->line, "column", err->column, "symbol", err->symbol, "message", err->message,
-        "formatted", line, "log", err->log, "diagnostics", diags);
+        "{s:i,s:s,s:i,s:N,s:I,s:I,s:N,s:N,s:N,s:N,s:N,s:N}", "code", code, "status",
+        fdl_status_name(code), "backend_code", err->backend_code, "source",
+        text_of(err->source, "surrogateescape"), "line", err->line, "column", err->column,
+        "symbol", MSG(err->symbol), "message", MSG(err->message), "formatted", MSG(line), "log",
+        MSG(err->log), "log_bytes",
+        err->log ? PyBytes_FromString(err->log) : (Py_INCREF(Py_None), Py_None), "diagnostics",
+        diags);
     if (!record)
         return NULL;
     if (!g_error_factory) {
@@ -131,6 +164,63 @@ static PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link)
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return NULL;
+}
+
+static const char *tname(PyObject *o);
+
+/* A bad argument of the package's API as an fdlink error: InvalidArgumentError (a ValueError),
+ * or ArgumentTypeError (a TypeError) when @p type_error; "argument: message", the argument as
+ * the record's symbol. NULL always. */
+static PyObject *raise_arg(int type_error, const char *argument, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return NULL;
+    PyObject *line = PyUnicode_FromFormat("%s: %U", argument, msg);
+    PyObject *record = line ? Py_BuildValue("{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:O,s:O,s:O,s:O,s:s}",
+                                            "code", FDL_EINVAL, "status",
+                                            fdl_status_name(FDL_EINVAL), "backend_code", 0,
+                                            "source", "", "line", 0u, "column", 0u, "symbol",
+                                            argument, "message", msg, "formatted", line, "log",
+                                            Py_None, "diagnostics", Py_None, "python",
+                                            type_error ? "TypeError" : "ValueError")
+                            : NULL;
+    Py_XDECREF(line);
+    if (!record || !g_error_factory) {
+        if (record)
+            PyErr_SetObject(type_error ? PyExc_TypeError : PyExc_ValueError, msg);
+        Py_XDECREF(record);
+        Py_DECREF(msg);
+        return NULL;
+    }
+    Py_DECREF(msg);
+    PyObject *exc = PyObject_CallFunctionObjArgs(g_error_factory, record, NULL);
+    Py_DECREF(record);
+    if (exc) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+/* A size_t argument (shared_mem, nbytes): a non-negative int, else an fdlink error naming it. */
+static int size_arg(PyObject *o, const char *argument, size_t *out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        raise_arg(1, argument, "must be a non-negative int, not %s", tname(o));
+        return -1;
+    }
+    size_t v = PyLong_AsSize_t(o);
+    if (v == (size_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        raise_arg(0, argument, "must be an int from 0 to 2**64-1, not %R", o);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 static PyObject *set_error_factory(PyObject *self, PyObject *arg)
@@ -177,6 +267,35 @@ static int utf8_of(PyObject *o, const char **out, int none_ok, const char *what)
         PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
         return -1;
     }
+    return 0;
+}
+
+/* A path (str, or bytes) as the file system's bytes (os.fsencode: a str's undecodable bytes,
+ * kept by surrogateescape, come back as they were). *@p holder receives the bytes object that
+ * owns *@p out (the caller's to release). */
+static int path_of(PyObject *o, PyObject **holder, const char **out, const char *what)
+{
+    *holder = NULL;
+    *out = NULL;
+    if (PyUnicode_Check(o))
+        *holder = PyUnicode_EncodeFSDefault(o);
+    else if (PyBytes_Check(o))
+        *holder = (Py_INCREF(o), o);
+    else {
+        PyErr_Format(PyExc_TypeError, "%s must be a str or bytes path, not %s", what, tname(o));
+        return -1;
+    }
+    if (!*holder)
+        return -1;
+    char *p;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(*holder, &p, &n) < 0 || (size_t)n != strlen(p)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
+        Py_CLEAR(*holder);
+        return -1;
+    }
+    *out = p;
     return 0;
 }
 
@@ -293,7 +412,12 @@ static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     fdl_error err = FDL_ERROR_INIT;
     fdl_decls *decls = NULL;
+    /* without the GIL where the text cannot change meanwhile (a str or bytes argument; a
+     * bytearray could be resized by another thread) */
+    PyThreadState *ts = PyByteArray_Check(text) ? NULL : PyEval_SaveThread();
     int rc = fdl_decls_parse(&decls, data, (size_t)size, name, &err);
+    if (ts)
+        PyEval_RestoreThread(ts);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     DeclsObject *self = (DeclsObject *)PyType_GenericAlloc(type, 0);
@@ -303,6 +427,34 @@ static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     self->decls = decls;
     return (PyObject *)self;
+}
+
+/* decls_load(path) -> Decls: a declaration file read by the library's checked reader (devices,
+ * FIFOs, directories and files beyond its limit refused at once, with its message), the path
+ * as the file system's bytes; without the GIL. */
+static PyObject *py_decls_load(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *h;
+    const char *path;
+    if (path_of(arg, &h, &path, "a declaration path") < 0)
+        return NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_decls *decls = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fdl_decls_load(&decls, path, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(h);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    DeclsObject *o = (DeclsObject *)PyType_GenericAlloc(DeclsType, 0);
+    if (!o) {
+        fdl_decls_destroy(decls);
+        return NULL;
+    }
+    o->decls = decls;
+    return (PyObject *)o;
 }
 
 static void Decls_dealloc(DeclsObject *self)
@@ -338,8 +490,9 @@ static PyObject *Decls_items(DeclsObject *self, PyObject *unused)
             PyTuple_SetItem(params, (Py_ssize_t)p, PyUnicode_FromString(t));
         }
         fdl_type_format(d->sig.ret, t, sizeof t);
-        PyObject *item = Py_BuildValue("(sssssIIIsN)", d->name, sig, abi_name(d->abi), d->source,
-                                       "", d->line, d->column, d->sig_column, t, params);
+        PyObject *item = Py_BuildValue("(sssNsIIIsN)", d->name, sig, abi_name(d->abi),
+                                       text_of(d->source, "surrogateescape"), "", d->line,
+                                       d->column, d->sig_column, t, params);
         if (!item)
             goto fail;
         PyList_SetItem(list, (Py_ssize_t)i, item);
@@ -369,7 +522,7 @@ static PyObject *Decls_header(DeclsObject *self, PyObject *args)
 static PyObject *Decls_source(DeclsObject *self, void *closure)
 {
     (void)closure;
-    return PyUnicode_FromString(fdl_decls_source(self->decls));
+    return text_of(fdl_decls_source(self->decls), "surrogateescape"); /* a path's bytes kept */
 }
 
 static PyMethodDef Decls_methods[] = {
@@ -417,10 +570,16 @@ static int opt_int(PyObject *d, const char *key, int *out)
         *out = v == Py_True;
         return 0;
     }
-    long x = PyLong_Check(v) ? PyLong_AsLong(v) : -1;
-    if (!PyLong_Check(v) || (x == -1 && PyErr_Occurred()) || x < -1 || x > 1 << 20) {
+    char what[64];
+    snprintf(what, sizeof what, "option %s", key);
+    if (!PyLong_Check(v)) {
+        raise_arg(1, what, "must be an int or a bool, not %s", tname(v));
+        return -1;
+    }
+    long x = PyLong_AsLong(v);
+    if ((x == -1 && PyErr_Occurred()) || x < -1 || x > 1 << 20) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "option %s must be an int or a bool, not %R", key, v);
+        raise_arg(0, what, "%R is out of range (-1 to %d)", v, 1 << 20);
         return -1;
     }
     *out = (int)x;
@@ -433,10 +592,16 @@ static int opt_long(PyObject *d, const char *key, long *out)
     PyObject *v = PyDict_GetItemString(d, key);
     if (!v || v == Py_None)
         return 0;
-    long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
-    if (!PyLong_Check(v) || PyBool_Check(v) || (x == -1 && PyErr_Occurred())) {
+    char what[64];
+    snprintf(what, sizeof what, "option %s", key);
+    if (!PyLong_Check(v) || PyBool_Check(v)) {
+        raise_arg(1, what, "must be an int, not %s", tname(v));
+        return -1;
+    }
+    long x = PyLong_AsLong(v);
+    if (x == -1 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "option %s must be an int, not %R", key, v);
+        raise_arg(0, what, "%R is out of range", v);
         return -1;
     }
     *out = x;
@@ -536,7 +701,20 @@ typedef struct {
     PyObject *decls; /* the Decls objects the link borrows */
 } LinkObject;
 
-/* Link(options, decls, inputs): inputs are (data: bytes | None, path: str | None, name, kind). */
+/* One input of a link, read from its tuple with the GIL, added to the link without it. */
+typedef struct {
+    const char *data; /* bytes, or NULL for a file */
+    Py_ssize_t size;
+    const char *path; /* the file system's bytes (held by a bytes object in the holder list) */
+    const char *name;
+    int kind;
+} link_input;
+
+/* Link(options, decls, inputs): inputs are (data: bytes | None, path: str | None, name, kind).
+ * Everything of the link but reading the arguments runs without the GIL: creating it (which
+ * loads the CUDA libraries), adding declarations and inputs (files read, inputs recognised) and
+ * the link or check itself, which may take seconds; none touches a Python object, and every
+ * buffer it borrows is held by the arguments (or by @p holders). */
 static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     (void)kwds;
@@ -548,69 +726,99 @@ static PyObject *Link_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     link_opts lo;
     LinkObject *self = NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    if (link_opts_from(&lo, opts) < 0)
+    int rc = FDL_OK, with_diags = 0;
+    Py_ssize_t ndecls = 0, ninputs = 0;
+    const fdl_decls **dl = NULL;
+    link_input *in = NULL;
+    PyObject *holders = PyList_New(0), *inputs_t = NULL;
+    if (link_opts_from(&lo, opts) < 0) {
+        Py_XDECREF(holders);
+        return NULL;
+    }
+    if (!holders)
         goto fail;
     self = (LinkObject *)PyType_GenericAlloc(type, 0);
     if (!self)
         goto fail;
     self->decls = PySequence_Tuple(decls);
-    if (!self->decls)
+    inputs_t = PySequence_Tuple(inputs); /* the items stay alive while the link is made */
+    if (!self->decls || !inputs_t)
         goto fail;
-    rc = fdl_link_create(&self->link, &lo.lo, &err);
-    if (rc != FDL_OK) {
-        raise_fdl(rc, &err, NULL);
+    ndecls = PyTuple_Size(self->decls);
+    ninputs = PyTuple_Size(inputs_t);
+    dl = calloc((size_t)ndecls + 1, sizeof *dl);
+    in = calloc((size_t)ninputs + 1, sizeof *in);
+    if (!dl || !in) {
+        PyErr_NoMemory();
         goto fail;
     }
-    for (Py_ssize_t i = 0; i < PyTuple_Size(self->decls); i++) {
+    for (Py_ssize_t i = 0; i < ndecls; i++) {
         PyObject *d = PyTuple_GetItem(self->decls, i);
         if (!PyObject_TypeCheck(d, DeclsType)) {
             PyErr_Format(PyExc_TypeError, "decls[%zd] must be a Decls, not %s", i, tname(d));
             goto fail;
         }
-        rc = fdl_link_add_decls(self->link, ((DeclsObject *)d)->decls, &err);
-        if (rc != FDL_OK) {
-            raise_fdl(rc, &err, self->link);
-            goto fail;
-        }
+        dl[i] = ((DeclsObject *)d)->decls;
     }
-    for (Py_ssize_t i = 0; i < PyList_Size(inputs); i++) {
-        PyObject *in = PyList_GetItem(inputs, i), *data, *path;
-        const char *name, *p = NULL, *bytes = NULL;
-        int kind;
-        Py_ssize_t size = 0;
-        if (!PyTuple_Check(in) || !PyArg_ParseTuple(in, "OOsi", &data, &path, &name, &kind)) {
+    for (Py_ssize_t i = 0; i < ninputs; i++) {
+        PyObject *item = PyTuple_GetItem(inputs_t, i), *data, *path;
+        if (!PyTuple_Check(item) ||
+            !PyArg_ParseTuple(item, "OOsi", &data, &path, &in[i].name, &in[i].kind)) {
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_TypeError, "input %zd must be a tuple", i);
             goto fail;
         }
         if (data != Py_None) {
-            if (bytes_of(data, &bytes, &size, "an input") < 0)
+            if (bytes_of(data, &in[i].data, &in[i].size, "an input") < 0)
                 goto fail;
-            rc = fdl_link_add_data(self->link, bytes, (size_t)size, name, (fdl_input_kind)kind,
-                                   &err);
+            if (PyByteArray_Check(data)) { /* a bytearray may be resized: a copy is held */
+                PyObject *copy = PyBytes_FromStringAndSize(in[i].data, in[i].size);
+                if (!copy || PyList_Append(holders, copy) < 0) {
+                    Py_XDECREF(copy);
+                    goto fail;
+                }
+                Py_DECREF(copy);
+                in[i].data = PyBytes_AsString(copy);
+            }
         } else {
-            if (utf8_of(path, &p, 0, "an input path") < 0)
+            PyObject *h;
+            if (path_of(path, &h, &in[i].path, "an input path") < 0)
                 goto fail;
-            rc = fdl_link_add_file(self->link, p, (fdl_input_kind)kind, &err);
-        }
-        if (rc != FDL_OK) {
-            raise_fdl(rc, &err, self->link);
-            goto fail;
+            rc = PyList_Append(holders, h);
+            Py_DECREF(h);
+            if (rc < 0)
+                goto fail;
         }
     }
-    /* the link itself runs without the GIL: it may take seconds and touches no Python object */
     Py_BEGIN_ALLOW_THREADS
-    rc = check_only ? fdl_link_check(self->link, 0, &err) : fdl_link_complete(self->link, &err);
+    rc = fdl_link_create(&self->link, &lo.lo, &err);
+    for (Py_ssize_t i = 0; rc == FDL_OK && i < ndecls; i++)
+        rc = fdl_link_add_decls(self->link, dl[i], &err);
+    for (Py_ssize_t i = 0; rc == FDL_OK && i < ninputs; i++)
+        rc = in[i].data ? fdl_link_add_data(self->link, in[i].data, (size_t)in[i].size,
+                                            in[i].name, (fdl_input_kind)in[i].kind, &err)
+                        : fdl_link_add_file(self->link, in[i].path, (fdl_input_kind)in[i].kind,
+                                            &err);
+    if (rc == FDL_OK)
+        rc = check_only ? fdl_link_check(self->link, 0, &err) : fdl_link_complete(self->link, &err);
     Py_END_ALLOW_THREADS
+    with_diags = self->link != NULL;
     if (rc != FDL_OK) {
-        raise_fdl(rc, &err, self->link);
+        raise_fdl(rc, &err, with_diags ? self->link : NULL);
         goto fail;
     }
     link_opts_free(&lo);
+    free(dl);
+    free(in);
+    Py_DECREF(holders);
+    Py_DECREF(inputs_t);
     return (PyObject *)self;
 fail:
     link_opts_free(&lo);
+    free(dl);
+    free(in);
+    Py_XDECREF(holders);
+    Py_XDECREF(inputs_t);
     Py_XDECREF(self);
     return NULL;
 }
@@ -650,14 +858,15 @@ static PyObject *Link_info(LinkObject *self, void *c)
     size_t hits = 0, compiled = 0, bc_hits = 0, bc_compiled = 0;
     fdl_link_nvrtc_cache(self->link, &hits, &compiled);
     fdl_link_nvvm_cache(self->link, &bc_hits, &bc_compiled);
-    return Py_BuildValue("{s:s,s:s,s:i,s:d,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:n}", "arch",
+    /* the logs are the backends' text, whatever its bytes (MSG) */
+    return Py_BuildValue("{s:s,s:s,s:i,s:d,s:s,s:s,s:N,s:N,s:N,s:n,s:n,s:n,s:n}", "arch",
                          fdl_link_arch(self->link), "backend",
                          fdl_link_backend_name(fdl_link_get_backend(self->link)), "lto",
                          fdl_link_lto(self->link), "wall_ms", fdl_link_wall_ms(self->link),
                          "cache", fdl_cache_result_name(r), "cache_key", key ? key : "",
-                         "cache_warning", fdl_link_cache_warning(self->link), "info_log",
-                         fdl_link_info_log(self->link), "error_log",
-                         fdl_link_error_log(self->link), "nvrtc_cache_hits", (Py_ssize_t)hits,
+                         "cache_warning", MSG(fdl_link_cache_warning(self->link)), "info_log",
+                         MSG(fdl_link_info_log(self->link)), "error_log",
+                         MSG(fdl_link_error_log(self->link)), "nvrtc_cache_hits", (Py_ssize_t)hits,
                          "nvrtc_compiled", (Py_ssize_t)compiled, "nvvm_cache_hits",
                          (Py_ssize_t)bc_hits, "nvvm_compiled", (Py_ssize_t)bc_compiled);
 }
@@ -1026,13 +1235,54 @@ static int stream_of(PyObject *o, fdl_stream **out)
 
 typedef struct {
     PyObject_HEAD
-    fdl_buffer *buf;
+    fdl_buffer *buf;     /* NULL once free() was called (the memory may live on: see mem) */
+    PyObject *mem;       /* the memory's owner (memory_new): held by the Buffer, by launches
+                          * and preparations that point into it, by exported DLPack capsules */
     PyObject *device;
     char typestr[8];     /* "<f4"; "|u1" for raw bytes */
     Py_ssize_t itemsize;
     PyObject *shape;     /* tuple */
     PyObject *weakrefs;  /* weak references to it (caches of arrays keep them) */
 } BufferObject;
+
+/*
+ * A buffer's memory belongs to a capsule ("fdlink.memory", its context the Device), not to the
+ * Buffer: whatever points into the memory holds the capsule (a prepared launch, the arguments of
+ * a launch being made, a DLPack capsule until its deleter runs), so Buffer.free() only drops the
+ * Buffer's hold, and the memory is released when the last holder lets go. The release waits for
+ * the device's queued work first (work queued on any stream may still use the memory), then
+ * frees it (cuMemFree).
+ */
+static void memory_destructor(PyObject *cap)
+{
+    fdl_buffer *b = PyCapsule_GetPointer(cap, "fdlink.memory");
+    PyObject *dev = PyCapsule_GetContext(cap);
+    if (b) {
+        fdl_error err = FDL_ERROR_INIT;
+        (void)fdl_device_synchronize(fdl_buffer_device(b), &err); /* a failed context: freed all the same */
+        fdl_buffer_destroy(b);
+    }
+    Py_XDECREF(dev); /* no Python error is set or cleared: this may run while one is raised */
+}
+
+static PyObject *memory_new(fdl_buffer *b, PyObject *device)
+{
+    PyObject *cap = PyCapsule_New(b, "fdlink.memory", NULL);
+    if (!cap) {
+        fdl_buffer_destroy(b);
+        return NULL;
+    }
+    Py_INCREF(device);
+    if (PyCapsule_SetContext(cap, device) < 0 ||
+        PyCapsule_SetDestructor(cap, memory_destructor) < 0) {
+        Py_DECREF(device);
+        PyCapsule_SetContext(cap, NULL);
+        Py_DECREF(cap);
+        fdl_buffer_destroy(b);
+        return NULL;
+    }
+    return cap;
+}
 
 static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
 {
@@ -1059,6 +1309,11 @@ static PyObject *Device_alloc(DeviceObject *self, PyObject *args)
     BufferObject *o = (BufferObject *)PyType_GenericAlloc(BufferType, 0);
     if (!o) {
         fdl_buffer_destroy(b);
+        return NULL;
+    }
+    o->mem = memory_new(b, (PyObject *)self);
+    if (!o->mem) {
+        Py_DECREF(o);
         return NULL;
     }
     o->buf = b;
@@ -1098,7 +1353,7 @@ static void Buffer_dealloc(BufferObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     if (self->weakrefs)
         PyObject_ClearWeakRefs((PyObject *)self);
-    fdl_buffer_destroy(self->buf);
+    Py_XDECREF(self->mem); /* the memory itself goes with its last holder */
     Py_XDECREF(self->device);
     Py_XDECREF(self->shape);
     PyObject_Free(self);
@@ -1166,11 +1421,14 @@ static PyObject *Buffer_zero(BufferObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* free(): the Buffer lets go of its memory now; the memory is released at once when nothing
+ * else holds it, else when the last prepared launch or DLPack capsule pointing into it lets go
+ * (memory_destructor). The Buffer is unusable from here (reads, writes, new launches refused). */
 static PyObject *Buffer_free(BufferObject *self, PyObject *unused)
 {
     (void)unused;
-    fdl_buffer_destroy(self->buf);
     self->buf = NULL;
+    Py_CLEAR(self->mem);
     Py_RETURN_NONE;
 }
 
@@ -1211,24 +1469,47 @@ static PyObject *Buffer_cai(BufferObject *self, void *c)
                          3, "strides", Py_None, "stream", Py_None);
 }
 
+/* The deleters of exported tensors: the memory's holder (manager_ctx) dropped, whatever thread
+ * the consumer calls them from, with any exception of the caller's kept. */
+static void buffer_dl_release(void *ctx, void *m)
+{
+    if (Py_IsInitialized()) { /* at exit, the memory goes with the process */
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        Py_XDECREF((PyObject *)ctx);
+        PyErr_Restore(et, ev, tb);
+        PyGILState_Release(g);
+    }
+    free(m);
+}
+
 static void buffer_dl_deleter(fdl_py_dlmanaged *m)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF((PyObject *)m->manager_ctx);
-    PyGILState_Release(g);
-    free(m);
+    buffer_dl_release(m->manager_ctx, m);
+}
+
+static void buffer_dl_deleter_v(fdl_py_dlversioned *m)
+{
+    buffer_dl_release(m->manager_ctx, m);
 }
 
 static void dltensor_capsule_destructor(PyObject *cap)
 {
     /* a capsule never consumed still owns its tensor (the DLPack rule) */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     if (PyCapsule_IsValid(cap, "dltensor")) {
         fdl_py_dlmanaged *m = PyCapsule_GetPointer(cap, "dltensor");
         if (m && m->deleter)
             m->deleter(m);
-    } else {
-        PyErr_Clear();
+    } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        fdl_py_dlversioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m && m->deleter)
+            m->deleter(m);
     }
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
 }
 
 static int dl_dtype_of(const char *typestr, fdl_py_dldtype *dt)
@@ -1246,43 +1527,143 @@ static int dl_dtype_of(const char *typestr, fdl_py_dldtype *dt)
     }
 }
 
+/* The DLPack version a consumer's max_version asks for: 1 for a versioned capsule (a tuple
+ * (major, minor) with major >= 1), 0 for the legacy one (None, or an older version). */
+static int dl_wants_versioned(PyObject *max_version)
+{
+    if (max_version == Py_None)
+        return 0;
+    long major = -1, minor = -1;
+    if (!PyTuple_Check(max_version) || PyTuple_Size(max_version) != 2 ||
+        !PyLong_Check(PyTuple_GetItem(max_version, 0)) ||
+        !PyLong_Check(PyTuple_GetItem(max_version, 1)) ||
+        ((major = PyLong_AsLong(PyTuple_GetItem(max_version, 0))) == -1 && PyErr_Occurred()) ||
+        ((minor = PyLong_AsLong(PyTuple_GetItem(max_version, 1))) == -1 && PyErr_Occurred()) ||
+        major < 0 || minor < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "__dlpack__: max_version must be a tuple (major, minor) of "
+                     "non-negative ints, not %R", max_version);
+        return -1;
+    }
+    return major >= 1;
+}
+
+/*
+ * __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None), as the array API
+ * standard says: a versioned capsule ("dltensor_versioned", DLPack 1.0) when max_version is
+ * (1, x) or later, else the legacy one ("dltensor"); dl_device other than this buffer's own
+ * device is a BufferError (fdlink copies only within a device); copy=True exports a copy (a new
+ * device allocation, flag IS_COPIED), copy=False and None the buffer itself. The capsule holds
+ * the memory (not the Buffer): Buffer.free() before the consumer lets go defers the release.
+ */
 static PyObject *Buffer_dlpack(BufferObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kw, &stream, &max_version,
-                                     &dl_device, &copy) ||
-        buffer_live(self) < 0)
+                                     &dl_device, &copy))
         return NULL;
-    (void)stream; /* fdlink's buffers are written synchronously or on the default stream */
-    (void)max_version;
-    if (copy == Py_True)
-        return PyErr_Format(PyExc_BufferError, "an fdlink Buffer cannot be copied by __dlpack__");
+    if (!self->buf)
+        return PyErr_Format(PyExc_BufferError, "__dlpack__: the buffer was freed");
+    int ordinal = ((DeviceObject *)self->device)->ordinal;
+    /* fdlink's buffers are written synchronously or on the default stream: any stream the
+     * consumer names is ordered after that work already (-1: no synchronisation asked); 0 is
+     * ambiguous (the standard's rule) */
+    if (stream != Py_None) {
+        long long sv = PyLong_Check(stream) && !PyBool_Check(stream) ? PyLong_AsLongLong(stream)
+                                                                      : -2;
+        if (sv < -1 || sv == 0) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_ValueError, "__dlpack__: stream must be None, -1 or a "
+                                "CUDA stream handle (1, 2 or a CUstream; 0 is ambiguous), not "
+                                "%R", stream);
+        }
+    }
+    int versioned = dl_wants_versioned(max_version);
+    if (versioned < 0)
+        return NULL;
+    if (dl_device != Py_None) {
+        int dtype = -1, did = -1;
+        if (!PyTuple_Check(dl_device) || !PyArg_ParseTuple(dl_device, "ii", &dtype, &did)) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_TypeError, "__dlpack__: dl_device must be a tuple "
+                                "(device_type, device_id), not %R", dl_device);
+        }
+        if (dtype != DL_CUDA || did != ordinal)
+            return PyErr_Format(PyExc_BufferError,
+                                "__dlpack__: dl_device (%d, %d) asked for, but the buffer is on "
+                                "CUDA device %d (%d, %d) and fdlink exports no copy to another "
+                                "device", dtype, did, ordinal, DL_CUDA, ordinal);
+    }
+    int do_copy = 0;
+    if (copy != Py_None) {
+        if (!PyBool_Check(copy))
+            return PyErr_Format(PyExc_TypeError, "__dlpack__: copy must be True, False or None, "
+                                "not %R", copy);
+        do_copy = copy == Py_True;
+    }
+    fdl_py_dldtype dt;
+    if (dl_dtype_of(self->typestr, &dt) < 0)
+        return PyErr_Format(PyExc_BufferError, "type %s has no DLPack equivalent", self->typestr);
     Py_ssize_t ndim = PyTuple_Size(self->shape);
-    fdl_py_dlmanaged *m = calloc(1, sizeof *m + (size_t)(ndim ? ndim : 1) * sizeof(int64_t));
-    if (!m)
+    PyObject *mem = self->mem;
+    Py_INCREF(mem);
+    if (do_copy) {
+        fdl_error err = FDL_ERROR_INIT;
+        fdl_buffer *b = NULL;
+        int rc = fdl_buffer_create(&b, fdl_buffer_device(self->buf), fdl_buffer_size(self->buf),
+                                   &err);
+        if (rc == FDL_OK)
+            rc = fdl_buffer_copy(b, 0, self->buf, 0, fdl_buffer_size(self->buf), &err);
+        Py_DECREF(mem);
+        if (rc != FDL_OK) {
+            fdl_buffer_destroy(b);
+            return raise_fdl(rc, &err, NULL);
+        }
+        if (!(mem = memory_new(b, self->device)))
+            return NULL;
+    }
+    size_t head = versioned ? sizeof(fdl_py_dlversioned) : sizeof(fdl_py_dlmanaged);
+    void *m = calloc(1, head + (size_t)(ndim ? ndim : 1) * sizeof(int64_t));
+    if (!m) {
+        Py_DECREF(mem);
         return PyErr_NoMemory();
-    int64_t *shape = (int64_t *)(m + 1);
+    }
+    int64_t *shape = (int64_t *)((char *)m + head);
     for (Py_ssize_t i = 0; i < ndim; i++)
         shape[i] = PyLong_AsLongLong(PyTuple_GetItem(self->shape, i));
-    if (PyErr_Occurred() || dl_dtype_of(self->typestr, &m->dl_tensor.dtype) < 0) {
+    if (PyErr_Occurred()) {
         free(m);
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_BufferError, "type %s has no DLPack equivalent", self->typestr);
+        Py_DECREF(mem);
         return NULL;
     }
-    m->dl_tensor.data = (void *)(uintptr_t)fdl_buffer_address(self->buf);
-    m->dl_tensor.device.device_type = DL_CUDA;
-    m->dl_tensor.device.device_id = ((DeviceObject *)self->device)->ordinal;
-    m->dl_tensor.ndim = (int32_t)ndim;
-    m->dl_tensor.shape = shape;
-    m->dl_tensor.strides = NULL;
-    m->manager_ctx = self;
-    m->deleter = buffer_dl_deleter;
-    Py_INCREF(self);
-    PyObject *cap = PyCapsule_New(m, "dltensor", dltensor_capsule_destructor);
+    fdl_py_dltensor *t;
+    if (versioned) {
+        fdl_py_dlversioned *v = m;
+        v->version.major = 1;
+        v->version.minor = 0;
+        v->manager_ctx = mem;
+        v->deleter = buffer_dl_deleter_v;
+        v->flags = do_copy ? DL_FLAG_IS_COPIED : 0;
+        t = &v->dl_tensor;
+    } else {
+        fdl_py_dlmanaged *u = m;
+        u->manager_ctx = mem;
+        u->deleter = buffer_dl_deleter;
+        t = &u->dl_tensor;
+    }
+    t->data = (void *)(uintptr_t)fdl_buffer_address(PyCapsule_GetPointer(mem, "fdlink.memory"));
+    t->device.device_type = DL_CUDA;
+    t->device.device_id = ordinal;
+    t->ndim = (int32_t)ndim;
+    t->dtype = dt;
+    t->shape = shape;
+    t->strides = NULL;
+    t->byte_offset = 0;
+    PyObject *cap = PyCapsule_New(m, versioned ? "dltensor_versioned" : "dltensor",
+                                  dltensor_capsule_destructor);
     if (!cap)
-        buffer_dl_deleter(m);
+        buffer_dl_release(mem, m);
     return cap;
 }
 
@@ -1307,8 +1688,8 @@ static PyObject *Buffer_enter(PyObject *self, PyObject *unused)
 static PyObject *Buffer_exit(BufferObject *self, PyObject *args)
 {
     (void)args;
-    fdl_buffer_destroy(self->buf);
     self->buf = NULL;
+    Py_CLEAR(self->mem);
     Py_RETURN_NONE;
 }
 
@@ -1353,14 +1734,33 @@ static PyType_Spec Buffer_spec = {"fdlink._fdlink.Buffer", sizeof(BufferObject),
 
 typedef struct {
     PyObject_HEAD
-    fdl_py_dlmanaged *m;
+    void *m;       /* fdl_py_dlmanaged, or fdl_py_dlversioned when versioned */
+    int versioned;
 } DLHoldObject;
 
+/* The producer's deleter, once: with the exception being raised (if any) set aside while it runs
+ * (a deleter may run Python code), and restored after. */
 static void DLHold_dealloc(DLHoldObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->m && self->m->deleter)
-        self->m->deleter(self->m);
+    void *m = self->m;
+    self->m = NULL;
+    if (m) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        if (self->versioned) {
+            fdl_py_dlversioned *v = m;
+            if (v->deleter)
+                v->deleter(v);
+        } else {
+            fdl_py_dlmanaged *u = m;
+            if (u->deleter)
+                u->deleter(u);
+        }
+        if (PyErr_Occurred())
+            PyErr_WriteUnraisable((PyObject *)self);
+        PyErr_Restore(et, ev, tb);
+    }
     PyObject_Free(self);
     Py_DECREF(tp);
 }
@@ -1386,6 +1786,7 @@ typedef struct {
     Py_ssize_t index; /* 0-based */
     DeviceObject *dev; /* the launch's device, for a producer stream to wait for; or NULL */
     fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
+    int writes;         /* fdlink writes this array (a map's output): read-only ones refused */
 } arg_ctx;
 
 #define ARGFMT "argument %zd of %s '%s'"
@@ -1641,41 +2042,71 @@ static int from_dlpack(const arg_ctx *c, PyObject *obj, const char *want, int or
         return -1;
     }
     /* stream 1: the producer orders its work before the legacy default stream, with which
-     * every fdlink stream is ordered */
-    PyObject *kw = Py_BuildValue("{s:i}", "stream", 1);
+     * every fdlink stream is ordered. A versioned capsule (DLPack 1.x) is asked for first; a
+     * producer that does not know max_version (TypeError) is asked again without it. */
+    PyObject *kw = Py_BuildValue("{s:i,s:(ii)}", "stream", 1, "max_version", 1, 0);
     PyObject *empty = PyTuple_New(0);
     PyObject *meth = PyObject_GetAttr(obj, s_dlpack);
     PyObject *cap = meth && kw && empty ? PyObject_Call(meth, empty, kw) : NULL;
+    if (!cap && meth && kw && empty && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        Py_DECREF(kw);
+        kw = Py_BuildValue("{s:i}", "stream", 1);
+        cap = kw ? PyObject_Call(meth, empty, kw) : NULL;
+    }
     Py_XDECREF(meth);
     Py_XDECREF(kw);
     Py_XDECREF(empty);
     if (!cap)
         return -1;
-    if (!PyCapsule_IsValid(cap, "dltensor")) {
+    int versioned = PyCapsule_IsValid(cap, "dltensor_versioned");
+    if (!versioned && !PyCapsule_IsValid(cap, "dltensor")) {
+        PyErr_Clear();
         PyErr_Format(PyExc_ValueError,
-                     ARGFMT ": __dlpack__() gave %R, not an unconsumed 'dltensor' capsule",
-                     ARGV(c), cap);
+                     ARGFMT ": __dlpack__() gave %R, not an unconsumed 'dltensor' or "
+                     "'dltensor_versioned' capsule", ARGV(c), cap);
         Py_DECREF(cap);
         return -1;
     }
-    fdl_py_dlmanaged *m = PyCapsule_GetPointer(cap, "dltensor");
-    if (!m) {
+    void *mp = PyCapsule_GetPointer(cap, versioned ? "dltensor_versioned" : "dltensor");
+    if (!mp) {
         Py_DECREF(cap);
         return -1;
     }
     DLHoldObject *hold = (DLHoldObject *)PyType_GenericAlloc(DLHoldType, 0);
-    if (!hold || PyCapsule_SetName(cap, "used_dltensor") < 0) {
+    if (!hold ||
+        PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) {
         Py_XDECREF(hold);
         Py_DECREF(cap);
         return -1;
     }
-    hold->m = m; /* from here the deleter is ours to call, whatever happens */
+    hold->m = mp; /* from here the deleter is ours to call (once, when the hold dies) */
+    hold->versioned = versioned;
     Py_DECREF(cap);
     int rc = PyList_Append(keep, (PyObject *)hold);
     Py_DECREF(hold);
     if (rc < 0)
         return -1;
-    const fdl_py_dltensor *t = &m->dl_tensor;
+    uint64_t flags = 0;
+    const fdl_py_dltensor *t;
+    if (versioned) {
+        const fdl_py_dlversioned *v = mp;
+        if (v->version.major != 1) {
+            PyErr_Format(PyExc_BufferError, ARGFMT ": the DLPack tensor is of version %u.%u; "
+                         "fdlink reads version 1", ARGV(c), (unsigned)v->version.major,
+                         (unsigned)v->version.minor);
+            return -1;
+        }
+        flags = v->flags;
+        t = &v->dl_tensor;
+    } else {
+        t = &((const fdl_py_dlmanaged *)mp)->dl_tensor;
+    }
+    if ((flags & DL_FLAG_READ_ONLY) && c->writes) {
+        PyErr_Format(PyExc_BufferError, ARGFMT " is read-only (its DLPack tensor says so), but "
+                     "fdlink writes it; pass a writable array", ARGV(c));
+        return -1;
+    }
     if (t->device.device_type != dtype || t->device.device_id != did) {
         PyErr_Format(PyExc_ValueError, ARGFMT ": the DLPack tensor's device (%d, %d) is not the "
                      "one __dlpack_device__ named", ARGV(c), (int)t->device.device_type,
@@ -1718,7 +2149,14 @@ static int from_dlpack(const arg_ctx *c, PyObject *obj, const char *want, int or
     char tsbuf[8];
     if (check_dtype(c, dl_typestr(t->dtype, tsbuf), want) < 0)
         return -1;
-    uint64_t p = (uint64_t)(uintptr_t)t->data + t->byte_offset;
+    uint64_t base = (uint64_t)(uintptr_t)t->data, p = base + t->byte_offset;
+    if (t->byte_offset > UINT64_MAX - base || count * itemsize > UINT64_MAX - p) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": the DLPack tensor's byte_offset %llu goes past "
+                     "the end of the address space (data 0x%llx, %llu bytes)", ARGV(c),
+                     (unsigned long long)t->byte_offset, (unsigned long long)base,
+                     (unsigned long long)(count * itemsize));
+        return -1;
+    }
     if (!p && count) {
         PyErr_Format(PyExc_ValueError, ARGFMT " is a NULL pointer", ARGV(c));
         return -1;
@@ -2318,7 +2756,8 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
         out->size = 8;
         out->is_array = 1;
         out->nbytes = fdl_buffer_size(b->buf);
-        return PyList_Append(keep, o);
+        /* the memory outlives the launch, whatever Buffer.free() says meanwhile */
+        return PyList_Append(keep, b->mem) < 0 ? -1 : PyList_Append(keep, o);
     }
     if (PyBool_Check(o)) {
         out->value[0] = o == Py_True;
@@ -2473,7 +2912,7 @@ static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, co
     }
     Py_ssize_t ntypes = k->types != Py_None ? PyTuple_Size(k->types) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        arg_ctx c = {"kernel", k->name, i, k->dev, stream};
+        arg_ctx c = {"kernel", k->name, i, k->dev, stream, 0};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(k->types, i);
@@ -2496,7 +2935,9 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
     if (dim3_of(args[0], &cfg.grid, "grid") < 0 || dim3_of(args[1], &cfg.block, "block") < 0 ||
         stream_of(args[3], &cfg.stream) < 0)
         return NULL;
-    size_t shared = PyLong_AsSize_t(args[2]);
+    size_t shared;
+    if (size_arg(args[2], "shared_mem", &shared) < 0)
+        return NULL;
     unsigned long flags = PyLong_AsUnsignedLong(args[4]);
     if (PyErr_Occurred())
         return NULL;
@@ -2551,7 +2992,8 @@ static PyObject *Kernel_time_launches(KernelObject *self, PyObject *const *args,
     if ((reps < 0 && PyErr_Occurred()) || dim3_of(args[1], &cfg.grid, "grid") < 0 ||
         dim3_of(args[2], &cfg.block, "block") < 0 || stream_of(args[4], &cfg.stream) < 0)
         return NULL;
-    cfg.shared_bytes = PyLong_AsSize_t(args[3]);
+    if (size_arg(args[3], "shared_mem", &cfg.shared_bytes) < 0)
+        return NULL;
     cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[5]);
     if (PyErr_Occurred())
         return NULL;
@@ -2689,7 +3131,8 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     if (dim3_of(args[0], &cfg.grid, "grid") < 0 || dim3_of(args[1], &cfg.block, "block") < 0 ||
         stream_of(args[3], &cfg.stream) < 0)
         return NULL;
-    cfg.shared_bytes = PyLong_AsSize_t(args[2]);
+    if (size_arg(args[2], "shared_mem", &cfg.shared_bytes) < 0)
+        return NULL;
     cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[4]);
     if (PyErr_Occurred())
         return NULL;
@@ -2777,7 +3220,7 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
         if (t != Py_None && utf8_of(t, &want, 0, "a declared type") < 0)
             return NULL;
     }
-    arg_ctx c = {"kernel", k->name, i, k->dev, NULL};
+    arg_ctx c = {"kernel", k->name, i, k->dev, NULL, 0};
     stream_of(self->stream, &c.stream);
     conv_arg v;
     PyObject *keep = PyList_New(0), *key = NULL;
@@ -2835,8 +3278,8 @@ static PyObject *Launch_set_geometry(LaunchObject *self, PyObject *const *args, 
     fdl_dim3 grid, block;
     if (dim3_of(args[0], &grid, "grid") < 0 || dim3_of(args[1], &block, "block") < 0)
         return NULL;
-    size_t shared = nargs > 2 ? PyLong_AsSize_t(args[2]) : 0;
-    if (PyErr_Occurred())
+    size_t shared = 0;
+    if (nargs > 2 && size_arg(args[2], "shared_mem", &shared) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_launch_set_geometry(self->launch, grid, block, shared, &err);
@@ -2974,8 +3417,8 @@ static int Kernel_set_types(KernelObject *self, PyObject *v, void *c)
 
 static PyObject *Kernel_set_max_dynamic_shared(KernelObject *self, PyObject *arg)
 {
-    size_t bytes = PyLong_AsSize_t(arg);
-    if (PyErr_Occurred())
+    size_t bytes;
+    if (size_arg(arg, "set_max_dynamic_shared: nbytes", &bytes) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_kernel_set_max_dynamic_shared(self->kernel, bytes, &err);
@@ -3059,6 +3502,7 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     fdl_gen_options go = FDL_GEN_OPTIONS_INIT;
     GenObject *self = (GenObject *)PyType_GenericAlloc(type, 0);
     const char **inputs = NULL;
+    PyObject *held = NULL;
     if (!self)
         return NULL;
     self->device = device;
@@ -3077,9 +3521,30 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         Py_DECREF(self);
         return NULL;
     }
-    inputs = str_array(paths, "an input path");
-    if (!inputs && PyErr_Occurred())
-        goto fail;
+    /* the paths as the file system's bytes, held by @p held while the generator is made */
+    if (paths != Py_None) {
+        if (!PyList_Check(paths) && !PyTuple_Check(paths)) {
+            PyErr_Format(PyExc_TypeError, "input paths must be a list, not %s", tname(paths));
+            goto fail;
+        }
+        Py_ssize_t np = PySequence_Size(paths);
+        inputs = calloc((size_t)np + 1, sizeof *inputs);
+        held = PyList_New(0);
+        if (!inputs || !held) {
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < np; i++) {
+            PyObject *item = PySequence_GetItem(paths, i), *h = NULL;
+            int bad = !item || path_of(item, &h, &inputs[i], "an input path") < 0 ||
+                      PyList_Append(held, h) < 0;
+            Py_XDECREF(item);
+            Py_XDECREF(h);
+            if (bad)
+                goto fail;
+        }
+    }
     go.decls = decls != Py_None ? ((DeclsObject *)decls)->decls : NULL;
     go.inputs = inputs;
     go.link = &self->lo->lo;
@@ -3110,9 +3575,11 @@ static PyObject *Gen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         }
     }
     free(inputs);
+    Py_XDECREF(held);
     return (PyObject *)self;
 fail:
     free(inputs);
+    Py_XDECREF(held);
     Py_XDECREF(self);
     return NULL;
 }
@@ -3139,6 +3606,7 @@ typedef struct {
     PyObject *gen;
     PyObject *types; /* tuple of declared types per argument, or None */
     const char *name;
+    int out_first;   /* the first argument is written (a map's output, a reduction's out) */
 } MapObject;
 
 static PyObject *new_map(GenObject *gen, fdl_map *map, fdl_reduction *red, PyTypeObject *type)
@@ -3170,7 +3638,10 @@ static PyObject *Gen_map(GenObject *self, PyObject *args)
     rc = fdl_map_create(&map, self->gen, name, modes, &err);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
-    return new_map(self, map, NULL, MapType);
+    PyObject *o = new_map(self, map, NULL, MapType);
+    if (o)
+        ((MapObject *)o)->out_first = 1; /* out[i] = f(...) */
+    return o;
 }
 
 static PyObject *Gen_elementwise(GenObject *self, PyObject *args)
@@ -3245,7 +3716,8 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
     for (Py_ssize_t i = 0; i < n; i++) {
         GenObject *g = (GenObject *)self->gen;
         arg_ctx c = {self->map ? "map" : "reduction", self->name, i,
-                     g->device != Py_None ? (DeviceObject *)g->device : NULL, stream};
+                     g->device != Py_None ? (DeviceObject *)g->device : NULL, stream,
+                     i == 0 && self->out_first};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(self->types, i);
@@ -3301,7 +3773,9 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
 {
     if (nargs < 3)
         return PyErr_Format(PyExc_TypeError, "launch(n, sync, stream, *args)");
-    size_t n = PyLong_AsSize_t(args[0]);
+    size_t n;
+    if (size_arg(args[0], "n", &n) < 0)
+        return NULL;
     int sync = PyObject_IsTrue(args[1]);
     fdl_stream *stream = NULL;
     if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0 ||
@@ -3351,9 +3825,9 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
 {
     if (nargs < 2)
         return PyErr_Format(PyExc_TypeError, "run(n, stream, *args)");
-    size_t n = PyLong_AsSize_t(args[0]);
+    size_t n;
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0 ||
+    if (size_arg(args[0], "n", &n) < 0 || stream_of(args[1], &stream) < 0 ||
         refuse_in_capture(stream, "reduction", self->name) < 0)
         return NULL;
     Py_ssize_t na = nargs - 2;
@@ -3395,9 +3869,9 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
 {
     if (nargs < 3)
         return PyErr_Format(PyExc_TypeError, "run_async(n, stream, out, *args)");
-    size_t n = PyLong_AsSize_t(args[0]);
+    size_t n;
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
+    if (size_arg(args[0], "n", &n) < 0 || stream_of(args[1], &stream) < 0)
         return NULL;
     Py_ssize_t na = nargs - 3;
     size_t rs = fdl_reduction_result_size(self->red);
@@ -3411,7 +3885,9 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
     /* the output first, as an array of at least the result's size */
     PyObject *saved = self->types;
     self->types = Py_None;
+    self->out_first = 1;
     int rc0 = gen_args(self, args + 2, 1, ga, v, keep, stream);
+    self->out_first = 0;
     self->types = saved;
     if (rc0 < 0)
         goto done;
@@ -3615,15 +4091,28 @@ static PyObject *py_cache_dir(PyObject *self, PyObject *unused)
     return PyUnicode_FromString(buf);
 }
 
+/* PyArg "O&" converter: a path (str, bytes, os.PathLike) or None as a bytes object or NULL, the
+ * file system's bytes (os.fsencode) */
+static int fs_opt(PyObject *o, void *out)
+{
+    if (o == Py_None) {
+        *(PyObject **)out = NULL;
+        return 1;
+    }
+    return PyUnicode_FSConverter(o, out);
+}
+#define FSP(b) ((b) ? PyBytes_AsString(b) : NULL)
+
 static PyObject *py_cache_stats(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL;
-    if (!PyArg_ParseTuple(args, "|z:cache_stats", &dir))
+    PyObject *dir = NULL;
+    if (!PyArg_ParseTuple(args, "|O&:cache_stats", fs_opt, &dir))
         return NULL;
     fdl_cache_stats s;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_stats_get(&s, dir, &err);
+    int rc = fdl_cache_stats_get(&s, FSP(dir), &err);
+    Py_XDECREF(dir);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return Py_BuildValue("{s:n,s:K,s:K,s:n,s:K,s:K,s:K,s:K}", "entries", (Py_ssize_t)s.entries,
@@ -3638,12 +4127,13 @@ static PyObject *py_cache_stats(PyObject *self, PyObject *args)
 static PyObject *py_cache_clear(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL;
-    if (!PyArg_ParseTuple(args, "|z:cache_clear", &dir))
+    PyObject *dir = NULL;
+    if (!PyArg_ParseTuple(args, "|O&:cache_clear", fs_opt, &dir))
         return NULL;
     size_t removed = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_clear(dir, &removed, &err);
+    int rc = fdl_cache_clear(FSP(dir), &removed, &err);
+    Py_XDECREF(dir);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return PyLong_FromSize_t(removed);
@@ -3652,17 +4142,23 @@ static PyObject *py_cache_clear(PyObject *self, PyObject *args)
 static PyObject *py_cache_export(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL, *path;
+    PyObject *dir = NULL, *path = NULL;
     PyObject *keys_o = Py_None;
-    if (!PyArg_ParseTuple(args, "zs|O:cache_export", &dir, &path, &keys_o))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "O&O&|O:cache_export", fs_opt, &dir, PyUnicode_FSConverter,
+                          &path, &keys_o))
+        return NULL; /* the converters' results are released by the parser */
     const char **keys = str_array(keys_o, "a key");
-    if (!keys && PyErr_Occurred())
+    if (!keys && PyErr_Occurred()) {
+        Py_XDECREF(dir);
+        Py_DECREF(path);
         return NULL;
+    }
     size_t exported = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_export(dir, path, keys, &exported, &err);
+    int rc = fdl_cache_export(FSP(dir), FSP(path), keys, &exported, &err);
     free(keys);
+    Py_XDECREF(dir);
+    Py_DECREF(path);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return PyLong_FromSize_t(exported);
@@ -3671,12 +4167,15 @@ static PyObject *py_cache_export(PyObject *self, PyObject *args)
 static PyObject *py_cache_import(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *dir = NULL, *path;
-    if (!PyArg_ParseTuple(args, "zs:cache_import", &dir, &path))
+    PyObject *dir = NULL, *path = NULL;
+    if (!PyArg_ParseTuple(args, "O&O&:cache_import", fs_opt, &dir, PyUnicode_FSConverter,
+                          &path))
         return NULL;
     size_t imported = 0, rejected = 0, forged = 0;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_cache_import(dir, path, &imported, &rejected, &forged, &err);
+    int rc = fdl_cache_import(FSP(dir), FSP(path), &imported, &rejected, &forged, &err);
+    Py_XDECREF(dir);
+    Py_DECREF(path);
     if (rc != FDL_OK)
         return raise_fdl(rc, &err, NULL);
     return Py_BuildValue("{s:n,s:n,s:n}", "imported", (Py_ssize_t)imported, "rejected",
@@ -3772,18 +4271,31 @@ static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
         return NULL;
     const char *text;
     Py_ssize_t len;
+    PyObject *frozen = NULL; /* a bytearray's copy: the compile runs without the GIL */
+    if (PyByteArray_Check(source)) {
+        if (!(frozen = PyBytes_FromObject(source)))
+            return NULL;
+        source = frozen;
+    }
     if (PyUnicode_Check(source)) {
         text = PyUnicode_AsUTF8AndSize(source, &len);
-        if (!text)
+        if (!text) {
+            Py_XDECREF(frozen);
             return NULL;
+        }
     } else if (bytes_of(source, &text, &len, "source") < 0) {
+        Py_XDECREF(frozen);
         return NULL;
     }
-    if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType))
-        return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
     link_opts lo;
-    if (link_opts_from(&lo, opts) < 0)
+    if (decls != Py_None && !PyObject_TypeCheck(decls, DeclsType)) {
+        Py_XDECREF(frozen);
+        return PyErr_Format(PyExc_TypeError, "decls must be a Decls or None");
+    }
+    if (link_opts_from(&lo, opts) < 0) {
+        Py_XDECREF(frozen);
         return NULL;
+    }
     void *out = NULL;
     size_t size = 0;
     fdl_input_kind kind = FDL_KIND_AUTO;
@@ -3801,11 +4313,12 @@ static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
         err.log = log; /* the whole NVRTC log, for the exception */
         raise_fdl(rc, &err, NULL);
     } else {
-        ret = Py_BuildValue("(y#sz)", (const char *)out, (Py_ssize_t)size,
-                            fdl_input_kind_name(kind), log);
+        ret = Py_BuildValue("(y#sN)", (const char *)out, (Py_ssize_t)size,
+                            fdl_input_kind_name(kind), MSG(log));
     }
     free(out);
     free(log);
+    Py_XDECREF(frozen);
     return ret;
 }
 
@@ -3833,6 +4346,7 @@ static PyMethodDef module_methods[] = {
      "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
     {"fatbin", py_fatbin, METH_O, "fatbin([(kind, arch, bytes), ...]) -> the fatbin's bytes"},
+    {"decls_load", py_decls_load, METH_O, "decls_load(path) -> Decls: a declaration file"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};
 

@@ -939,6 +939,22 @@ Test(header_generate, names_the_file_without_its_directory_and_keeps_comments_cl
     fdl_decls_destroy(d);
 }
 
+/* a path's bytes that are not UTF-8 (NVRTC reads 0xff as the end of the file) become '?';
+ * UTF-8 names stay as they are */
+Test(header_generate, writes_non_utf8_file_names_as_question_marks)
+{
+    fdl_decls *d = NULL;
+    cr_assert_eq(fdl_decls_parse(&d, "f: int32()", 10, "/t/m\xe9\xff\xc3x\xc3\xa9.decl", NULL),
+                 FDL_OK);
+    char *out = generate(d, NULL);
+    cr_assert(strstr(out, "from m???x\xc3\xa9.decl: do not edit"), "%s", out);
+    cr_assert(strstr(out, "(m???x\xc3\xa9.decl:1) */"), "%s", out);
+    for (const char *p = out; *p; p++)
+        cr_assert((unsigned char)*p != 0xff);
+    free(out);
+    fdl_decls_destroy(d);
+}
+
 Test(header_generate, writes_an_empty_set_as_a_valid_header)
 {
     fdl_decls *d = NULL;
