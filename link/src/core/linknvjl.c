@@ -111,6 +111,12 @@ static int nvjl_link_here(const fdl_link *link, int lto, int ptx, fdl__link_inpu
                         fdl__nvjl_run *run, fdl_error *err)
 {
     memset(run, 0, sizeof *run);
+    /* a large LTO program: partitioned by fdlink, deterministic on every core (partition.c) */
+    if (lto && ptx == FDL__NVJL_CUBIN && !extra && fdl__partition_wanted(link, ins, nins)) {
+        int prc = fdl__partition_link(link, ins, nins, run, err);
+        if (prc != FDL__PARTITION_NO)
+            return prc;
+    }
     const fdl__nvjl *nv = link->nv;
     fdl__strv o;
     if (!fdl__link_nvjl_options(link, lto, ptx, &o))

@@ -293,6 +293,21 @@ int fdl__nvjl_link(const fdl_link *link, int lto, int ptx, fdl__link_input *cons
                  const unsigned char *extra, size_t extra_size, fdl__nvjl_run *run, fdl_error *err);
 void fdl__nvjl_run_free(fdl__nvjl_run *run);
 
+/* ---- partition.c: the partitioned link of a large LTO program (issue 41) ----------------- */
+
+/* The fewest kernels a partitioned link has, and its groups (a fixed number: never the jobs). */
+#define FDL__PARTITION_KERNELS 16
+#define FDL__PARTITION_GROUPS 16
+/* fdl__partition_link's "not partitioned": the ordinary link runs */
+#define FDL__PARTITION_NO 1
+/* Whether a link of @p ins is partitioned: LTO-IR only, large (fdl__link_split_threads 0), no
+ * split, -kernels-used, -variables-used, -g or -lineinfo of the caller's, FDLINK_PARTITION not 0. */
+int fdl__partition_wanted(const fdl_link *link, fdl__link_input *const *ins, size_t nins);
+/* The partitioned link into @p run; FDL__PARTITION_NO (nothing partitioned: fewer kernels, a
+ * run that failed, PTX the merge does not place), FDL_ENOMEM. */
+int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_t nins,
+                        fdl__nvjl_run *run, fdl_error *err);
+
 /* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
 
 /*
