@@ -5,6 +5,11 @@
 # compiler, python3 and a GPU (every cubin's kernels are run and their outputs compared).
 # Every link is a fresh process timed from spawn to exit, CUDA_CACHE_DISABLE=1 and --no-cache,
 # so no cache of nvJitLink's or fdlink's serves it. Exit status 1 when a link or a check fails.
+# fdlink's default links a large LTO program partitioned (issue 41, docs/linking.md): its rows
+# show the speed against raw nvJitLink's default, the cubin byte for byte against fdlink's own
+# (again, and with --jobs 8: the same bytes whatever the job count), every kernel's output
+# against raw's (verify.cu) and, where cuobjdump is, how many kernels' SASS equals raw's.
+# BENCH9_QUICK=1: only those rows, and fdlink unpartitioned (FDLINK_PARTITION=0) for comparison.
 set -uo pipefail
 fdlink=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 out=$2
@@ -81,17 +86,23 @@ for n in $sizes; do
   "$out/verify" "$d/raw.cubin" 64 "$d/raw.out" || { echo "  raw default: run failed"; fail=1; continue; }
   echo "| $n | LTO-IR | raw nvJitLink, defaults | $base | 1.00x | | all 64 run |" >> "$table"
   echo "  raw nvJitLink default: $base s"
-  run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, defaults" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -v -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults ($(grep -o 'partitioned link: [^)]*groups' "$out/fdlink_lto_$n.log" || echo 'not partitioned'))" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  [ -s "$d/fdlink.cubin" ] && notes+=("N=$n, fdlink's default against raw's default, kernel by kernel: $(python3 "$here/sasssame.py" "$d/fdlink.cubin" "$d/raw.cubin")")
+  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  [ -s "$d/fdagain.cubin" ] && notes+=("N=$n, fdlink's default run twice: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdagain.cubin")")
+  run fdjobs_$n "$d/fdjobs.cubin" "$fdlink" link -arch=$arch --no-cache --jobs 8 -o "$d/fdjobs.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, --jobs 8 (cubin against the first)" "$d/fdjobs.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  FDLINK_PARTITION=0 run fdwhole_$n "$d/fdwhole.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdwhole.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, FDLINK_PARTITION=0 (nvJitLink's -split-compile, before issue 41)" "$d/fdwhole.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  [ "${BENCH9_QUICK:-0}" = 1 ] && continue
   # asked for (FDLINK_SPLIT_COMPILE_EXTENDED=1), a large LTO link gets -split-compile-extended=0
   # (isolated); where it kills nvJitLink, fdlink says so once and links with the default splits
   FDLINK_SPLIT_COMPILE_EXTENDED=1 run fdext_$n "$d/fdext.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdext.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, FDLINK_SPLIT_COMPILE_EXTENDED=1" "$d/fdext.cubin" $base "$d/raw.cubin" "$d/raw.out"
   grep -q "split-compile-extended" "$out/fdext_$n.log" &&
     echo "  fdlink: fell back: $(grep -m1 split-compile-extended "$out/fdext_$n.log")"
-  # determinism: fdlink's default again, byte for byte the same cubin
-  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, defaults, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   run split_$n "$d/split.cubin" "$out/rawlink" "$d/split.cubin" -arch=$arch -lto -split-compile=0 "${lto[@]}"
   row $n LTO-IR "raw, -split-compile=0 (LTO only)" "$d/split.cubin" $base "$d/raw.cubin" "$d/raw.out"
   run both_$n "$d/both.cubin" "$out/rawlink" "$d/both.cubin" -arch=$arch -lto -split-compile=0 -Xptxas=--split-compile=0 "${lto[@]}"
@@ -109,7 +120,6 @@ for n in $sizes; do
     FDLINK_SPLIT_COMPILE_EXTENDED=1 run fdext2_$n "$d/fdext2.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdext2.cubin" "${lto[@]}"
     [ -n "$last" ] && notes+=("N=$n, fdlink with FDLINK_SPLIT_COMPILE_EXTENDED=1 run twice: $(python3 "$here/cubinsame.py" "$d/fdext.cubin" "$d/fdext2.cubin")")
   fi
-  [ -s "$d/fdagain.cubin" ] && notes+=("N=$n, fdlink's default run twice: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdagain.cubin")")
   run one_$n "$d/one.cubin" "$fdlink" link -arch=$arch --no-cache --kernels-used k0000 -o "$d/one.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, --kernels-used k0000 (1 of 64)" "$d/one.cubin" $base "$d/raw.cubin" "$d/raw.out" k0000
   # PTX

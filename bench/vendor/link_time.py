@@ -5,14 +5,16 @@
         [--fdlink-opt=--split-compile=1 ...] [--lto] INPUT...
 
 INPUTs are files nvJitLink takes itself (PTX, cubin, fatbin, LTO-IR, host object, static
-library: NVJITLINK_INPUT_ANY). Raw: nvJitLinkCreate(-arch=sm_NN [-lto]), nvJitLinkAddFile for
-each, nvJitLinkComplete, through ctypes, in this process. fdlink: `fdlink link -arch=sm_NN
---no-cache --no-nvjitlink-cache -o OUT INPUT...` as a process (its start included: what a build
-pays). Prints the median of each over -n runs (after one warm-up each) and the ratio. No GPU
-needed; the machine's cores matter (fdlink's default splits large links over every core).
+library: NVJITLINK_INPUT_ANY). Both sides are timed the same way (issue 41): each link a fresh
+process, from its spawn to its exit, with nvJitLink's own cache off on both (CUDA_CACHE_DISABLE=1;
+--nvjitlink-cache leaves it on for both). Raw: bench/large/rawlink.c (built here with cc):
+nvJitLinkCreate(-arch=sm_NN [-lto]), nvJitLinkAddData of each file, nvJitLinkComplete. fdlink:
+`fdlink link -arch=sm_NN --no-cache [--no-nvjitlink-cache] -o OUT INPUT...` (its own cache off).
+Prints the median of each over -n runs (after one warm-up each), the ratio, and how both were
+timed. No GPU needed; the machine's cores matter (fdlink's default splits large links over every
+core).
 """
 import argparse
-import ctypes
 import os
 import statistics
 import subprocess
@@ -21,31 +23,21 @@ import tempfile
 import time
 
 
-def raw_link(lib, arch, lto, inputs):
-    handle = ctypes.c_void_p()
-    opts = [b"-arch=" + arch.encode()] + ([b"-lto"] if lto else [])
-    arr = (ctypes.c_char_p * len(opts))(*opts)
+def raw_link(exe, arch, lto, inputs, out, env):
     t0 = time.perf_counter()
-    if lib.nvJitLinkCreate(ctypes.byref(handle), len(opts), arr) != 0:
-        sys.exit("nvJitLinkCreate failed")
-    try:
-        for path in inputs:
-            if lib.nvJitLinkAddFile(handle, 10, path.encode()) != 0:
-                sys.exit(f"nvJitLinkAddFile {path} failed")
-        rc = lib.nvJitLinkComplete(handle)
-        size = ctypes.c_size_t()
-        lib.nvJitLinkGetLinkedCubinSize(handle, ctypes.byref(size))
-    finally:
-        lib.nvJitLinkDestroy(ctypes.byref(handle))
-    if rc != 0:
-        sys.exit(f"raw nvJitLink link failed ({rc})")
-    return time.perf_counter() - t0, size.value
+    r = subprocess.run([exe, out, f"-arch={arch}", *(["-lto"] if lto else []), *inputs],
+                       capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit("raw nvJitLink link failed:\n" + r.stderr)
+    return dt, os.path.getsize(out)
 
 
-def fdlink_link(exe, arch, extra, inputs, out):
+def fdlink_link(exe, arch, extra, inputs, out, env, nvjl_cache):
     t0 = time.perf_counter()
-    r = subprocess.run([exe, "link", f"-arch={arch}", "--no-cache", "--no-nvjitlink-cache",
-                        *extra, "-o", out, *inputs], capture_output=True, text=True)
+    r = subprocess.run([exe, "link", f"-arch={arch}", "--no-cache",
+                        *([] if nvjl_cache else ["--no-nvjitlink-cache"]),
+                        *extra, "-o", out, *inputs], capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit("fdlink link failed:\n" + r.stderr)
@@ -59,22 +51,35 @@ def main():
     ap.add_argument("-n", type=int, default=5)
     ap.add_argument("--lto", action="store_true", help="-lto for the raw link (LTO-IR inputs)")
     ap.add_argument("--fdlink-opt", action="append", default=[])
-    ap.add_argument("--nvjitlink", default="libnvJitLink.so.13")
+    ap.add_argument("--nvjitlink-cache", action="store_true",
+                    help="nvJitLink's own cache on for both sides (default: off for both)")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
-    lib = ctypes.CDLL(a.nvjitlink)
-    out = os.path.join(tempfile.mkdtemp(), "out.cubin")
-    raw_link(lib, a.arch, a.lto, a.inputs)
-    fdlink_link(a.fdlink, a.arch, a.fdlink_opt, a.inputs, out)
+    tmp = tempfile.mkdtemp()
+    rawlink = os.path.join(tmp, "rawlink")
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run(["cc", "-O2", "-o", rawlink, os.path.join(here, "..", "large", "rawlink.c"),
+                    "-ldl"], check=True)
+    env = dict(os.environ)
+    env.pop("CUDA_CACHE_DISABLE", None)
+    if not a.nvjitlink_cache:
+        env["CUDA_CACHE_DISABLE"] = "1"
+    out, rout = os.path.join(tmp, "out.cubin"), os.path.join(tmp, "raw.cubin")
+    raw_link(rawlink, a.arch, a.lto, a.inputs, rout, env)
+    fdlink_link(a.fdlink, a.arch, a.fdlink_opt, a.inputs, out, env, a.nvjitlink_cache)
     raw, fdl = [], []
     for _ in range(a.n):
-        dt, rsize = raw_link(lib, a.arch, a.lto, a.inputs)
+        dt, rsize = raw_link(rawlink, a.arch, a.lto, a.inputs, rout, env)
         raw.append(dt)
-        dt, fsize = fdlink_link(a.fdlink, a.arch, a.fdlink_opt, a.inputs, out)
+        dt, fsize = fdlink_link(a.fdlink, a.arch, a.fdlink_opt, a.inputs, out, env,
+                                a.nvjitlink_cache)
         fdl.append(dt)
     r, f = statistics.median(raw), statistics.median(fdl)
     print(f"cores {os.cpu_count()}, {a.arch}, {len(a.inputs)} inputs, fdlink options "
           f"{a.fdlink_opt or 'default'}")
+    print("both sides timed alike: a fresh process per link, spawn to exit; nvJitLink's cache "
+          + ("on for both" if a.nvjitlink_cache else "off for both (CUDA_CACHE_DISABLE=1)")
+          + "; fdlink's own cache off (--no-cache)")
     print(f"raw nvJitLink: median {r * 1000:.0f} ms ({rsize} bytes)")
     print(f"fdlink link:   median {f * 1000:.0f} ms ({fsize} bytes)")
     print(f"ratio fdlink/raw: {f / r:.2f}x")

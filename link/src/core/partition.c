@@ -437,18 +437,6 @@ static int run_one(const fdl__nvjl *nv, const fdl__strv *o, fdl__link_input *con
             *out = NULL;
         }
     }
-    if (h && rc == 0 && getenv("FDL_PARTITION_DEBUG")) {
-        size_t n = 0;
-        nv->get_error_log_size(h, &n);
-        char *l = calloc(n + 1, 1);
-        if (l && nv->get_error_log(h, l) == NVJITLINK_SUCCESS)
-            fprintf(stderr, "partition run: %d: %.2000s\n", (int)r, l);
-        free(l);
-        if (ptx_in) {
-            FILE *f = fopen("/tmp/fdl_partition.ptx", "w");
-            if (f) { fwrite(ptx_in, 1, ptx_size - 1, f); fclose(f); }
-        }
-    }
     if (h)
         nv->destroy(&h);
     return rc;
@@ -556,7 +544,6 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     memset(&base, 0, sizeof base);
     pool pl;
     int have_lock = 0;
-    int dbg_line = 0;
 
     /* 1. the kernels and variables of the whole program, from a cheap -O0 run */
     if (!part_options(link, 1, FDL__NVJL_VIEW, &o))
@@ -566,17 +553,17 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     if (got < 0)
         goto nomem;
     if (got == 0)
-        { dbg_line = __LINE__; goto cleanup; } /* the ordinary link says why */
+        goto cleanup; /* the ordinary link says why */
     got = parse((const char *)view, view_size, &vi);
     if (got < 0)
         goto nomem;
     if (got == 0)
-        { dbg_line = __LINE__; goto cleanup; }
+        goto cleanup;
     for (size_t i = 0; i < vi.n; i++)
         if (vi.v[i].type == IT_ENTRY && vi.v[i].body)
             nk++;
     if (nk < FDL__PARTITION_KERNELS)
-        { dbg_line = __LINE__; goto cleanup; }
+        goto cleanup;
     if (!(kernels = calloc(nk, sizeof *kernels)))
         goto nomem;
     nk = 0;
@@ -643,12 +630,12 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
         if (groups[g].rc < 0)
             goto nomem;
         if (groups[g].rc == 0)
-            { dbg_line = __LINE__; goto cleanup; }
+            goto cleanup;
         got = parse((const char *)groups[g].ptx, groups[g].size, &gi[g]);
         if (got < 0)
             goto nomem;
         if (got == 0)
-            { dbg_line = __LINE__; goto cleanup; }
+            goto cleanup;
     }
 
     /* 3. one module: the header once, then each group's statements in its order */
@@ -726,7 +713,7 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     no_g:
         nameset_free(&rename);
         nameset_free(&mine);
-        { dbg_line = __LINE__; goto cleanup; }
+        goto cleanup;
     }
     if (merged.failed)
         goto nomem;
@@ -743,7 +730,7 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     if (got < 0)
         goto nomem;
     if (got == 0)
-        { dbg_line = __LINE__; goto cleanup; }
+        goto cleanup;
     char line[160];
     snprintf(line, sizeof line, "fdlink: partitioned link: %zu kernels in %zu groups\n", nk, ng);
     memset(run, 0, sizeof *run);
@@ -758,12 +745,10 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
         goto nomem;
     }
     rc = FDL_OK;
-    { dbg_line = __LINE__; goto cleanup; }
+    goto cleanup;
 nomem:
     rc = fdl__fail(err, FDL_ENOMEM, "out of memory partitioning the link");
 cleanup:
-    if (getenv("FDL_PARTITION_DEBUG"))
-        fprintf(stderr, "partition: rc %d at line %d, %zu kernels\n", rc, dbg_line, nk);
     if (have_lock)
         pthread_mutex_destroy(&pl.lock);
     fdl__strv_free(&o);
