@@ -86,14 +86,16 @@ for n in $sizes; do
   "$out/verify" "$d/raw.cubin" 64 "$d/raw.out" || { echo "  raw default: run failed"; fail=1; continue; }
   echo "| $n | LTO-IR | raw nvJitLink, defaults | $base | 1.00x | | all 64 run |" >> "$table"
   echo "  raw nvJitLink default: $base s"
-  run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -v -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, defaults ($(grep -o 'partitioned link: [^)]*groups' "$out/fdlink_lto_$n.log" || echo 'not partitioned'))" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
+  run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
   [ -s "$d/fdlink.cubin" ] && notes+=("N=$n, fdlink's default against raw's default, kernel by kernel: $(python3 "$here/sasssame.py" "$d/fdlink.cubin" "$d/raw.cubin")")
-  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, defaults, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -v -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
+  notes+=("N=$n, fdlink -v: $(grep -o 'partitioned link: .*' "$out/fdagain_$n.log" || echo 'not partitioned')")
+  row $n LTO-IR "fdlink, defaults, -v, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   [ -s "$d/fdagain.cubin" ] && notes+=("N=$n, fdlink's default run twice: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdagain.cubin")")
-  run fdjobs_$n "$d/fdjobs.cubin" "$fdlink" link -arch=$arch --no-cache --jobs 8 -o "$d/fdjobs.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, --jobs 8 (cubin against the first)" "$d/fdjobs.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  run fdjobs_$n "$d/fdjobs.cubin" "$fdlink" link -v -arch=$arch --no-cache --jobs 8 -o "$d/fdjobs.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, --jobs 8, -v (cubin against the first)" "$d/fdjobs.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  notes+=("N=$n, fdlink -v: $(grep -o 'partitioned link: .*' "$out/fdjobs_$n.log" || echo 'not partitioned')")
   FDLINK_PARTITION=0 run fdwhole_$n "$d/fdwhole.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdwhole.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, FDLINK_PARTITION=0 (nvJitLink's -split-compile, before issue 41)" "$d/fdwhole.cubin" $base "$d/raw.cubin" "$d/raw.out"
   [ "${BENCH9_QUICK:-0}" = 1 ] && continue
