@@ -544,6 +544,7 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     memset(&base, 0, sizeof base);
     pool pl;
     int have_lock = 0;
+    size_t emitted = 0;
 
     uint64_t t0 = fdl__now_ns(), t1 = t0, t2 = t0, t3 = t0;
     /* 1. the kernels and variables of the whole program, from a cheap -O0 run */
@@ -684,6 +685,7 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
             if (it->type == IT_ENTRY) {
                 if (!it->body || !nameset_has(&mine, it->name, it->name_len))
                     continue; /* another group's (a prefix of -kernels-used) */
+                emitted++;
             } else if (it->linkage == LK_EXTERN) {
                 if (nameset_has(&externs, it->name, it->name_len))
                     continue; /* declared by an earlier group */
@@ -720,6 +722,8 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     }
     if (merged.failed)
         goto nomem;
+    if (emitted != nk)
+        goto cleanup; /* a kernel that its group's run did not give: never a cubin without it */
 
     /* 4. the module assembled: ptxas's split always "0", its threads held to the job count */
     t3 = fdl__now_ns();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The partitioned link's test program (issue 41): gen.sh DIR [TABLE] writes DIR/data.cu (a __device__
-# counter, a static __device__ word, a __constant__ and a table whose initializer makes the
-# LTO-IR large enough to be partitioned) and DIR/kernels.cu (32 kernels k00..k31: the partition's
-# 16 groups hold two each, so k00 and k31 lie in the first and the last group).
+# The partitioned link's test program (issue 41): gen.sh DIR [TABLE] writes DIR/data.cu (a
+# __device__ counter, a static __device__ word, a __constant__ and a table whose initializer makes
+# the LTO-IR large enough to be partitioned) and DIR/kernels.cu (32 kernels k00..k31, then two
+# instances of a template kernel: the partition's 16 groups hold two or three each, k00 in the
+# first, k31 in another).
 set -eu
 d=$1
 t=${2:-16384} # 16384: 88 KB of LTO-IR, partitioned; 16: a small program, never partitioned
@@ -33,4 +34,8 @@ mkdir -p "$d"
     esac
     printf '    if (i < n) out[i] = sinf(table[(i * %d) %% %d] * scale) + %d.0f;\n}\n' $((k * 31 + 1)) "$t" $k
   done
+  # two instances of a template kernel: mangled names, .weak entries
+  echo 'template <int K> __global__ void kt(float *out) { out[threadIdx.x] = K * table[threadIdx.x]; }'
+  echo 'template __global__ void kt<1>(float *);'
+  echo 'template __global__ void kt<2>(float *);'
 } > "$d/kernels.cu"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The partitioned link (issue 41; label link): a large LTO program (gen.sh: 32 kernels, a
 # __device__ counter, a static __device__ word and a __constant__ shared by kernels of different
-# groups) linked by `fdlink link` is partitioned ("partitioned link: 32 kernels in 16 groups"
+# groups) linked by `fdlink link` is partitioned ("partitioned link: 34 kernels in 16 groups"
 # with -v), gives the same cubin byte for byte over repeated links and over job counts (--jobs 1,
 # 2, 4), keeps every kernel and defines every variable once (the symbol table against the same
 # link unpartitioned, FDLINK_PARTITION=0); a small program is not partitioned. With GPU=1 (the
@@ -37,7 +37,7 @@ link j1 big --jobs 1 || {
   grep -q "nvJitLink" "$dir/j1.log" && ! grep -q "error" "$dir/j1.log" &&
     { echo "no nvJitLink: skipped"; exit 77; }
   cat "$dir/j1.log"; exit 1; }
-grep -q "partitioned link: 32 kernels in 16 groups" "$dir/j1.log" ||
+grep -q "partitioned link: 34 kernels in 16 groups" "$dir/j1.log" ||
   { echo "FAIL: not partitioned:"; grep -v "^ptxas" "$dir/j1.log" | tail -5; fail=1; }
 for run in j2 j4 again; do
   case $run in j2) o="--jobs 2" ;; j4) o="--jobs 4" ;; *) o="--jobs 2" ;; esac
@@ -51,7 +51,8 @@ grep -q "partitioned link" "$dir/whole.log" && { echo "FAIL: FDLINK_PARTITION=0 
 syms() { readelf -sW "$1" | awk '($4 == "FUNC" || $4 == "OBJECT") && $0 !~ / UND / && $NF !~ /^\.nv\./ {print $4, $NF}' | sort; }
 syms "$dir/j1.cubin" > "$dir/j1.syms"
 syms "$dir/whole.cubin" > "$dir/whole.syms"
-[ "$(grep -c '^FUNC k[0-9][0-9]$' "$dir/j1.syms")" = 32 ] || { echo "FAIL: not 32 kernels:"; cat "$dir/j1.syms"; fail=1; }
+[ "$(grep -c '^FUNC k[0-9][0-9]$' "$dir/j1.syms")" = 32 ] && [ "$(grep -c '^FUNC _Z2ktILi[12]EEvPf$' "$dir/j1.syms")" = 2 ] ||
+  { echo "FAIL: not the 34 kernels:"; cat "$dir/j1.syms"; fail=1; }
 for v in counter scale table _hidden; do
   [ "$(grep -c "^OBJECT .*$v\$" "$dir/j1.syms")" = 1 ] || { echo "FAIL: $v not defined once:"; cat "$dir/j1.syms"; fail=1; }
 done
