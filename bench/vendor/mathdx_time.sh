@@ -2,6 +2,8 @@
 # Link time of libmathdx's generated functions (issue 34), fdlink against raw nvJitLink on the
 # same files: the LTO-IR and universal fatbin that the vendor_libmathdx test generated, and the
 # callers compiled to LTO-IR by nvcc (so that neither side compiles CUDA C). No GPU needed.
+# Both sides are timed alike (link_time.py, issue 41): a fresh process per link, nvJitLink's own
+# cache off on both (CUDA_CACHE_DISABLE=1; before, raw linked in one process with it on).
 #   bash bench/vendor/mathdx_time.sh BUILD_DIR [RUNS]     (after ctest -R vendor_libmathdx)
 set -euo pipefail
 build=$(readlink -f "$1") runs=${2:-5}
