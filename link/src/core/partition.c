@@ -742,10 +742,10 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     char line[320];
     uint64_t t4 = fdl__now_ns();
     snprintf(line, sizeof line,
-             "fdlink: partitioned link: %zu kernels in %zu groups (on %zu threads: kernels listed "
+             "fdlink: partitioned link: %zu kernels in %zu groups (on %zu thread%s: kernels listed "
              "in %.0f ms, groups optimised in %.0f ms, merged in %.0f ms, %zu bytes of PTX "
              "assembled in %.0f ms)\n",
-             nk, ng, threads, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
+             nk, ng, threads, threads == 1 ? "" : "s", (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
              (double)(t3 - t2) / 1e6, merged.n, (double)(t4 - t3) / 1e6);
     memset(run, 0, sizeof *run);
     run->r = NVJITLINK_SUCCESS;

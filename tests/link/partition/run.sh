@@ -47,8 +47,9 @@ for run in j2 j4 again; do
 done
 FDLINK_PARTITION=0 link whole big || { echo "FAIL: link unpartitioned"; tail -5 "$dir/whole.log"; fail=1; }
 grep -q "partitioned link" "$dir/whole.log" && { echo "FAIL: FDLINK_PARTITION=0 partitioned"; fail=1; }
-# the symbols: every kernel, every variable defined once (reserved shared memory's own aside)
-syms() { readelf -sW "$1" | awk '($4 == "FUNC" || $4 == "OBJECT") && $0 !~ / UND / && $NF !~ /^\.nv\./ {print $4, $NF}' | sort; }
+# the symbols: every kernel, every variable defined once (reserved shared memory's own aside;
+# internal functions, LOCAL, are each group's own copy: shape, shape$fdl1...)
+syms() { readelf -sW "$1" | awk '(($4 == "FUNC" && $5 != "LOCAL") || $4 == "OBJECT") && $0 !~ / UND / && $NF !~ /^\.nv\./ {print $4, $NF}' | sort; }
 syms "$dir/j1.cubin" > "$dir/j1.syms"
 syms "$dir/whole.cubin" > "$dir/whole.syms"
 [ "$(grep -c '^FUNC k[0-9][0-9]$' "$dir/j1.syms")" = 32 ] && [ "$(grep -c '^FUNC _Z2ktILi[12]EEvPf$' "$dir/j1.syms")" = 2 ] ||
