@@ -506,6 +506,85 @@ int fdl__partition_wanted(const fdl_link *link, fdl__link_input *const *ins, siz
     return 1;
 }
 
+/*
+ * Group @p g's statements (@p gi, its kernels @p gr) into @p merged: its own kernels, what the
+ * program defines once where no earlier group defined it, its functions and its copies renamed.
+ * @return 1; 0 for a variable the merge cannot place (no partition); -1 out of memory
+ */
+static int merge_group(size_t g, const items *gi, const group *gr, char *const *kernels,
+                       const nameset *whole, const nameset *ambiguous, nameset *defined,
+                       nameset *externs, text *merged, size_t *emitted)
+{
+    nameset rename = {0}, mine = {0};
+    int rc = -1;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "$fdl%zu", g);
+    for (size_t k = gr->first; k < gr->first + gr->n; k++)
+        if (!nameset_add(&mine, kernels[k], strlen(kernels[k])))
+            goto cleanup;
+    /* what this group renames: its functions, its .shared and .local variables, and its own
+     * copies of read-only tables whose name more than one copy may carry */
+    for (size_t i = 0; i < gi->n; i++) {
+        const item *it = &gi->v[i];
+        int own = 0;
+        if (it->type == IT_FUNC && it->linkage != LK_EXTERN) {
+            own = 1;
+        } else if (it->type == IT_VAR && it->linkage == LK_INTERNAL) {
+            size_t bl = base_len(it->name, it->name_len);
+            if (it->shared_space) {
+                own = 1;
+            } else if (nameset_has(ambiguous, it->name, bl) || bl != it->name_len ||
+                       !nameset_has(whole, it->name, bl)) {
+                /* a copy: only of the toolkit's tables and string literals, which nothing
+                 * writes; any other (a static variable) cannot be told apart: no partition */
+                if (!it->init || !((bl >= 9 && memcmp(it->name, "__cudart_", 9) == 0) ||
+                                   (bl >= 4 && memcmp(it->name, "$str", 4) == 0))) {
+                    rc = 0;
+                    goto cleanup;
+                }
+                own = 1;
+            }
+        }
+        if (own && !nameset_add(&rename, it->name, it->name_len))
+            goto cleanup;
+    }
+    for (size_t i = 0; i < gi->n; i++) {
+        const item *it = &gi->v[i];
+        if (it->type == IT_HEADER)
+            continue;
+        if (it->type == IT_ENTRY) {
+            if (!it->body || !nameset_has(&mine, it->name, it->name_len))
+                continue; /* another group's (a prefix of -kernels-used) */
+            (*emitted)++;
+        } else if (it->linkage == LK_EXTERN) {
+            if (nameset_has(externs, it->name, it->name_len))
+                continue; /* declared by an earlier group */
+            if (!nameset_add(externs, it->name, it->name_len))
+                goto cleanup;
+        } else if (!nameset_has(&rename, it->name, it->name_len)) {
+            /* one definition for the program: the first group's */
+            if (nameset_has(defined, it->name, it->name_len))
+                continue;
+            if (!nameset_add(defined, it->name, it->name_len))
+                goto cleanup;
+        }
+        if (it->type == IT_FUNC && it->linkage != LK_EXTERN) {
+            /* internal to the module: .visible and .weak dropped with the rename */
+            item bare = *it;
+            while (bare.start < bare.end && !word_is(bare.start, bare.end, ".func"))
+                bare.start++;
+            put_renamed(merged, &bare, &rename, suffix);
+        } else {
+            put_renamed(merged, it, &rename, suffix);
+        }
+    }
+    rc = 1;
+cleanup:
+    nameset_free(&rename);
+    nameset_free(&mine);
+    return rc;
+}
+
 /* every character a PTX name may start with, for -variables-used (a prefix: keeps them all) */
 static const char first_chars[] =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$%";
@@ -548,17 +627,23 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
 
     uint64_t t0 = fdl__now_ns(), t1 = t0, t2 = t0, t3 = t0;
     /* 1. the kernels and variables of the whole program, from a cheap -O0 run */
-    if (!part_options(link, 1, FDL__NVJL_VIEW, &o))
-        goto nomem;
+    if (!part_options(link, 1, FDL__NVJL_VIEW, &o)) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     int got = run_one(link->nv, &o, ins, nins, NULL, 0, 1, &view, &view_size);
     fdl__strv_free(&o);
-    if (got < 0)
-        goto nomem;
+    if (got < 0) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     if (got == 0)
         goto cleanup; /* the ordinary link says why */
     got = parse((const char *)view, view_size, &vi);
-    if (got < 0)
-        goto nomem;
+    if (got < 0) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     if (got == 0)
         goto cleanup;
     for (size_t i = 0; i < vi.n; i++)
@@ -566,40 +651,54 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
             nk++;
     if (nk < FDL__PARTITION_KERNELS)
         goto cleanup;
-    if (!(kernels = calloc(nk, sizeof *kernels)))
-        goto nomem;
+    if (!(kernels = calloc(nk, sizeof *kernels))) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     nk = 0;
     for (size_t i = 0; i < vi.n; i++) {
         const item *it = &vi.v[i];
         if (it->type == IT_ENTRY && it->body) {
-            if (!(kernels[nk] = strndup(it->name, it->name_len)))
-                goto nomem;
+            if (!(kernels[nk] = strndup(it->name, it->name_len))) {
+                rc = FDL_ENOMEM;
+                goto cleanup;
+            }
             nk++;
         } else if (it->type == IT_VAR && it->linkage != LK_EXTERN) {
             /* a name more than one copy carries (name, name$1...) cannot be shared by name */
             size_t bl = base_len(it->name, it->name_len);
-            if (nameset_has(&whole, it->name, bl) && !nameset_add(&ambiguous, it->name, bl))
-                goto nomem;
-            if (!nameset_add(&whole, it->name, bl))
-                goto nomem;
+            if (nameset_has(&whole, it->name, bl) && !nameset_add(&ambiguous, it->name, bl)) {
+                rc = FDL_ENOMEM;
+                goto cleanup;
+            }
+            if (!nameset_add(&whole, it->name, bl)) {
+                rc = FDL_ENOMEM;
+                goto cleanup;
+            }
         }
     }
 
     /* 2. the groups' LTO-to-PTX runs, on the link's threads */
     t1 = fdl__now_ns();
     ng = nk < FDL__PARTITION_GROUPS ? nk : FDL__PARTITION_GROUPS;
-    if (!(groups = calloc(ng, sizeof *groups)) || !(gi = calloc(ng, sizeof *gi)))
-        goto nomem;
+    if (!(groups = calloc(ng, sizeof *groups)) || !(gi = calloc(ng, sizeof *gi))) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     for (size_t g = 0; g < ng; g++) {
         groups[g].first = g * nk / ng;
         groups[g].n = (g + 1) * nk / ng - groups[g].first;
     }
-    if (!part_options(link, 1, FDL__NVJL_PTX, &base))
-        goto nomem;
+    if (!part_options(link, 1, FDL__NVJL_PTX, &base)) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     for (const char *c = first_chars; *c; c++) {
         char pre[2] = {*c, 0};
-        if (!fdl__strv_push(&base, "-variables-used=%s", pre))
-            goto nomem;
+        if (!fdl__strv_push(&base, "-variables-used=%s", pre)) {
+            rc = FDL_ENOMEM;
+            goto cleanup;
+        }
     }
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     size_t threads = link->jobs.threads > 0 ? (size_t)link->jobs.threads
@@ -615,12 +714,16 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     pl.kernels = kernels;
     pl.groups = groups;
     pl.ngroups = ng;
-    if (pthread_mutex_init(&pl.lock, NULL) != 0)
-        goto nomem;
+    if (pthread_mutex_init(&pl.lock, NULL) != 0) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     have_lock = 1;
     pthread_t *tids = calloc(threads, sizeof *tids);
-    if (!tids)
-        goto nomem;
+    if (!tids) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     size_t started = 0;
     for (; started + 1 < threads; started++)
         if (pthread_create(&tids[started], NULL, worker, &pl) != 0)
@@ -630,13 +733,17 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
         pthread_join(tids[t], NULL);
     free(tids);
     for (size_t g = 0; g < ng; g++) {
-        if (groups[g].rc < 0)
-            goto nomem;
+        if (groups[g].rc < 0) {
+            rc = FDL_ENOMEM;
+            goto cleanup;
+        }
         if (groups[g].rc == 0)
             goto cleanup;
         got = parse((const char *)groups[g].ptx, groups[g].size, &gi[g]);
-        if (got < 0)
-            goto nomem;
+        if (got < 0) {
+            rc = FDL_ENOMEM;
+            goto cleanup;
+        }
         if (got == 0)
             goto cleanup;
     }
@@ -648,95 +755,38 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
             put(&merged, gi[0].v[i].start, (size_t)(gi[0].v[i].end - gi[0].v[i].start)),
                 put(&merged, "\n", 1);
     for (size_t g = 0; g < ng; g++) {
-        nameset rename = {0}, mine = {0};
-        char suffix[32];
-        snprintf(suffix, sizeof suffix, "$fdl%zu", g);
-        for (size_t k = groups[g].first; k < groups[g].first + groups[g].n; k++)
-            if (!nameset_add(&mine, kernels[k], strlen(kernels[k])))
-                goto nomem_g;
-        /* what this group renames: its functions, its .shared and .local variables, and its own
-         * copies of read-only tables whose name more than one copy may carry */
-        for (size_t i = 0; i < gi[g].n; i++) {
-            const item *it = &gi[g].v[i];
-            int own = 0;
-            if (it->type == IT_FUNC && it->linkage != LK_EXTERN) {
-                own = 1;
-            } else if (it->type == IT_VAR && it->linkage == LK_INTERNAL) {
-                size_t bl = base_len(it->name, it->name_len);
-                if (it->shared_space) {
-                    own = 1;
-                } else if (nameset_has(&ambiguous, it->name, bl) || bl != it->name_len ||
-                           !nameset_has(&whole, it->name, bl)) {
-                    /* a copy: only of the toolkit's tables and string literals, which nothing
-                     * writes; any other (a static variable) cannot be told apart: no partition */
-                    if (!it->init || !((bl >= 9 && memcmp(it->name, "__cudart_", 9) == 0) ||
-                                       (bl >= 4 && memcmp(it->name, "$str", 4) == 0)))
-                        goto no_g;
-                    own = 1;
-                }
-            }
-            if (own && !nameset_add(&rename, it->name, it->name_len))
-                goto nomem_g;
+        got = merge_group(g, &gi[g], &groups[g], kernels, &whole, &ambiguous, &defined, &externs,
+                          &merged, &emitted);
+        if (got < 0) {
+            rc = FDL_ENOMEM;
+            goto cleanup;
         }
-        for (size_t i = 0; i < gi[g].n; i++) {
-            const item *it = &gi[g].v[i];
-            if (it->type == IT_HEADER)
-                continue;
-            if (it->type == IT_ENTRY) {
-                if (!it->body || !nameset_has(&mine, it->name, it->name_len))
-                    continue; /* another group's (a prefix of -kernels-used) */
-                emitted++;
-            } else if (it->linkage == LK_EXTERN) {
-                if (nameset_has(&externs, it->name, it->name_len))
-                    continue; /* declared by an earlier group */
-                if (!nameset_add(&externs, it->name, it->name_len))
-                    goto nomem_g;
-            } else if (!nameset_has(&rename, it->name, it->name_len)) {
-                /* one definition for the program: the first group's */
-                if (nameset_has(&defined, it->name, it->name_len))
-                    continue;
-                if (!nameset_add(&defined, it->name, it->name_len))
-                    goto nomem_g;
-            }
-            if (it->type == IT_FUNC && it->linkage != LK_EXTERN) {
-                /* internal to the module: .visible and .weak dropped with the rename */
-                item bare = *it;
-                while (bare.start < bare.end && !word_is(bare.start, bare.end, ".func"))
-                    bare.start++;
-                put_renamed(&merged, &bare, &rename, suffix);
-            } else {
-                put_renamed(&merged, it, &rename, suffix);
-            }
-        }
-        nameset_free(&rename);
-        nameset_free(&mine);
-        continue;
-    nomem_g:
-        nameset_free(&rename);
-        nameset_free(&mine);
-        goto nomem;
-    no_g:
-        nameset_free(&rename);
-        nameset_free(&mine);
+        if (got == 0)
+            goto cleanup;
+    }
+    if (merged.failed) {
+        rc = FDL_ENOMEM;
         goto cleanup;
     }
-    if (merged.failed)
-        goto nomem;
     if (emitted != nk)
         goto cleanup; /* a kernel that its group's run did not give: never a cubin without it */
 
     /* 4. the module assembled: ptxas's split always "0", its threads held to the job count */
     t3 = fdl__now_ns();
     if (!part_options(link, 0, FDL__NVJL_CUBIN, &o) ||
-        !fdl__strv_push(&o, "-Xptxas=--split-compile=0", NULL))
-        goto nomem;
+        !fdl__strv_push(&o, "-Xptxas=--split-compile=0", NULL)) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     cpu_set_t saved;
     int held = hold_cpus(link->jobs.threads, &saved);
     got = run_one(link->nv, &o, NULL, 0, merged.p, merged.n + 1, 0, &cubin, &cubin_size);
     if (held)
         sched_setaffinity(0, sizeof saved, &saved);
-    if (got < 0)
-        goto nomem;
+    if (got < 0) {
+        rc = FDL_ENOMEM;
+        goto cleanup;
+    }
     if (got == 0)
         goto cleanup;
     char line[320];
@@ -756,13 +806,13 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
     run->error = calloc(1, 1);
     if (!run->info || !run->error) {
         fdl__nvjl_run_free(run);
-        goto nomem;
+        rc = FDL_ENOMEM;
+        goto cleanup;
     }
     rc = FDL_OK;
-    goto cleanup;
-nomem:
-    rc = fdl__fail(err, FDL_ENOMEM, "out of memory partitioning the link");
 cleanup:
+    if (rc == FDL_ENOMEM)
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory partitioning the link");
     if (have_lock)
         pthread_mutex_destroy(&pl.lock);
     fdl__strv_free(&o);
