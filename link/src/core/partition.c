@@ -506,6 +506,20 @@ int fdl__partition_wanted(const fdl_link *link, fdl__link_input *const *ins, siz
     return 1;
 }
 
+/* Whether an internal variable is, by its name, data that nothing writes: the toolkit's tables
+ * (__cudart_i2opi_f), string literals ($str), the optimiser's constants (switch.table.*,
+ * __const.*: '.' is '$' in PTX). */
+static int read_only_name(const char *name, size_t len)
+{
+    static const char *const prefixes[] = {"__cudart_", "$str", "switch$table$", "__const$"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (len >= n && memcmp(name, prefixes[i], n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * Group @p g's statements (@p gi, its kernels @p gr) into @p merged: its own kernels, what the
  * program defines once where no earlier group defined it, its functions and its copies renamed.
@@ -535,10 +549,10 @@ static int merge_group(size_t g, const items *gi, const group *gr, char *const *
                 own = 1;
             } else if (nameset_has(ambiguous, it->name, bl) || bl != it->name_len ||
                        !nameset_has(whole, it->name, bl)) {
-                /* a copy: only of the toolkit's tables and string literals, which nothing
-                 * writes; any other (a static variable) cannot be told apart: no partition */
-                if (!it->init || !((bl >= 9 && memcmp(it->name, "__cudart_", 9) == 0) ||
-                                   (bl >= 4 && memcmp(it->name, "$str", 4) == 0))) {
+                /* a copy: only of what nothing writes (the toolkit's tables, string literals,
+                 * the optimiser's constants); any other (a static variable) cannot be told
+                 * apart: no partition */
+                if (!it->init || !read_only_name(it->name, it->name_len)) {
                     rc = 0;
                     goto cleanup;
                 }
