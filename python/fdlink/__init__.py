@@ -22,7 +22,7 @@ from ._core import (KINDS, Buffer, Declaration, Device, Elementwise, Kernel, Ker
                     Map, Module, PreparedLaunch, Reduction, Source, Stream, cache, compile, device,
                     device_count, devices, doctor, empty, include_dir, cmake_dir, link, stream, to_device, to_host,
                     versions)
-from ._errors import (ABIError, CudaError, DeviceStatusError, Error, FileError,
+from ._errors import (ABIError, ArgumentTypeError, CudaError, DeviceStatusError, Error, FileError,
                       InvalidArgumentError, KindError, LibraryNotFoundError, LimitError,
                       LinkError, NoDeviceError, NotFoundError, OutOfMemoryError, ParseError,
                       VerifyError)
@@ -33,7 +33,7 @@ __version__: str = _fdlink.version
 kernels = Kernels()
 
 __all__ = [
-    "ABIError", "Buffer", "CudaError", "Declaration", "Device", "DeviceStatusError",
+    "ABIError", "ArgumentTypeError", "Buffer", "CudaError", "Declaration", "Device", "DeviceStatusError",
     "Elementwise", "Error", "FileError", "InvalidArgumentError", "KINDS", "Kernel", "KindError",
     "Library", "LibraryNotFoundError", "LimitError", "LinkError", "Map", "Module", "NoDeviceError",
     "NotFoundError", "OutOfMemoryError", "ParseError", "PreparedLaunch", "Reduction", "Source",

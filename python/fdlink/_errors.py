@@ -14,7 +14,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 __all__ = [
-    "Error", "InvalidArgumentError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
+    "Error", "InvalidArgumentError", "ArgumentTypeError", "OutOfMemoryError", "FileError", "ParseError", "ABIError",
     "LinkError", "NotFoundError", "NoDeviceError", "LibraryNotFoundError", "CudaError",
     "LimitError", "KindError", "VerifyError", "DeviceStatusError",
 ]
@@ -51,6 +51,12 @@ class Error(Exception):
 
 class InvalidArgumentError(Error, ValueError):
     """FDL_EINVAL: an argument or option the library refused (also a ValueError)."""
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """A kernel or map argument of a type its parameter does not take (a float for an ``int``
+    parameter, a number for a struct): an :class:`InvalidArgumentError` that is also a
+    ``TypeError``. ``argument`` is its 1-based position (0: the argument count)."""
 
 
 class OutOfMemoryError(Error, MemoryError):
@@ -163,4 +169,10 @@ _BY_CODE = {
 
 def from_record(record: Dict[str, Any]) -> Error:
     """The exception for a C error record (called by the extension)."""
-    return _BY_CODE.get(record.get("code", 0), Error)(record)
+    if record.get("python") == "TypeError":  # an argument refused for its type
+        e: Error = ArgumentTypeError(record)
+    else:
+        e = _BY_CODE.get(record.get("code", 0), Error)(record)
+    if "argument" in record:
+        e.argument = record["argument"]  # type: ignore[attr-defined]
+    return e
