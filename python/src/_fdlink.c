@@ -688,9 +688,43 @@ static PyGetSetDef Link_getset[] = {
     {"info", (getter)Link_info, NULL, "arch, backend, cache result, logs, timings", NULL},
     {"diagnostics", (getter)Link_diagnostics, NULL, "diagnostic records", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+/* ((class, size), ...) from an array of fdl_param_info; NULL with an exception on failure */
+static PyObject *param_info_tuple(const fdl_param_info *p, size_t n)
+{
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; t && i < n; i++) {
+        PyObject *e = Py_BuildValue("(in)", (int)p[i].cls, (Py_ssize_t)p[i].size);
+        if (!e) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SetItem(t, (Py_ssize_t)i, e);
+    }
+    return t;
+}
+
+/* kernel_params(name) -> ((class, size), ...) or None: fdl_link_kernel_params */
+static PyObject *Link_kernel_params(LinkObject *self, PyObject *arg)
+{
+    const char *name;
+    if (utf8_of(arg, &name, 0, "the kernel's name") < 0)
+        return NULL;
+    fdl_param_info info[256];
+    size_t count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_link_kernel_params(self->link, name, info, 256, &count, &err);
+    if (rc == FDL_ENOTFOUND || (rc == FDL_OK && count > 256))
+        Py_RETURN_NONE;
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return param_info_tuple(info, count);
+}
+
 static PyMethodDef Link_methods[] = {
     {"input_data", (PyCFunction)Link_input_data, METH_O,
      "input_data(i) -> (bytes, kind): input i as the backend gets it"},
+    {"kernel_params", (PyCFunction)Link_kernel_params, METH_O,
+     "kernel_params(name) -> ((fdl_param_class, size), ...) as the code says, or None"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Link_slots[] = {{Py_tp_new, (void *)Link_new},
                                    {Py_tp_methods, Link_methods},
@@ -1466,6 +1500,13 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
                          ARGFMT ": __cuda_array_interface__ has no integer 'version'", ARGV(c));
         return -1;
     }
+    /* versions 2 (strides None for C order) and 3 (the stream): what is read below; 0 and 1
+     * predate both, and a version the protocol has not defined is no promise of these keys */
+    if (ver != 2 && ver != 3) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": __cuda_array_interface__ version %lld is not "
+                     "one fdlink reads (2 or 3)", ARGV(c), ver);
+        return -1;
+    }
     PyObject *mask = PyDict_GetItemWithError(cai, s_mask);
     if (mask && mask != Py_None) {
         PyErr_Format(PyExc_ValueError, ARGFMT " is a masked array, which fdlink cannot pass",
@@ -1480,9 +1521,20 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
                      "type string such as '<f4'", ARGV(c), typestr);
         return -1;
     }
+    if (strspn(ts + 2, "0123456789") != strlen(ts + 2) || !strchr("tbiufcmMOSUV", ts[1])) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": __cuda_array_interface__ typestr %R is not a "
+                     "type string of the array interface (such as '<f4')", ARGV(c), typestr);
+        return -1;
+    }
     long long itemsize = strtoll(ts + 2, NULL, 10);
     if (itemsize <= 0 || itemsize > 64) {
         PyErr_Format(PyExc_ValueError, ARGFMT ": typestr %s has no valid size", ARGV(c), ts);
+        return -1;
+    }
+    if (ts[0] == '>' && itemsize > 1 && !strchr("bSV", ts[1])) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": __cuda_array_interface__ typestr %s is "
+                     "big-endian; CUDA devices are little-endian (byte-swap it first)", ARGV(c),
+                     ts);
         return -1;
     }
     if (!PyTuple_Check(shape)) {
@@ -4054,8 +4106,33 @@ static PyObject *py_status_name(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(fdl_status_name((int)v));
 }
 
+/* image_kernel_params(image, name) -> ((class, size), ...) or None:
+ * fdl_image_kernel_param_info (PTX: classes; a cubin: sizes only, class 0) */
+static PyObject *py_image_kernel_params(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *data, *name;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "y#s:image_kernel_params", &data, &len, &name))
+        return NULL;
+    fdl_param_info info[256];
+    size_t count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fdl_image_kernel_param_info(data, (size_t)len, name, info, 256, &count, &err);
+    Py_END_ALLOW_THREADS
+    if (rc == FDL_ENOTFOUND || (rc == FDL_OK && count > 256))
+        Py_RETURN_NONE;
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return param_info_tuple(info, count);
+}
+
 static PyMethodDef module_methods[] = {
     {"_set_error_factory", set_error_factory, METH_O, NULL},
+    {"image_kernel_params", py_image_kernel_params, METH_VARARGS,
+     "image_kernel_params(image, name) -> ((fdl_param_class, size), ...) or None"},
     {"device_count", py_device_count, METH_NOARGS, "number of CUDA devices"},
     {"driver_version", py_driver_version, METH_NOARGS, "the driver's version (13000 = 13.0)"},
     {"linker_version", py_linker_version, METH_NOARGS, "nvJitLink's (major, minor)"},
@@ -4140,7 +4217,13 @@ PyMODINIT_FUNC PyInit__fdlink(void)
     if (PyModule_AddStringConstant(m, "version", fdl_version()) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_COOPERATIVE", FDL_LAUNCH_COOPERATIVE) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_NOT_COOPERATIVE", FDL_LAUNCH_NOT_COOPERATIVE) < 0 ||
-        PyModule_AddIntConstant(m, "LAUNCH_SYNC", FDL_LAUNCH_SYNC) < 0)
+        PyModule_AddIntConstant(m, "LAUNCH_SYNC", FDL_LAUNCH_SYNC) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_UNKNOWN", FDL_PARAM_UNKNOWN) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_FLOAT", FDL_PARAM_FLOAT) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_SIGNED", FDL_PARAM_SIGNED) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_UNSIGNED", FDL_PARAM_UNSIGNED) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_BITS", FDL_PARAM_BITS) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_BYTES", FDL_PARAM_BYTES) < 0)
         goto fail;
     return m;
 fail:
