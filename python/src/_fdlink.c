@@ -2563,6 +2563,8 @@ static int convert_arg_raw(const arg_ctx *c, PyObject *o, size_t size, const cha
         out->nbytes = fdl_buffer_size(b->buf);
         return PyList_Append(keep, o);
     }
+    if (PyFloat_Check(o) && !PyFloat_CheckExact(o) && classify(o) == K_NPSCALAR)
+        return from_npscalar(c, o, size, want_scalar, keep, out); /* np.float64: exact only */
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
         if (PyLong_Check(o) && !PyBool_Check(o) && kind == P_POINTER && size > 8)
             return refuse_kind(c, "an int", P_BYTES, size, NULL, STRUCT_HINT);
@@ -2588,6 +2590,9 @@ static int convert_arg_raw(const arg_ctx *c, PyObject *o, size_t size, const cha
     if (is_ctypes_aggregate(Py_TYPE(o)))
         return from_packed(c, PyBytes_FromObject(o), size, "a ctypes object", keep, out);
     int k = classify(o);
+    if (k == K_DLPACK && kind == P_BYTES &&
+        PyObject_HasAttr((PyObject *)Py_TYPE(o), s_array_interface))
+        k = K_HOSTARRAY; /* NumPy's arrays export DLPack too: a struct's one-element array */
     if (k == K_TORCH || k == K_CUPY || k == K_CAI || k == K_DLPACK) {
         if (kind == P_FLOAT || kind == P_SIGNED || kind == P_UNSIGNED || kind == P_BOOL ||
             kind == P_BYTES || (size && size != 8))
