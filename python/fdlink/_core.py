@@ -850,19 +850,29 @@ def _length(a: Any) -> Optional[int]:
     return None
 
 
+def _arg_error(cls: type, message: str) -> "_errors.Error":
+    """An fdlink argument error raised in Python (as the extension's conversion raises them)."""
+    return cls({"code": -1, "status": "FDL_EINVAL", "message": message, "formatted": message})
+
+
 def _pack_scalar(v: Any, code: Optional[str], what: str) -> Any:
+    """A scalar for a declared type: Python's bool, int and float and NumPy's scalars go to the
+    extension, which converts them as C converts them to a prototype (docs/python.md); other
+    numbers are packed here."""
     if code is None or code.startswith("*"):
         return v
-    if isinstance(v, bytes):
+    if isinstance(v, (bytes, int, float)):
         return v
     if hasattr(v, "__array_interface__") and getattr(v, "shape", None) == ():
         return v  # a NumPy scalar: checked and packed by the extension
     if not isinstance(v, numbers.Number):
-        raise TypeError(f"{what}: a {type(v).__name__} cannot be packed as {code}")
+        raise _arg_error(_errors.ArgumentTypeError,
+                         f"{what}: a {type(v).__name__} cannot be packed as {code}")
     try:
         return struct.pack("<" + _STRUCT[code], v)
-    except (struct.error, TypeError, OverflowError) as e:
-        raise ValueError(f"{what}: {v!r} cannot be packed as {code}: {e}") from None
+    except (struct.error, TypeError, OverflowError, ValueError) as e:
+        raise _arg_error(_errors.InvalidArgumentError,
+                         f"{what}: {v!r} cannot be packed as {code}: {e}") from None
 
 
 class Map:

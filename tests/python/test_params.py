@@ -282,3 +282,18 @@ def test_cai_typestrs_outside_the_protocol(saxpy, typestr, words):
     x, y = _xy()
     with pytest.raises(fdlink.InvalidArgumentError, match=words):
         saxpy[1, 4](cai_of(y, typestr=typestr), x, 2.0, 4)
+
+
+def test_map_scalars_converted_as_declared(mul_lib):
+    # mul_f32_f32: float32(float32, float32): an int is that float; a bool or a str is refused
+    m = mul_lib.map("mul_f32_f32")
+    a, out = fdlink.empty(4, "f4"), fdlink.empty(4, "f4")
+    put(a, [0.0, 1.0, 2.0, 3.0])
+    m(out, a, 3)
+    assert floats(out) == [0.0, 3.0, 6.0, 9.0]
+    with pytest.raises(fdlink.ArgumentTypeError, match="is a bool"):
+        m(out, a, True)
+    with pytest.raises(fdlink.ArgumentTypeError, match="cannot be packed"):
+        m(out, a, "three")
+    with pytest.raises(fdlink.InvalidArgumentError, match=r"argument 3 of map '\w*mul_f32_f32'"):
+        m(out, a, 1 << 2000)
