@@ -1868,7 +1868,7 @@ static int pack_float(const arg_ctx *c, PyObject *o, size_t size, conv_arg *out)
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
 enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY,
-       K_NPSCALAR };
+       K_NPSCALAR, K_CTYPES };
 #define TYPE_CACHE 32
 static struct {
     PyTypeObject *type;
@@ -1926,6 +1926,9 @@ static int classify(PyObject *o)
         /* NumPy: arrays are refused; scalars (np.int32(n), np.float32(x)) are read by value
          * (from_npscalar), other 0-d objects packed by their bytes (from_host) */
         kind = is_type_named(t, "numpy", "generic") ? K_NPSCALAR : K_HOSTARRAY;
+    else if (is_type_named(t, "_ctypes", "Structure") || is_type_named(t, "_ctypes", "Union") ||
+             is_type_named(t, "_ctypes", "Array"))
+        kind = K_CTYPES; /* a struct (or array) by value, as its bytes */
     else {
         /* an instance may have the attribute where its type does not: not cached */
         cacheable = 0;
@@ -2522,13 +2525,6 @@ static int from_npscalar(const arg_ctx *c, PyObject *o, size_t size, const char 
     return rc;
 }
 
-/* A ctypes.Structure, Union or Array: a struct (or array) by value, as its bytes. */
-static int is_ctypes_aggregate(PyTypeObject *t)
-{
-    return is_type_named(t, "_ctypes", "Structure") || is_type_named(t, "_ctypes", "Union") ||
-           is_type_named(t, "_ctypes", "Array");
-}
-
 /*
  * Convert one argument. @p size: the parameter's bytes (0 when unknown). @p want: declared type,
  * "*f4" for an array of float32, "f4" for a float32 scalar, NULL when undeclared; c->cls the
@@ -2587,9 +2583,9 @@ static int convert_arg_raw(const arg_ctx *c, PyObject *o, size_t size, const cha
     if (PyByteArray_Check(o) || PyMemoryView_Check(o))
         return from_packed(c, PyBytes_FromObject(o), size,
                            PyByteArray_Check(o) ? "a bytearray" : "a memoryview", keep, out);
-    if (is_ctypes_aggregate(Py_TYPE(o)))
-        return from_packed(c, PyBytes_FromObject(o), size, "a ctypes object", keep, out);
     int k = classify(o);
+    if (k == K_CTYPES)
+        return from_packed(c, PyBytes_FromObject(o), size, "a ctypes object", keep, out);
     if (k == K_DLPACK && kind == P_BYTES &&
         PyObject_HasAttr((PyObject *)Py_TYPE(o), s_array_interface))
         k = K_HOSTARRAY; /* NumPy's arrays export DLPack too: a struct's one-element array */
