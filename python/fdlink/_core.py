@@ -574,7 +574,11 @@ def link(*inputs: SourceLike, decls: Union[PathLike, bytes, str, None] = None,
     _libs.ensure()
     arch = arch or (device.arch if device is not None else None)
     arch = _default_arch(arch)
-    ds = [_load_decls(decls, None)] if decls is not None else []
+    # without declarations, an empty set: the link's check then makes the post-LTO PTX of
+    # LTO-IR inputs (CUDA C compiled by NVRTC among them), beside the link and cached, whose
+    # .entry prototypes give the kernels' parameter classes (kernel.params, issue 38)
+    ds = [_load_decls(decls if decls is not None else b"", None if decls is not None
+                      else "<no declarations>")]
     srcs = [_as_source(x, i, f"input{i}.cu") for i, x in enumerate(inputs)]
     lk = _fdlink.Link(_options(arch, options), ds, [s._entry(f"input{i}")
                                                     for i, s in enumerate(srcs)])

@@ -297,3 +297,16 @@ def test_map_scalars_converted_as_declared(mul_lib):
         m(out, a, "three")
     with pytest.raises(fdlink.InvalidArgumentError, match=r"argument 3 of map '\w*mul_f32_f32'"):
         m(out, a, 1 << 2000)
+
+
+def test_a_link_without_declarations_knows_the_classes():
+    # CUDA C compiled to LTO-IR and linked without declarations: the check's post-LTO PTX
+    src = SAXPY_CU.replace("mul_f32_f32(&r, a, x[i]) == 0", "(r = a * x[i], 1)")
+    m = fdlink.link(src)
+    assert m.info["lto"]
+    k = m.kernel("saxpy")
+    assert [(p.cls, p.source) for p in k.params] == [
+        ("unsigned", "code"), ("unsigned", "code"), ("float", "code"), ("unsigned", "code")]
+    x, y = _xy()
+    k[1, 4](y, x, 2, 4)
+    assert floats(y) == [1 + 2 * i for i in range(4)]
