@@ -2344,3 +2344,33 @@ const fdl__ptx_use *fdl__ptx_use_of(const fdl_ptx *ptx, const fdl_ptx_func *fn, 
         return &ptx->uses[lo];
     return NULL;
 }
+
+fdl_param_class fdl_ptx_param_class(const fdl_ptx_param *param)
+{
+    if (!param)
+        return FDL_PARAM_UNKNOWN;
+    if (param->array)
+        return FDL_PARAM_BYTES; /* `.b8 s[24]`: an aggregate, whatever its element type */
+    const char *t = param->type;
+    if (strcmp(t, "f16") == 0 || strcmp(t, "f32") == 0 || strcmp(t, "f64") == 0)
+        return FDL_PARAM_FLOAT;
+    if (t[0] == 's' && t[1] >= '0' && t[1] <= '9')
+        return FDL_PARAM_SIGNED;
+    if (t[0] == 'u' && t[1] >= '0' && t[1] <= '9')
+        return FDL_PARAM_UNSIGNED;
+    if (param->bytes == 0)
+        return FDL_PARAM_UNKNOWN;
+    return FDL_PARAM_BITS; /* .b8-.b64, .bf16, .f16x2, .pred: bits the caller gives as an int */
+}
+
+const char *fdl_param_class_name(fdl_param_class cls)
+{
+    switch (cls) {
+    case FDL_PARAM_FLOAT: return "float";
+    case FDL_PARAM_SIGNED: return "signed";
+    case FDL_PARAM_UNSIGNED: return "unsigned";
+    case FDL_PARAM_BITS: return "bits";
+    case FDL_PARAM_BYTES: return "bytes";
+    default: return "unknown";
+    }
+}

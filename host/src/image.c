@@ -158,11 +158,16 @@ int fdl__image_kernel_names(char ***names, size_t *count, int *known, const void
 
 /* Takes @p sizes (count entries or NULL), whatever the outcome. */
 static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count, int coop,
-                     size_t *sizes)
+                     size_t *sizes, fdl_param_info *info)
 {
     for (size_t i = 0; i < l->n; i++)
         if (strlen(l->v[i].name) == len && memcmp(l->v[i].name, name, len) == 0) {
             free(sizes);
+            if (info && !l->v[i].info) { /* a cubin's sizes first, a PTX member's types after */
+                l->v[i].info = info;
+                info = NULL;
+            }
+            free(info);
             return FDL_OK; /* members of one fatbin agree: the first one read is kept */
         }
     if (l->n == l->cap) {
@@ -172,6 +177,7 @@ static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count
             grown = realloc(l->v, bytes);
         if (!grown) {
             free(sizes);
+            free(info);
             return FDL_ENOMEM;
         }
         l->v = grown;
@@ -180,12 +186,14 @@ static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count
     char *copy = fdl__strndup(name, len);
     if (!copy) {
         free(sizes);
+        free(info);
         return FDL_ENOMEM;
     }
     l->v[l->n].name = copy;
     l->v[l->n].count = count;
     l->v[l->n].coop = coop;
     l->v[l->n].sizes = sizes;
+    l->v[l->n].info = info;
     l->n++;
     return FDL_OK;
 }
@@ -260,20 +268,27 @@ static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
         if (!kparam_count(d, sh.size, &count, &coop, &sizes))
             continue;
         int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count, coop,
-                           sizes);
+                           sizes, NULL);
         if (rc != FDL_OK)
             return rc;
     }
     return FDL_OK;
 }
 
-/* Parameter counts of the `.entry` definitions of scanned PTX. */
+/* Parameter counts, classes and sizes of the `.entry` definitions of scanned PTX. */
 static int ptx_params(fdl__kparams *l, const fdl_ptx *ptx)
 {
     for (size_t i = 0; i < fdl_ptx_count(ptx); i++) {
         const fdl_ptx_func *f = fdl_ptx_get(ptx, i);
         if (f->is_entry && f->is_definition) {
-            int rc = add_count(l, f->name, strlen(f->name), f->nparams, 0, NULL);
+            fdl_param_info *info = calloc(f->nparams ? f->nparams : 1, sizeof *info);
+            if (!info)
+                return FDL_ENOMEM;
+            for (size_t p = 0; p < f->nparams; p++) {
+                info[p].cls = fdl_ptx_param_class(&f->params[p]);
+                info[p].size = f->params[p].bytes;
+            }
+            int rc = add_count(l, f->name, strlen(f->name), f->nparams, 0, NULL, info);
             if (rc != FDL_OK)
                 return rc;
         }
@@ -312,6 +327,7 @@ void fdl__kparams_free(fdl__kparams *l)
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].name);
         free(l->v[i].sizes);
+        free(l->v[i].info);
     }
     free(l->v);
     l->v = NULL;
@@ -359,6 +375,35 @@ int fdl_image_kernel_params(const void *image, size_t size, const char *name, si
         *count = l.v[i].count;
         for (size_t p = 0; sizes && p < *count && p < max; p++)
             sizes[p] = l.v[i].sizes ? l.v[i].sizes[p] : 0;
+        fdl__kparams_free(&l);
+        return FDL_OK;
+    }
+    fdl__kparams_free(&l);
+    return fdl__error(err, FDL_ENOTFOUND, NULL, 0, 0, name, "the image lists no kernel %s with "
+                      "its parameters", name);
+}
+
+int fdl_image_kernel_param_info(const void *image, size_t size, const char *name,
+                                fdl_param_info *out, size_t max, size_t *count, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(image) || !FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(count) ||
+        !FDL__CHECK_ARG(out || !max))
+        return fdl__fail(err, FDL_EINVAL,
+                         "fdl_image_kernel_param_info: image, name, count or out is NULL");
+    *count = 0;
+    fdl__kparams l = {NULL, 0, 0};
+    int rc = fdl__image_param_counts(&l, image, size);
+    if (rc == FDL_ENOMEM)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == FDL_OK && i < l.n; i++) {
+        const fdl__kparam *k = &l.v[i];
+        if (strcmp(k->name, name) != 0)
+            continue;
+        *count = k->count;
+        for (size_t p = 0; p < k->count && p < max; p++) {
+            out[p].cls = k->info ? k->info[p].cls : FDL_PARAM_UNKNOWN;
+            out[p].size = k->sizes ? k->sizes[p] : k->info ? k->info[p].size : 0;
+        }
         fdl__kparams_free(&l);
         return FDL_OK;
     }

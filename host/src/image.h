@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "fdlink/ptx.h"
+
 /* Kernels of an image and how many parameters each takes. */
 typedef struct fdl__kparam {
     char *name;
@@ -13,6 +15,7 @@ typedef struct fdl__kparam {
     int coop;     /* its .nv.info lists cooperative-groups instructions (EIATTR 0x28) */
     size_t *sizes; /* count bytes, each parameter's (.nv.info EIATTR_KPARAM_INFO); NULL when the
                     * image does not say (PTX: fdl_ptx_param.bytes says) */
+    fdl_param_info *info; /* count classes and sizes from a PTX `.entry`; NULL otherwise */
 } fdl__kparam;
 
 typedef struct fdl__kparams {

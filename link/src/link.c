@@ -275,6 +275,7 @@ void fdl_link_destroy(fdl_link *link)
     free(link->keeper);
     free(link->cubin);
     free(link->ptx);
+    free(link->params);
     free(link->info_log);
     free(link->error_log);
     for (size_t i = 0; i < link->nold; i++)
@@ -977,6 +978,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     if (link->opts.lto_report && link->ndecls)
         fdl__lto_report(link);
     link->state = LINK_DONE;
+    fdl__link_params_collect(link);
     fdl__link_cache_store(link);
     fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */
     fdl__link_advice(link, 1);

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from . import _fdlink
 from ._core import (KINDS, Buffer, Declaration, Device, Elementwise, FatModule, Kernel, Kernels,
-                    Library, Map, Module, prewarm, PreparedLaunch, Reduction, Source, Stream, cache, compile, device,
+                    Library, Map, Module, Param, prewarm, PreparedLaunch, Reduction, Source, Stream, cache, compile, device,
                     device_count, devices, doctor, empty, include_dir, cmake_dir, link, stream, to_device, to_host,
                     versions)
 from ._errors import (ABIError, ArgumentTypeError, CudaError, DeviceStatusError, Error, FileError,
@@ -36,7 +36,7 @@ __all__ = [
     "ABIError", "ArgumentTypeError", "Buffer", "CudaError", "Declaration", "Device", "DeviceStatusError",
     "Elementwise", "Error", "FatModule", "FileError", "InvalidArgumentError", "KINDS", "Kernel", "KindError",
     "Library", "LibraryNotFoundError", "LimitError", "LinkError", "Map", "Module", "NoDeviceError",
-    "NotFoundError", "OutOfMemoryError", "ParseError", "PreparedLaunch", "Reduction", "Source",
+    "NotFoundError", "OutOfMemoryError", "Param", "ParseError", "PreparedLaunch", "Reduction", "Source",
     "Stream", "VerifyError", "cache", "compile", "device", "device_count", "devices", "doctor", "empty",
     "kernels", "include_dir", "cmake_dir", "link", "prewarm", "stream", "to_device", "to_host", "versions", "__version__",
 ]

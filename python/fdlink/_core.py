@@ -11,7 +11,8 @@ import re
 import struct
 import threading
 import weakref
-from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union)
+from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
 
 from . import _errors, _fdlink, _libs
 
@@ -65,6 +66,48 @@ def _type_code(t: str) -> Optional[str]:
     if depth > 1:
         return None  # an array of pointers: not checked
     return ("*" + code) if depth else code
+
+
+def _parse_names(signature: Union[str, Sequence[str], None]) -> Tuple[Optional[str], ...]:
+    """Parameter names of a C-style signature ('float *y, int n' -> ('y', 'n')); None where a
+    parameter has none (and for the signature language's 'void(float32[:], int32)')."""
+    if not isinstance(signature, str):
+        return ()
+    s = signature.strip()
+    if "(" in s and s.endswith(")"):
+        s = s[s.index("(") + 1:-1]
+    names: List[Optional[str]] = []
+    for p in (p.strip() for p in s.split(",") if p.strip()):
+        words = p.replace("*", " * ").split()
+        last = words[-1] if words else ""
+        named = (len(words) > 1 and last.isidentifier() and last not in _TYPECODES and
+                 last not in ("const", "unsigned", "signed", "long", "short", "int", "char"))
+        names.append(last if named else None)
+    return tuple(names)
+
+
+class Param(NamedTuple):
+    """One kernel parameter (``kernel.params``): its position, its name where a signature gave
+    one, its class (``'float'``, ``'signed'``, ``'unsigned'``, ``'bits'`` (an integer or a
+    pointer), ``'bytes'`` (a struct by value), ``'pointer'`` and ``'bool'`` from a signature, or
+    ``'unknown'``), its size in bytes (0: not known), and where the class came from: ``'signature'``,
+    ``'code'`` (the PTX fdlink saw), or ``'size'`` (only the size is known: a cubin from
+    elsewhere; then ``known`` is False and arguments are packed by their Python type, see
+    docs/python.md)."""
+
+    index: int
+    name: Optional[str]
+    cls: str
+    size: int
+    source: str
+
+    @property
+    def known(self) -> bool:
+        return self.source != "size"
+
+
+_CLASS_NAMES = ("unknown", "float", "signed", "unsigned", "bits", "bytes")
+_SIG_CLASS = {"f": "float", "i": "signed", "u": "unsigned", "b": "bool"}
 
 
 def _parse_types(signature: Union[str, Sequence[str]]) -> Tuple[Optional[str], ...]:
@@ -571,7 +614,11 @@ def link(*inputs: SourceLike, decls: Union[PathLike, bytes, str, None] = None,
     """Link inputs (with declarations to check them against, if given) -> Module."""
     _libs.ensure()
     arch = arch or (device.arch if device is not None else None)
-    ds = [_load_decls(decls, None)] if decls is not None else []
+    # without declarations, an empty set: the link's check then makes the post-LTO PTX of
+    # LTO-IR inputs (CUDA C compiled by NVRTC among them), beside the link and cached, whose
+    # .entry prototypes give the kernels' parameter classes (kernel.params, issue 38)
+    ds = [_load_decls(decls if decls is not None else b"", None if decls is not None
+                      else "<no declarations>")]
     srcs = [_as_source(x, i, f"input{i}.cu") for i, x in enumerate(inputs)]
     targets = _fat_targets(arch)
     if targets is not None:
@@ -691,7 +738,15 @@ class Module:
             ck = self._loaded().kernel(name)
             if signature is not None:
                 ck.types = _parse_types(signature)
+            # the parameters' classes as the code says them (the PTX the link saw), else their
+            # sizes as the image says them: arguments are converted with them (docs/python.md)
+            info = self._link.kernel_params(name) if self._link is not None else None
+            if info is None:
+                info = _fdlink.image_kernel_params(self.cubin, name)
+            if info is not None:
+                ck._code_params = info
             k = self._kernels[key] = Kernel(ck, self)
+            k._names = _parse_names(signature)
         return k
 
     def kernel_names(self) -> Tuple[str, ...]:
@@ -789,12 +844,38 @@ class Kernel:
     ``kernel.prepare(grid, block, args)`` for a launch checked once that then costs what the C
     prepared launch costs."""
 
-    __slots__ = ("_k", "module", "_configs", "__weakref__")
+    __slots__ = ("_k", "module", "_configs", "_names", "__weakref__")
 
     def __init__(self, k: "_fdlink.Kernel", module: Module):
         self._k = k
         self.module = module
         self._configs: Dict[Any, Any] = {}
+        self._names: Tuple[Optional[str], ...] = ()
+
+    @property
+    def params(self) -> Tuple[Param, ...]:
+        """The parameters as fdlink knows them (:class:`Param`): classes from the signature
+        given to ``module.kernel(name, signature)``, else from the kernel's code (PTX, CUDA C
+        and LTO-IR that fdlink compiled or checked), else sizes only."""
+        code = self._k._code_params or ()
+        attrs = self._k.attributes
+        sizes = attrs["param_sizes"] if attrs["params_known"] else tuple(s for _, s in code)
+        types = self._k.types or ()
+        n = max(len(sizes), len(code), len(types))
+        out = []
+        for i in range(n):
+            size = sizes[i] if i < len(sizes) else (code[i][1] if i < len(code) else 0)
+            t = types[i] if i < len(types) else None
+            name = self._names[i] if i < len(self._names) else None
+            if t is not None:
+                cls = "pointer" if t.startswith("*") else _SIG_CLASS.get(t[0], "unknown")
+                out.append(Param(i, name, cls, size or (0 if cls == "pointer" else int(t[1:])),
+                                 "signature"))
+            elif i < len(code) and code[i][0] and (not code[i][1] or code[i][1] == size):
+                out.append(Param(i, name, _CLASS_NAMES[code[i][0]], size, "code"))
+            else:
+                out.append(Param(i, name, "unknown", size, "size"))
+        return tuple(out)
 
     @property
     def name(self) -> str:
@@ -928,19 +1009,29 @@ def _length(a: Any) -> Optional[int]:
     return None
 
 
+def _arg_error(cls: type, message: str) -> "_errors.Error":
+    """An fdlink argument error raised in Python (as the extension's conversion raises them)."""
+    return cls({"code": -1, "status": "FDL_EINVAL", "message": message, "formatted": message})
+
+
 def _pack_scalar(v: Any, code: Optional[str], what: str) -> Any:
+    """A scalar for a declared type: Python's bool, int and float and NumPy's scalars go to the
+    extension, which converts them as C converts them to a prototype (docs/python.md); other
+    numbers are packed here."""
     if code is None or code.startswith("*"):
         return v
-    if isinstance(v, bytes):
+    if isinstance(v, (bytes, int, float)):
         return v
     if hasattr(v, "__array_interface__") and getattr(v, "shape", None) == ():
         return v  # a NumPy scalar: checked and packed by the extension
     if not isinstance(v, numbers.Number):
-        raise TypeError(f"{what}: a {type(v).__name__} cannot be packed as {code}")
+        raise _arg_error(_errors.ArgumentTypeError,
+                         f"{what}: a {type(v).__name__} cannot be packed as {code}")
     try:
         return struct.pack("<" + _STRUCT[code], v)
-    except (struct.error, TypeError, OverflowError) as e:
-        raise ValueError(f"{what}: {v!r} cannot be packed as {code}: {e}") from None
+    except (struct.error, TypeError, OverflowError, ValueError) as e:
+        raise _arg_error(_errors.InvalidArgumentError,
+                         f"{what}: {v!r} cannot be packed as {code}: {e}") from None
 
 
 class Map:

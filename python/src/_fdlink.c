@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+
 #include "fdlink/fdlink.h"
 
 /* ---- DLPack (dlpack.h v0.8 / 1.0 legacy layout: a stable ABI, the same for every producer) -- */
@@ -897,9 +898,43 @@ static PyGetSetDef Link_getset[] = {
     {"info", (getter)Link_info, NULL, "arch, backend, cache result, logs, timings", NULL},
     {"diagnostics", (getter)Link_diagnostics, NULL, "diagnostic records", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+/* ((class, size), ...) from an array of fdl_param_info; NULL with an exception on failure */
+static PyObject *param_info_tuple(const fdl_param_info *p, size_t n)
+{
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; t && i < n; i++) {
+        PyObject *e = Py_BuildValue("(in)", (int)p[i].cls, (Py_ssize_t)p[i].size);
+        if (!e) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SetItem(t, (Py_ssize_t)i, e);
+    }
+    return t;
+}
+
+/* kernel_params(name) -> ((class, size), ...) or None: fdl_link_kernel_params */
+static PyObject *Link_kernel_params(LinkObject *self, PyObject *arg)
+{
+    const char *name;
+    if (utf8_of(arg, &name, 0, "the kernel's name") < 0)
+        return NULL;
+    fdl_param_info info[256];
+    size_t count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_link_kernel_params(self->link, name, info, 256, &count, &err);
+    if (rc == FDL_ENOTFOUND || (rc == FDL_OK && count > 256))
+        Py_RETURN_NONE;
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return param_info_tuple(info, count);
+}
+
 static PyMethodDef Link_methods[] = {
     {"input_data", (PyCFunction)Link_input_data, METH_O,
      "input_data(i) -> (bytes, kind): input i as the backend gets it"},
+    {"kernel_params", (PyCFunction)Link_kernel_params, METH_O,
+     "kernel_params(name) -> ((fdl_param_class, size), ...) as the code says, or None"},
     {NULL, NULL, 0, NULL}};
 static PyType_Slot Link_slots[] = {{Py_tp_new, (void *)Link_new},
                                    {Py_tp_methods, Link_methods},
@@ -1774,10 +1809,14 @@ static PyType_Spec DLHold_spec = {"fdlink._fdlink.DLHold", sizeof(DLHoldObject),
 /* What one argument became. */
 typedef struct {
     unsigned char value[16]; /* the bytes passed (a pointer, or a scalar) */
+    const void *data;        /* NULL: value; else packed bytes of any size, kept alive elsewhere */
     size_t size;
     int is_array;
     uint64_t nbytes;         /* arrays: bytes from the address */
 } conv_arg;
+
+/* Where a converted argument's bytes are. */
+#define ARG_DATA(v) ((v)->data ? (v)->data : (const void *)(v)->value)
 
 /* Where the argument is, for messages: "argument 2 of kernel 'k'". */
 typedef struct {
@@ -1787,6 +1826,7 @@ typedef struct {
     DeviceObject *dev; /* the launch's device, for a producer stream to wait for; or NULL */
     fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
     int writes;         /* fdlink writes this array (a map's output): read-only ones refused */
+    int cls;            /* the parameter's fdl_param_class from the code (0: not known) */
 } arg_ctx;
 
 #define ARGFMT "argument %zd of %s '%s'"
@@ -1870,6 +1910,13 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
                          ARGFMT ": __cuda_array_interface__ has no integer 'version'", ARGV(c));
         return -1;
     }
+    /* versions 2 (strides None for C order) and 3 (the stream): what is read below; 0 and 1
+     * predate both, and a version the protocol has not defined is no promise of these keys */
+    if (ver != 2 && ver != 3) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": __cuda_array_interface__ version %lld is not "
+                     "one fdlink reads (2 or 3)", ARGV(c), ver);
+        return -1;
+    }
     PyObject *mask = PyDict_GetItemWithError(cai, s_mask);
     if (mask && mask != Py_None) {
         PyErr_Format(PyExc_ValueError, ARGFMT " is a masked array, which fdlink cannot pass",
@@ -1884,9 +1931,20 @@ static int from_cai(const arg_ctx *c, PyObject *obj, PyObject *cai, const char *
                      "type string such as '<f4'", ARGV(c), typestr);
         return -1;
     }
+    if (strspn(ts + 2, "0123456789") != strlen(ts + 2) || !strchr("tbiufcmMOSUV", ts[1])) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": __cuda_array_interface__ typestr %R is not a "
+                     "type string of the array interface (such as '<f4')", ARGV(c), typestr);
+        return -1;
+    }
     long long itemsize = strtoll(ts + 2, NULL, 10);
     if (itemsize <= 0 || itemsize > 64) {
         PyErr_Format(PyExc_ValueError, ARGFMT ": typestr %s has no valid size", ARGV(c), ts);
+        return -1;
+    }
+    if (ts[0] == '>' && itemsize > 1 && !strchr("bSV", ts[1])) {
+        PyErr_Format(PyExc_ValueError, ARGFMT ": __cuda_array_interface__ typestr %s is "
+                     "big-endian; CUDA devices are little-endian (byte-swap it first)", ARGV(c),
+                     ts);
         return -1;
     }
     if (!PyTuple_Check(shape)) {
@@ -2257,7 +2315,7 @@ static int pack_float(const arg_ctx *c, PyObject *o, size_t size, conv_arg *out)
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
 enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY,
-       K_NPSCALAR };
+       K_NPSCALAR, K_CTYPES };
 #define TYPE_CACHE 32
 static struct {
     PyTypeObject *type;
@@ -2315,6 +2373,9 @@ static int classify(PyObject *o)
         /* NumPy: arrays are refused; scalars (np.int32(n), np.float32(x)) are read by value
          * (from_npscalar), other 0-d objects packed by their bytes (from_host) */
         kind = is_type_named(t, "numpy", "generic") ? K_NPSCALAR : K_HOSTARRAY;
+    else if (is_type_named(t, "_ctypes", "Structure") || is_type_named(t, "_ctypes", "Union") ||
+             is_type_named(t, "_ctypes", "Array"))
+        kind = K_CTYPES; /* a struct (or array) by value, as its bytes */
     else {
         /* an instance may have the attribute where its type does not: not cached */
         cacheable = 0;
@@ -2349,20 +2410,68 @@ static int refuse_grad(const arg_ctx *c, PyObject *o)
     return -1;
 }
 
-/* A host NumPy-style object: a 0-d scalar gives its bytes; an array is refused. */
-static int from_host(const arg_ctx *c, PyObject *o, size_t size, const char *want, conv_arg *out)
+/*
+ * Packed bytes for a parameter: @p b (a new reference to a bytes object, taken) is kept in
+ * @p keep and passed as it is, any size; it must have exactly the parameter's size when that is
+ * known. Nothing is copied into the 16-byte value slot, so nothing is read beyond what @p b
+ * holds.
+ */
+static int from_packed(const arg_ctx *c, PyObject *b, size_t size, const char *what,
+                       PyObject *keep, conv_arg *out)
+{
+    if (!b)
+        return -1;
+    char *p;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(b, &p, &n) < 0) {
+        Py_DECREF(b);
+        return -1;
+    }
+    if (n == 0 || (size && (size_t)n != size)) {
+        if (size)
+            PyErr_Format(PyExc_ValueError, ARGFMT " is %zd bytes (%s), but the parameter takes "
+                         "%zu", ARGV(c), n, what, size);
+        else
+            PyErr_Format(PyExc_ValueError, ARGFMT " is 0 bytes (%s)", ARGV(c), what);
+        Py_DECREF(b);
+        return -1;
+    }
+    int rc = PyList_Append(keep, b);
+    Py_DECREF(b); /* the list holds it until the launch is made */
+    if (rc < 0)
+        return -1;
+    out->data = p;
+    out->size = (size_t)n;
+    return 0;
+}
+
+/*
+ * A host NumPy-style object: a 0-d scalar gives its bytes, and so does a structured (void) array
+ * of one element (a struct by value); other arrays are refused.
+ */
+static int from_host(const arg_ctx *c, PyObject *o, size_t size, const char *want,
+                     PyObject *keep, conv_arg *out)
 {
     PyObject *ai = PyObject_GetAttr(o, s_array_interface);
     if (!ai)
         return -1;
     PyObject *shape = PyDict_Check(ai) ? PyDict_GetItemWithError(ai, s_shape) : NULL;
     PyObject *ts = PyDict_Check(ai) ? PyDict_GetItemWithError(ai, s_typestr) : NULL;
-    int scalar = shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0;
     char tsbuf[16] = "";
     if (ts && PyUnicode_Check(ts)) {
         const char *s = PyUnicode_AsUTF8AndSize(ts, NULL);
         if (s)
             snprintf(tsbuf, sizeof tsbuf, "%s", s);
+    }
+    int scalar = shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0;
+    int is_void = tsbuf[0] && tsbuf[1] == 'V';
+    if (!scalar && is_void && shape && PyTuple_Check(shape)) {
+        scalar = 1; /* one element of a structured array: a struct */
+        for (Py_ssize_t i = 0; i < PyTuple_Size(shape); i++) {
+            PyObject *d = PyTuple_GetItem(shape, i);
+            if (!PyLong_Check(d) || PyLong_AsLong(d) != 1)
+                scalar = 0;
+        }
     }
     Py_DECREF(ai);
     if (PyErr_Occurred())
@@ -2374,27 +2483,11 @@ static int from_host(const arg_ctx *c, PyObject *o, size_t size, const char *wan
                      ARGV(c), tname(o));
         return -1;
     }
-    if (want && want[0] != '*' && check_dtype(c, tsbuf, want) < 0)
+    if (!is_void && want && want[0] != '*' && check_dtype(c, tsbuf, want) < 0)
         return -1;
-    PyObject *b = PyObject_CallMethodObjArgs(o, s_tobytes, NULL);
-    if (!b)
-        return -1;
-    char *p;
-    Py_ssize_t n;
-    if (PyBytes_AsStringAndSize(b, &p, &n) < 0) {
-        Py_DECREF(b);
-        return -1;
-    }
-    if (n > 16 || (size && (size_t)n != size)) {
-        PyErr_Format(PyExc_ValueError, ARGFMT " is a scalar of %zd bytes (%s), but the parameter "
-                     "takes %zu", ARGV(c), n, tsbuf, size);
-        Py_DECREF(b);
-        return -1;
-    }
-    memcpy(out->value, p, (size_t)n);
-    out->size = (size_t)n;
-    Py_DECREF(b);
-    return 0;
+    char what[40];
+    snprintf(what, sizeof what, "a %s (%s)", is_void ? "struct" : "scalar", tsbuf);
+    return from_packed(c, PyObject_CallMethodObjArgs(o, s_tobytes, NULL), size, what, keep, out);
 }
 
 /*
@@ -2675,12 +2768,143 @@ static int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordina
 }
 
 /*
- * A NumPy scalar of a native-order integer, bool, float32 or float64 type: its value packed
- * as its own type's bytes (what tobytes() gives), the type from its dtype (cached by identity);
- * the same checks and messages as from_host, which reads any other scalar.
+ * What a parameter takes: from its declaration (signature=, a map's declared types), else from
+ * the class its code gives it (fdl_param_class), else nothing but its size (P_ANY).
+ */
+enum { P_ANY = 0, P_FLOAT, P_SIGNED, P_UNSIGNED, P_INT, P_BOOL, P_POINTER, P_BYTES };
+
+static int param_kind(const arg_ctx *c, const char *want)
+{
+    if (want) {
+        if (want[0] == '*')
+            return P_POINTER;
+        switch (want[0]) {
+        case 'f': return P_FLOAT;
+        case 'i': return P_SIGNED;
+        case 'u': return P_UNSIGNED;
+        case 'b': return P_BOOL;
+        default: break;
+        }
+    }
+    switch (c->cls) {
+    case FDL_PARAM_FLOAT: return P_FLOAT;
+    case FDL_PARAM_SIGNED: return P_SIGNED;
+    /* PTX's .u32 is C's int and unsigned alike (nvcc writes .u32 for both), .u64 a pointer or
+     * a 64-bit integer: either sign is taken, in two's complement, as C converts */
+    case FDL_PARAM_UNSIGNED:
+    case FDL_PARAM_BITS: return P_INT;
+    case FDL_PARAM_BYTES: return P_BYTES;
+    default: return P_ANY;
+    }
+}
+
+/* "a float of 4 bytes", for messages. */
+static const char *kind_words(int kind, size_t size, const char *want, char *buf, size_t n)
+{
+    if (want && (kind == P_POINTER || want[0] != '*')) {
+        snprintf(buf, n, "%s %s was declared", kind == P_POINTER ? "a pointer" : "a scalar",
+                 want);
+        return buf;
+    }
+    static const char *words[] = {"a parameter", "a float", "a signed integer",
+                                  "an unsigned integer", "an integer or pointer", "a bool",
+                                  "a pointer", "a struct"};
+    snprintf(buf, n, "the parameter is %s of %zu bytes", words[kind], size);
+    return buf;
+}
+
+static int refuse_kind(const arg_ctx *c, const char *what, int kind, size_t size,
+                       const char *want, const char *hint)
+{
+    char w[96];
+    PyErr_Format(PyExc_TypeError, ARGFMT " is %s, but %s%s", ARGV(c), what,
+                 kind_words(kind, size, want, w, sizeof w), hint);
+    return -1;
+}
+
+static const char STRUCT_HINT[] = " (pass its bytes: bytes, bytearray, memoryview, a "
+                                  "ctypes.Structure or a NumPy structured scalar)";
+
+/* A Python bool, int or float for a scalar parameter, converted as C converts an argument to
+ * its prototype (docs/python.md): @p kind from param_kind, @p size 0 when not known. */
+static int convert_number(const arg_ctx *c, PyObject *o, size_t size, const char *want, int kind,
+                          conv_arg *out)
+{
+    size_t wsize = want && want[0] != '*' ? (size_t)atoi(want + 1) : 0;
+    if (!size)
+        size = wsize;
+    if (PyBool_Check(o)) { /* a bool only where an integer is */
+        if (kind == P_FLOAT || kind == P_POINTER || kind == P_BYTES)
+            return refuse_kind(c, "a bool", kind, size, want, kind == P_BYTES ? STRUCT_HINT : "");
+        if (size > 8)
+            return refuse_kind(c, "a bool", P_BYTES, size, NULL, STRUCT_HINT);
+        out->value[0] = o == Py_True;
+        out->size = size ? size : 1;
+        return 0;
+    }
+    if (PyFloat_Check(o)) {
+        if (kind != P_FLOAT && kind != P_ANY) {
+            if (want && want[0] != '*') {
+                PyErr_Format(PyExc_TypeError, ARGFMT ": a float where %s was declared", ARGV(c),
+                             want);
+                return -1;
+            }
+            return refuse_kind(c, "a float", kind, size, want, kind == P_BYTES ? STRUCT_HINT : "");
+        }
+        return pack_float(c, o, size ? size : 8, out);
+    }
+    /* an int */
+    if (kind == P_FLOAT)
+        return pack_float(c, o, size ? size : 8, out); /* as C converts an int to float */
+    if (kind == P_BYTES || (size && size != 1 && size != 2 && size != 4 && size != 8))
+        return refuse_kind(c, "an int", P_BYTES, size, NULL, STRUCT_HINT);
+    if (kind == P_BOOL) {
+        int t = PyObject_IsTrue(o);
+        if (t < 0)
+            return -1;
+        out->value[0] = (unsigned char)t;
+        out->size = size ? size : 1;
+        return 0;
+    }
+    char k = kind == P_SIGNED ? 'i' : kind == P_UNSIGNED || kind == P_POINTER ? 'u' : 0;
+    return pack_int(c, o, size ? size : 8, k, out);
+}
+
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1F;
+    double m = h & 0x3FF, v;
+    if (e == 31)
+        return 0.0; /* inf and NaN: float_exact takes them before */
+    v = e == 0 ? m : m + 1024;
+    for (int i = e ? e : 1; i < 25; i++)
+        v /= 2; /* exact: powers of two */
+    for (int i = 25; i < e; i++)
+        v *= 2;
+    return (h & 0x8000) ? -v : v;
+}
+
+/* Whether double @p d is exactly a float of @p size bytes (NaN counts as exact). */
+static int float_exact(double d, size_t size)
+{
+    if (d != d || size == 8 || d - d != 0.0) /* NaN, a double, an infinity */
+        return 1;
+    if (size == 4)
+        return (double)(float)d == d;
+    if (size == 2)
+        return half_to_double(half_of(d)) == d;
+    return 0;
+}
+
+/*
+ * A NumPy scalar of a native-order integer, bool or float type: converted as the Python number
+ * it holds when the parameter's kind is known, exactly or not at all (np.float64(0.1) for a
+ * float parameter is refused: it is no float32; np.int64(8) for an int parameter is 8); packed as
+ * its own type's bytes when only the size is known. Other scalars (structured ones among them)
+ * are packed bytes (from_host).
  */
 static int from_npscalar(const arg_ctx *c, PyObject *o, size_t size, const char *want,
-                         conv_arg *out)
+                         PyObject *keep, conv_arg *out)
 {
     PyObject *dt = PyObject_GetAttr(o, s_dtype);
     char code[24];
@@ -2691,52 +2915,76 @@ static int from_npscalar(const arg_ctx *c, PyObject *o, size_t size, const char 
     char k = code[0] ? code[1] : 0;
     long n = k ? strtol(code + 2, NULL, 10) : 0;
     if (!strchr("<|=", code[0]) || !k || !strchr("iubf", k) || n < 1 || n > 8 ||
-        (k == 'f' && n != 4 && n != 8))
-        return from_host(c, o, size, want, out);
-    if (want && check_dtype(c, code, want) < 0)
-        return -1;
-    if (size && (size_t)n != size) {
-        PyErr_Format(PyExc_ValueError, ARGFMT " is a scalar of %ld bytes (%s), but the parameter "
-                     "takes %zu", ARGV(c), n, code, size);
-        return -1;
-    }
-    if (k == 'f') {
-        double d = PyFloat_AsDouble(o);
-        if (d == -1.0 && PyErr_Occurred())
+        (k == 'f' && n != 2 && n != 4 && n != 8))
+        return from_host(c, o, size, want, keep, out);
+    int kind = param_kind(c, want);
+    if (kind == P_ANY) {
+        /* only the size is known: the scalar's own bytes, which must have it */
+        if (size && (size_t)n != size) {
+            PyErr_Format(PyExc_ValueError, ARGFMT " is a scalar of %ld bytes (%s), but the "
+                         "parameter takes %zu", ARGV(c), n, code, size);
             return -1;
-        float f = (float)d; /* exact: the scalar was a float32 */
-        memcpy(out->value, n == 4 ? (const void *)&f : (const void *)&d, (size_t)n);
-    } else if (k == 'b') {
+        }
+        return from_packed(c, PyObject_CallMethodObjArgs(o, s_tobytes, NULL), size, "a scalar",
+                           keep, out);
+    }
+    if (!size && want && want[0] != '*')
+        size = (size_t)atoi(want + 1);
+    PyObject *v = NULL;
+    if (k == 'b') {
         int t = PyObject_IsTrue(o);
         if (t < 0)
             return -1;
-        out->value[0] = (unsigned char)t;
+        v = PyBool_FromLong(t);
+    } else if (k == 'f') {
+        double d = PyFloat_AsDouble(o); /* exact: float16, 32 and 64 are doubles */
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        if (kind == P_FLOAT && !float_exact(d, size ? size : 8)) {
+            PyErr_Format(PyExc_ValueError, ARGFMT " is %R (%s), which is not exactly a float "
+                         "of %zu bytes; convert it first", ARGV(c), o, code, size);
+            return -1;
+        }
+        v = PyFloat_FromDouble(d);
     } else {
-        PyObject *ix = PyNumber_Index(o);
-        if (!ix)
-            return -1;
-        unsigned long long u = k == 'u' ? PyLong_AsUnsignedLongLong(ix)
-                                        : (unsigned long long)PyLong_AsLongLong(ix);
-        Py_DECREF(ix);
-        if (PyErr_Occurred())
-            return -1;
-        memcpy(out->value, &u, (size_t)n); /* little-endian: the low bytes first */
+        v = PyNumber_Index(o);
+        if (v && kind == P_FLOAT) {
+            double d = PyLong_AsDouble(v);
+            int exact = 0;
+            if (!(d == -1.0 && PyErr_Occurred()) && float_exact(d, size ? size : 8)) {
+                PyObject *back = PyLong_FromDouble(d);
+                exact = back ? PyObject_RichCompareBool(back, v, Py_EQ) : -1;
+                Py_XDECREF(back);
+            }
+            PyErr_Clear();
+            if (exact != 1) {
+                PyErr_Format(PyExc_ValueError, ARGFMT " is %R (%s), which is not exactly a "
+                             "float of %zu bytes; convert it first", ARGV(c), o, code, size);
+                Py_DECREF(v);
+                return -1;
+            }
+        }
     }
-    out->size = (size_t)n;
-    return 0;
+    if (!v)
+        return -1;
+    rc = convert_number(c, v, size, want, kind, out);
+    Py_DECREF(v);
+    return rc;
 }
 
 /*
  * Convert one argument. @p size: the parameter's bytes (0 when unknown). @p want: declared type,
- * "*f4" for an array of float32, "f4" for a float32 scalar, NULL when undeclared. @p ordinal:
- * the launch's device (-1: any). Objects that must outlive the launch go to @p keep.
+ * "*f4" for an array of float32, "f4" for a float32 scalar, NULL when undeclared; c->cls the
+ * code's class of the parameter. @p ordinal: the launch's device (-1: any). Objects that must
+ * outlive the launch go to @p keep.
  */
-static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *want, int ordinal,
-                       PyObject *keep, conv_arg *out)
+static int convert_arg_raw(const arg_ctx *c, PyObject *o, size_t size, const char *want,
+                           int ordinal, PyObject *keep, conv_arg *out)
 {
     memset(out, 0, sizeof *out);
     const char *want_arr = want && want[0] == '*' ? want + 1 : NULL;
     const char *want_scalar = want && want[0] != '*' ? want : NULL;
+    int kind = param_kind(c, want);
     if (PyObject_TypeCheck(o, BufferType)) {
         BufferObject *b = (BufferObject *)o;
         if (!b->buf) {
@@ -2759,52 +3007,48 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
         /* the memory outlives the launch, whatever Buffer.free() says meanwhile */
         return PyList_Append(keep, b->mem) < 0 ? -1 : PyList_Append(keep, o);
     }
-    if (PyBool_Check(o)) {
-        out->value[0] = o == Py_True;
-        out->size = size ? size : 1;
-        return 0;
+    if (PyFloat_Check(o) && !PyFloat_CheckExact(o) && classify(o) == K_NPSCALAR)
+        return from_npscalar(c, o, size, want_scalar, keep, out); /* np.float64: exact only */
+    if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
+        if (PyLong_Check(o) && !PyBool_Check(o) && kind == P_POINTER && size > 8)
+            return refuse_kind(c, "an int", P_BYTES, size, NULL, STRUCT_HINT);
+        return convert_number(c, o, size, want, kind, out);
     }
-    if (PyLong_Check(o)) {
-        if (want_scalar && want_scalar[0] == 'f')
-            return pack_float(c, o, size ? size : (size_t)atoi(want_scalar + 1), out);
-        /* a raw device pointer or an integer scalar: the parameter's size says which bytes */
-        return pack_int(c, o, size ? size : 8, want_scalar ? want_scalar[0] : 0, out);
-    }
-    if (PyFloat_Check(o)) {
-        if (want_scalar && want_scalar[0] != 'f') {
-            PyErr_Format(PyExc_TypeError, ARGFMT ": a float where %s was declared", ARGV(c),
-                         want_scalar);
-            return -1;
-        }
+    if (kind == P_FLOAT && PyBytes_Check(o) == 0 && PyByteArray_Check(o) == 0 &&
+        !PyObject_HasAttr(o, s_array_interface) && !PyObject_HasAttr(o, s_cai) &&
+        PyObject_HasAttrString(o, "__float__"))
         return pack_float(c, o, size ? size : (want_scalar ? (size_t)atoi(want_scalar + 1) : 8),
                           out);
-    }
-    if (want_scalar && want_scalar[0] == 'f' && PyBytes_Check(o) == 0 &&
-        !PyObject_HasAttr(o, s_array_interface) && PyObject_HasAttrString(o, "__float__"))
-        return pack_float(c, o, size ? size : (size_t)atoi(want_scalar + 1), out);
     if (PyErr_Occurred())
         return -1;
-    if (PyBytes_Check(o)) { /* an already packed scalar */
-        char *p;
-        Py_ssize_t n;
-        if (PyBytes_AsStringAndSize(o, &p, &n) < 0)
-            return -1;
-        if (n == 0 || n > 16 || (size && (size_t)n != size)) {
-            PyErr_Format(PyExc_ValueError, ARGFMT " is %zd bytes, but the parameter takes %zu",
-                         ARGV(c), n, size);
-            return -1;
-        }
-        memcpy(out->value, p, (size_t)n);
-        out->size = (size_t)n;
-        return 0;
+    if (!size && want_scalar)
+        size = (size_t)atoi(want_scalar + 1);
+    /* packed bytes of any size (a struct by value): passed as they are */
+    if (PyBytes_Check(o)) {
+        Py_INCREF(o);
+        return from_packed(c, o, size, "bytes", keep, out);
     }
-    int kind = classify(o);
-    if (kind == K_TORCH || kind == K_CUPY) {
-        int rc = kind == K_TORCH ? from_torch(c, o, want_arr, ordinal, out)
-                                 : from_cupy(c, o, want_arr, ordinal, out);
+    if (PyByteArray_Check(o) || PyMemoryView_Check(o))
+        return from_packed(c, PyBytes_FromObject(o), size,
+                           PyByteArray_Check(o) ? "a bytearray" : "a memoryview", keep, out);
+    int k = classify(o);
+    if (k == K_CTYPES)
+        return from_packed(c, PyBytes_FromObject(o), size, "a ctypes object", keep, out);
+    if (k == K_DLPACK && kind == P_BYTES &&
+        PyObject_HasAttr((PyObject *)Py_TYPE(o), s_array_interface))
+        k = K_HOSTARRAY; /* NumPy's arrays export DLPack too: a struct's one-element array */
+    if (k == K_TORCH || k == K_CUPY || k == K_CAI || k == K_DLPACK) {
+        if (kind == P_FLOAT || kind == P_SIGNED || kind == P_UNSIGNED || kind == P_BOOL ||
+            kind == P_BYTES || (size && size != 8))
+            return refuse_kind(c, "an array (a pointer)", kind ? kind : P_BYTES, size, want,
+                               kind == P_BYTES || !kind ? STRUCT_HINT : "");
+    }
+    if (k == K_TORCH || k == K_CUPY) {
+        int rc = k == K_TORCH ? from_torch(c, o, want_arr, ordinal, out)
+                              : from_cupy(c, o, want_arr, ordinal, out);
         return rc < 0 ? -1 : PyList_Append(keep, o);
     }
-    if (kind == K_CAI) {
+    if (k == K_CAI) {
         PyObject *cai = PyObject_GetAttr(o, s_cai);
         if (!cai) {
             PyObject *et, *ev, *tb;
@@ -2822,19 +3066,83 @@ static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *w
         Py_DECREF(cai);
         return rc < 0 ? -1 : PyList_Append(keep, o);
     }
-    if (kind == K_DLPACK) {
+    if (k == K_DLPACK) {
         if (from_dlpack(c, o, want_arr, ordinal, keep, out) < 0)
             return -1;
         return PyList_Append(keep, o);
     }
-    if (kind == K_NPSCALAR)
-        return from_npscalar(c, o, size, want_scalar, out);
-    if (kind == K_HOSTARRAY)
-        return from_host(c, o, size, want_scalar, out);
+    if (k == K_NPSCALAR)
+        return from_npscalar(c, o, size, want_scalar, keep, out);
+    if (k == K_HOSTARRAY)
+        return from_host(c, o, size, want_scalar, keep, out);
     PyErr_Format(PyExc_TypeError,
                  ARGFMT " is a %s: expected an array (__cuda_array_interface__ or DLPack), an "
-                 "fdlink Buffer, an int (a scalar or a raw device pointer), a float, or a NumPy "
-                 "scalar", ARGV(c), tname(o));
+                 "fdlink Buffer, an int (a scalar or a raw device pointer), a float, a NumPy "
+                 "scalar, or a struct's bytes (bytes, bytearray, memoryview, ctypes.Structure)",
+                 ARGV(c), tname(o));
+    return -1;
+}
+
+/*
+ * A refused argument as an fdlink error: the TypeError, ValueError or OverflowError that the
+ * conversion raised becomes fdlink's InvalidArgumentError (a ValueError) or ArgumentTypeError (a
+ * TypeError too), naming the argument; other exceptions (a producer's own) pass unchanged.
+ */
+static void arg_error(const arg_ctx *c)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    int is_type = et == PyExc_TypeError;
+    if ((!is_type && et != PyExc_ValueError && et != PyExc_OverflowError) || !g_error_factory) {
+        PyErr_Restore(et, ev, tb);
+        return;
+    }
+    PyErr_NormalizeException(&et, &ev, &tb);
+    PyObject *s = ev ? PyObject_Str(ev) : NULL;
+    PyObject *msg = NULL;
+    if (s && c && PyUnicode_Check(s)) {
+        const char *t = PyUnicode_AsUTF8AndSize(s, NULL);
+        if (t && strncmp(t, "argument ", 9) != 0 && strncmp(t, "kernel ", 7) != 0)
+            msg = PyUnicode_FromFormat(ARGFMT ": %U", ARGV(c), s);
+    }
+    if (!msg && s) {
+        msg = s;
+        Py_INCREF(msg);
+    }
+    PyObject *record = msg ? Py_BuildValue("{s:i,s:s,s:i,s:s,s:I,s:I,s:s,s:O,s:O,s:O,s:O,s:s,"
+                                           "s:n}", "code", FDL_EINVAL, "status",
+                                           fdl_status_name(FDL_EINVAL), "backend_code", 0,
+                                           "source", "", "line", 0u, "column", 0u, "symbol",
+                                           c ? c->name : "", "message", msg, "formatted", msg,
+                                           "log", Py_None, "diagnostics", Py_None, "python",
+                                           is_type ? "TypeError" : "ValueError", "argument",
+                                           c ? c->index + 1 : (Py_ssize_t)0)
+                              : NULL;
+    PyObject *exc = record ? PyObject_CallFunctionObjArgs(g_error_factory, record, NULL) : NULL;
+    Py_XDECREF(record);
+    Py_XDECREF(msg);
+    Py_XDECREF(s);
+    if (!exc) { /* the original is better than none */
+        PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+        return;
+    }
+    if (ev)
+        PyException_SetCause(exc, ev); /* steals ev */
+    else
+        Py_XDECREF(ev);
+    Py_XDECREF(et);
+    Py_XDECREF(tb);
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+}
+
+static int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *want, int ordinal,
+                       PyObject *keep, conv_arg *out)
+{
+    if (convert_arg_raw(c, o, size, want, ordinal, keep, out) == 0)
+        return 0;
+    arg_error(c);
     return -1;
 }
 
@@ -2853,6 +3161,13 @@ typedef struct {
     size_t sizes[MAX_PARAMS];
     PyObject *types; /* tuple of declared types ("*f4", "i4", None) or None */
     const char *name;
+    /* the parameters as the kernel's code says them (fdl_link_kernel_params,
+     * fdl_image_kernel_param_info; set by fdlink._core): classes and sizes */
+    int code_known;
+    Py_ssize_t ncode;
+    unsigned char code_cls[MAX_PARAMS];
+    size_t code_size[MAX_PARAMS];
+    PyObject *code_params; /* the tuple given, or None */
 } KernelObject;
 
 static PyObject *Module_kernel(ModuleObject *self, PyObject *args)
@@ -2876,6 +3191,8 @@ static PyObject *Module_kernel(ModuleObject *self, PyObject *args)
     o->name = fdl_kernel_name(k);
     o->types = Py_None;
     Py_INCREF(Py_None);
+    o->code_params = Py_None;
+    Py_INCREF(Py_None);
     fdl_kernel_attrs attrs;
     if (fdl_kernel_get_attrs(k, &attrs, &err) == FDL_OK && attrs.params_known &&
         attrs.nparams <= MAX_PARAMS) {
@@ -2893,17 +3210,37 @@ static void Kernel_dealloc(KernelObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     Py_XDECREF(self->module);
     Py_XDECREF(self->types);
+    Py_XDECREF(self->code_params);
     PyObject_Free(self);
     Py_DECREF(tp);
 }
 
 /* Convert a whole argument tuple; @p vals receives @p n converted arguments. */
+/* Parameter @p i's size (the driver's, else the code's; 0: not known) and code class. */
+static size_t param_of(const KernelObject *k, Py_ssize_t i, int *cls)
+{
+    size_t code = k->code_known && i < k->ncode ? k->code_size[i] : 0;
+    size_t size = k->params_known && i < k->nparams ? k->sizes[i] : code;
+    /* a class is believed only for a parameter of the size the code gives it */
+    *cls = k->code_known && i < k->ncode && (!code || code == size) ? k->code_cls[i] : 0;
+    return size;
+}
+
+/* The number of parameters, from the driver or else the code; -1 when neither says. */
+static Py_ssize_t param_count(const KernelObject *k)
+{
+    return k->params_known ? k->nparams : k->code_known ? k->ncode : -1;
+}
+
 static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, conv_arg *vals,
                         PyObject *keep, fdl_stream *stream)
 {
-    if (k->params_known && n != k->nparams) {
+    Py_ssize_t want_n = param_count(k);
+    if (want_n >= 0 && n != want_n) {
+        arg_ctx c = {"kernel", k->name, -1, k->dev, stream, 0, 0};
         PyErr_Format(PyExc_TypeError, "kernel %s takes %zd parameters, but %zd arguments were "
-                     "given", k->name, k->nparams, n);
+                     "given", k->name, want_n, n);
+        arg_error(&c);
         return -1;
     }
     if (n > MAX_PARAMS) {
@@ -2912,15 +3249,15 @@ static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, co
     }
     Py_ssize_t ntypes = k->types != Py_None ? PyTuple_Size(k->types) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        arg_ctx c = {"kernel", k->name, i, k->dev, stream, 0};
+        arg_ctx c = {"kernel", k->name, i, k->dev, stream, 0, 0};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(k->types, i);
             if (t != Py_None && utf8_of(t, &want, 0, "a declared type") < 0)
                 return -1;
         }
-        if (convert_arg(&c, args[i], k->params_known ? k->sizes[i] : 0, want, k->ordinal, keep,
-                        &vals[i]) < 0)
+        size_t size = param_of(k, i, &c.cls);
+        if (convert_arg(&c, args[i], size, want, k->ordinal, keep, &vals[i]) < 0)
             return -1;
     }
     return 0;
@@ -2956,7 +3293,7 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
     if (convert_args(self, args + 5, n, v, keep, cfg.stream) < 0)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++)
-        ap[i] = fdl_arg_make(v[i].value, v[i].size);
+        ap[i] = fdl_arg_make(ARG_DATA(&v[i]), v[i].size);
     fdl_error err = FDL_ERROR_INIT;
     int rc;
     if (cfg.flags & FDL_LAUNCH_SYNC) {
@@ -3008,7 +3345,7 @@ static PyObject *Kernel_time_launches(KernelObject *self, PyObject *const *args,
     if (convert_args(self, args + 6, n, v, keep, cfg.stream) < 0)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++)
-        ap[i] = fdl_arg_make(v[i].value, v[i].size);
+        ap[i] = fdl_arg_make(ARG_DATA(&v[i]), v[i].size);
     fdl_error err = FDL_ERROR_INIT;
     struct timespec t0, t1;
     int rc = FDL_OK;
@@ -3159,7 +3496,7 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     if (!o->keep || convert_args(self, args + 5, n, v, o->keep, cfg.stream) < 0)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++)
-        ap[i] = fdl_arg_make(v[i].value, v[i].size);
+        ap[i] = fdl_arg_make(ARG_DATA(&v[i]), v[i].size);
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_launch_create(&o->launch, self->kernel, &cfg, ap, (size_t)n, &err);
     if (rc != FDL_OK) {
@@ -3212,7 +3549,7 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
         return PyErr_Format(PyExc_TypeError, "set_arg(index, value)");
     KernelObject *k = (KernelObject *)self->kernel;
     Py_ssize_t i = PyLong_AsSsize_t(args[0]);
-    if (i < 0 || (k->params_known && i >= k->nparams))
+    if (i < 0 || (param_count(k) >= 0 && i >= param_count(k)))
         return PyErr_Format(PyExc_IndexError, "argument index %zd out of range", i);
     const char *want = NULL;
     if (k->types != Py_None && i < PyTuple_Size(k->types)) {
@@ -3220,19 +3557,19 @@ static PyObject *Launch_set_arg(LaunchObject *self, PyObject *const *args, Py_ss
         if (t != Py_None && utf8_of(t, &want, 0, "a declared type") < 0)
             return NULL;
     }
-    arg_ctx c = {"kernel", k->name, i, k->dev, NULL, 0};
+    arg_ctx c = {"kernel", k->name, i, k->dev, NULL, 0, 0};
     stream_of(self->stream, &c.stream);
     conv_arg v;
     PyObject *keep = PyList_New(0), *key = NULL;
     if (!keep)
         return NULL;
-    if (convert_arg(&c, args[1], k->params_known ? k->sizes[i] : 0, want, k->ordinal, keep,
-                    &v) < 0) {
+    size_t size = param_of(k, i, &c.cls);
+    if (convert_arg(&c, args[1], size, want, k->ordinal, keep, &v) < 0) {
         Py_DECREF(keep);
         return NULL;
     }
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_launch_set_arg(self->launch, (size_t)i, v.value, v.size, &err);
+    int rc = fdl_launch_set_arg(self->launch, (size_t)i, ARG_DATA(&v), v.size, &err);
     if (rc != FDL_OK) {
         Py_DECREF(keep);
         return raise_fdl(rc, &err, NULL);
@@ -3415,6 +3752,52 @@ static int Kernel_set_types(KernelObject *self, PyObject *v, void *c)
     return set_types(&self->types, v);
 }
 
+static PyObject *Kernel_get_code_params(KernelObject *self, void *c)
+{
+    (void)c;
+    Py_INCREF(self->code_params);
+    return self->code_params;
+}
+
+/* _code_params = ((cls, size), ...): the parameters as the code says them; None: not known */
+static int Kernel_set_code_params(KernelObject *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v || (v != Py_None && (!PyTuple_Check(v) || PyTuple_Size(v) > MAX_PARAMS))) {
+        PyErr_Format(PyExc_TypeError, "_code_params must be a tuple of at most %d (class, size) "
+                     "pairs, or None", MAX_PARAMS);
+        return -1;
+    }
+    Py_ssize_t n = v == Py_None ? 0 : PyTuple_Size(v);
+    unsigned char cls[MAX_PARAMS];
+    size_t size[MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PyTuple_GetItem(v, i);
+        long cl = -1;
+        size_t sz = 0;
+        if (PyTuple_Check(p) && PyTuple_Size(p) == 2) {
+            cl = PyLong_AsLong(PyTuple_GetItem(p, 0));
+            sz = PyLong_AsSize_t(PyTuple_GetItem(p, 1));
+        }
+        if (PyErr_Occurred() || cl < FDL_PARAM_UNKNOWN || cl > FDL_PARAM_BYTES) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "_code_params: each entry is (class, size)");
+            return -1;
+        }
+        cls[i] = (unsigned char)cl;
+        size[i] = sz;
+    }
+    memcpy(self->code_cls, cls, (size_t)n);
+    memcpy(self->code_size, size, (size_t)n * sizeof *size);
+    self->ncode = n;
+    self->code_known = v != Py_None;
+    PyObject *old = self->code_params;
+    Py_INCREF(v);
+    self->code_params = v;
+    Py_XDECREF(old);
+    return 0;
+}
+
 static PyObject *Kernel_set_max_dynamic_shared(KernelObject *self, PyObject *arg)
 {
     size_t bytes;
@@ -3445,6 +3828,8 @@ static PyGetSetDef Kernel_getset[] = {
     {"types", (getter)Kernel_get_types, (setter)Kernel_set_types,
      "declared parameter types ('*f4' an array of float32, 'i4' an int32, None unchecked)", NULL},
     {"_c_handle", (getter)Kernel_c_handle, NULL, "the fdl_kernel's address (fdlink.jax)", NULL},
+    {"_code_params", (getter)Kernel_get_code_params, (setter)Kernel_set_code_params,
+     "the parameters as the code says them: ((fdl_param_class, size), ...), or None", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Kernel_slots[] = {{Py_tp_dealloc, (void *)Kernel_dealloc},
                                      {Py_tp_methods, Kernel_methods},
@@ -3717,7 +4102,7 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
         GenObject *g = (GenObject *)self->gen;
         arg_ctx c = {self->map ? "map" : "reduction", self->name, i,
                      g->device != Py_None ? (DeviceObject *)g->device : NULL, stream,
-                     i == 0 && self->out_first};
+                     i == 0 && self->out_first, 0};
         const char *want = NULL;
         if (i < ntypes) {
             PyObject *t = PyTuple_GetItem(self->types, i);
@@ -3727,6 +4112,7 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
         if (PyLong_Check(args[i]) && !PyBool_Check(args[i]) && (!want || want[0] == '*')) {
             PyErr_Format(PyExc_TypeError, ARGFMT " is an int: give arrays as objects (their size "
                          "is checked), and scalars packed to their declared type", ARGV(&c));
+            arg_error(&c);
             return -1;
         }
         if (convert_arg(&c, args[i], 0, want, ((GenObject *)self->gen)->ordinal, keep, &v[i]) < 0)
@@ -3736,7 +4122,7 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
             memcpy(&addr, v[i].value, 8);
             ga[i] = fdl_gen_array(addr, (size_t)v[i].nbytes);
         } else {
-            ga[i] = fdl_gen_scalar(v[i].value, v[i].size);
+            ga[i] = fdl_gen_scalar(ARG_DATA(&v[i]), v[i].size);
         }
     }
     return 0;
@@ -4331,8 +4717,33 @@ static PyObject *py_status_name(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(fdl_status_name((int)v));
 }
 
+/* image_kernel_params(image, name) -> ((class, size), ...) or None:
+ * fdl_image_kernel_param_info (PTX: classes; a cubin: sizes only, class 0) */
+static PyObject *py_image_kernel_params(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *data, *name;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "y#s:image_kernel_params", &data, &len, &name))
+        return NULL;
+    fdl_param_info info[256];
+    size_t count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fdl_image_kernel_param_info(data, (size_t)len, name, info, 256, &count, &err);
+    Py_END_ALLOW_THREADS
+    if (rc == FDL_ENOTFOUND || (rc == FDL_OK && count > 256))
+        Py_RETURN_NONE;
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return param_info_tuple(info, count);
+}
+
 static PyMethodDef module_methods[] = {
     {"_set_error_factory", set_error_factory, METH_O, NULL},
+    {"image_kernel_params", py_image_kernel_params, METH_VARARGS,
+     "image_kernel_params(image, name) -> ((fdl_param_class, size), ...) or None"},
     {"device_count", py_device_count, METH_NOARGS, "number of CUDA devices"},
     {"driver_version", py_driver_version, METH_NOARGS, "the driver's version (13000 = 13.0)"},
     {"linker_version", py_linker_version, METH_NOARGS, "nvJitLink's (major, minor)"},
@@ -4419,7 +4830,13 @@ PyMODINIT_FUNC PyInit__fdlink(void)
     if (PyModule_AddStringConstant(m, "version", fdl_version()) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_COOPERATIVE", FDL_LAUNCH_COOPERATIVE) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_NOT_COOPERATIVE", FDL_LAUNCH_NOT_COOPERATIVE) < 0 ||
-        PyModule_AddIntConstant(m, "LAUNCH_SYNC", FDL_LAUNCH_SYNC) < 0)
+        PyModule_AddIntConstant(m, "LAUNCH_SYNC", FDL_LAUNCH_SYNC) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_UNKNOWN", FDL_PARAM_UNKNOWN) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_FLOAT", FDL_PARAM_FLOAT) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_SIGNED", FDL_PARAM_SIGNED) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_UNSIGNED", FDL_PARAM_UNSIGNED) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_BITS", FDL_PARAM_BITS) < 0 ||
+        PyModule_AddIntConstant(m, "PARAM_BYTES", FDL_PARAM_BYTES) < 0)
         goto fail;
     return m;
 fail:

@@ -213,3 +213,51 @@ def test_numba_links_fdlink_checked_ltoir(tmp_path):
     dx, dy = cuda.to_device(x), cuda.device_array(1000, np.float32)
     scale[4, 256](dy, dx, np.float32(2.0))
     np.testing.assert_allclose(dy.copy_to_host(), 2 * x)
+
+
+def test_an_int_for_a_float_parameter_on_the_gpu(lib):
+    """Issue 38: k[1, 4](y, x, 2, 4) with `float a` computes with a = 2.0 (it once packed the
+    int's bits, 2.8e-45, and left y unchanged); a float for an unsigned parameter is refused."""
+    k = lib.link(SAXPY_CU).kernel("saxpy")  # no signature: the classes come from the code
+    assert [p.cls for p in k.params] == ["unsigned", "unsigned", "float", "unsigned"]
+    x = np.arange(4, dtype=np.float32)
+    y = np.ones(4, dtype=np.float32)
+    bx, by = fdlink.to_device(x), fdlink.to_device(y)
+    k[1, 4](by, bx, 2, 4)
+    np.testing.assert_array_equal(fdlink.to_host(by), y + 2.0 * x)
+    p = k.prepare(1, 4, (by, bx, 3, 4))
+    p()
+    np.testing.assert_array_equal(fdlink.to_host(by), y + 5.0 * x)
+    fill = lib.link('extern "C" __global__ void fill(unsigned *out, unsigned v, unsigned n) '
+                    '{ unsigned i = threadIdx.x; if (i < n) out[i] = v; }').kernel("fill")
+    out = fdlink.empty(4, "u4")
+    with pytest.raises(fdlink.ArgumentTypeError, match="argument 2 of kernel 'fill' is a float"):
+        fill[1, 4](out, 7.0, 4)
+    fill[1, 4](out, 7, 4)
+    np.testing.assert_array_equal(fdlink.to_host(out), np.full(4, 7, np.uint32))
+
+
+def test_a_struct_by_value_on_the_gpu(lib):
+    """Issue 38: a 24-byte struct parameter given as bytes, a ctypes.Structure or a NumPy
+    structured scalar reaches the kernel whole."""
+    import ctypes
+
+    class S24(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int32), ("b", ctypes.c_int32), ("c", ctypes.c_double),
+                    ("d", ctypes.c_int64)]
+
+    k = lib.link(r'''
+        struct s24 { int a; int b; double c; long long d; };
+        extern "C" __global__ void take(long long *out, s24 s) {
+            out[0] = s.a; out[1] = s.b; out[2] = (long long)(s.c * 4); out[3] = s.d;
+        }''').kernel("take")
+    assert [(p.cls, p.size) for p in k.params] == [("unsigned", 8), ("bytes", 24)]
+    out = fdlink.empty(4, "i8")
+    s = S24(-3, 4, 2.5, 1 << 40)
+    dt = np.dtype([("a", "<i4"), ("b", "<i4"), ("c", "<f8"), ("d", "<i8")])
+    for arg in (bytes(s), s, np.array([(-3, 4, 2.5, 1 << 40)], dtype=dt)[0]):
+        out.zero()
+        k[1, 1](out, arg)
+        assert fdlink.to_host(out).tolist() == [-3, 4, 10, 1 << 40], type(arg)
+    with pytest.raises(fdlink.ArgumentTypeError, match="struct of 24 bytes"):
+        k[1, 1](out, 5)

@@ -97,6 +97,7 @@ typedef struct outcome {
     size_t jl_runs;        /* nvJitLink links run */
     int lease_waited;      /* another process held the key's lease (lease.c) */
     uint64_t cubin_hash;   /* FNV-1a of the cubin */
+    long kparams;          /* parameters of multiply_vectors with classes known; -1: not known */
 } outcome;
 
 static int mapped_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -157,6 +158,14 @@ static outcome run_job(const job *j, unsigned char **cubin, size_t *cubin_size)
         o.cubin_hash = 1469598103934665603ull;
         for (size_t i = 0; i < n; i++)
             o.cubin_hash = (o.cubin_hash ^ c[i]) * 1099511628211ull;
+    }
+    {
+        fdl_param_info info[8];
+        size_t count = 0;
+        o.kparams = fdl_link_kernel_params(link, "multiply_vectors", info, 8, &count, NULL) ==
+                            FDL_OK
+                        ? (long)count
+                        : -1;
     }
     const char *key = "";
     o.result = fdl_link_cache_result(link, &key);
@@ -2642,4 +2651,49 @@ Test(cache_keys, the_nvjitlink_option_list_keeps_its_order)
     expect_list(&out, plain);
     fdl__strv_free(&out);
     free(link);
+}
+
+/* Issue 38: a link entry keeps its kernels' parameter classes (a seventh section); an entry of
+ * six, as fdlink wrote them before, is still a hit, whose classes are not known. */
+Test(cache_link, parameter_classes_kept_and_older_entries_still_read)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache"), *ref = path_in(dir, "ref.cubin");
+    job j = base_job(cache);
+    outcome first = run_child(&j, ref);
+    cr_assert_eq(first.rc, FDL_OK, "%s", first.warning);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    cr_assert_eq(first.kparams, 4);
+    outcome hit = run_child(&j, NULL);
+    cr_assert_eq(hit.result, FDL_CACHE_HIT_DISK);
+    cr_assert_eq(hit.kparams, 4, "a hit knows the classes");
+    /* the entry as fdlink wrote it before: six sections, written by another process */
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    cr_assert(fdl__cache_key_from_hex(first.key, key));
+    size_t n = 0;
+    char *cubin = slurp(ref, &n);
+    unsigned char flags[2] = {0, 0};
+    const unsigned char *secs[6] = {(const unsigned char *)cubin, (const unsigned char *)"",
+                                    (const unsigned char *)"", (const unsigned char *)"", flags,
+                                    (const unsigned char *)""};
+    size_t lens[6] = {n, 0, 0, 0, 2, 0};
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        fdl__cache_use u;
+        fdl__cache_use_init(&u, FDL_CACHE_ON, cache, "");
+        fdl__cache_put(&u, FDL__CACHE_LINK, key, secs, lens, 6);
+        fdl__cache_use_free(&u);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    free(cubin);
+    outcome old = run_child(&j, NULL);
+    cr_assert_eq(old.rc, FDL_OK, "%s", old.warning);
+    cr_assert_eq(old.result, FDL_CACHE_HIT_DISK, "an entry of six sections is a hit");
+    cr_assert_eq(old.kparams, -1, "whose classes are not known");
+    free(ref);
+    free(cache);
+    free(dir);
 }

@@ -832,6 +832,37 @@ Test(host_device, a_resource_spec_without_a_driver_lists_no_gpus)
     cr_assert_eq(fdl_device_ctest_resource_spec(&json, NULL, NULL, 1025, &err), FDL_EINVAL);
 }
 
+/* Issue 38: fdl_image_kernel_param_info gives PTX's classes and sizes (a cubin's: test_mock.c). */
+Test(host_image, kernel_param_info_of_ptx)
+{
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry k(.param .u64 p, .param .f32 x,\n"
+                              "    .param .align 8 .b8 s[24])\n{\n ret;\n}\n";
+    fdl_param_info info[3];
+    size_t count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_image_kernel_param_info(ptx, sizeof ptx - 1, "k", info, 3, &count, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(count, 3);
+    cr_assert_eq(info[0].cls, FDL_PARAM_UNSIGNED);
+    cr_assert_eq(info[0].size, 8);
+    cr_assert_eq(info[1].cls, FDL_PARAM_FLOAT);
+    cr_assert_eq(info[1].size, 4);
+    cr_assert_eq(info[2].cls, FDL_PARAM_BYTES);
+    cr_assert_eq(info[2].size, 24);
+    /* room for one: the count still says three */
+    cr_assert_eq(fdl_image_kernel_param_info(ptx, sizeof ptx - 1, "k", info, 1, &count, NULL),
+                 FDL_OK);
+    cr_assert_eq(count, 3);
+    cr_assert_eq(fdl_image_kernel_param_info(ptx, sizeof ptx - 1, "nope", info, 3, &count, &err),
+                 FDL_ENOTFOUND);
+    cr_assert_str_eq(err.message, "the image lists no kernel nope with its parameters");
+#ifdef NDEBUG /* a NULL argument asserts in debug builds */
+    cr_assert_eq(fdl_image_kernel_param_info(ptx, sizeof ptx - 1, "k", NULL, 3, &count, &err),
+                 FDL_EINVAL);
+#endif
+}
+
 /* fdl_image_kernel_params without a GPU: PTX says the count (no sizes), bad arguments are
  * refused, bytes that are no image list no kernel. */
 Test(host_image, kernel_params_of_ptx_and_of_no_image)

@@ -1140,3 +1140,48 @@ Test(link_options, version_1_is_still_accepted)
     cr_assert_eq(fdl_link_get_backend(link), FDL_BACKEND_NVJITLINK);
     fdl_link_destroy(link);
 }
+
+/* Issue 38: a link knows its kernels' parameter classes from the PTX it saw, and a cache hit
+ * knows them too. */
+Test(link_complete, kernel_params_from_ptx_inputs_and_from_the_cache)
+{
+    char dir[] = "/tmp/fdl-params-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    for (int round = 0; round < 2; round++) {
+        fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+        opts.arch = "sm_90";
+        opts.cache = FDL_CACHE_ON;
+        opts.cache_dir = dir;
+        fdl_link *link = NULL;
+        fdl_error err = FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
+        add_fixture(link, "mul.ptx");
+        add_fixture(link, "caller.ptx");
+        fdl_param_info info[8];
+        size_t count = 9;
+        cr_assert_eq(fdl_link_kernel_params(link, "multiply_vectors", info, 8, &count, &err),
+                     FDL_EINVAL, "not complete yet");
+        cr_assert_eq(count, 0);
+        cr_assert_eq(fdl_link_complete(link, &err), FDL_OK, "%s", err.message);
+        fdl_cache_result r = fdl_link_cache_result(link, NULL);
+        cr_assert(round ? (r == FDL_CACHE_HIT_MEMORY || r == FDL_CACHE_HIT_DISK) : r == FDL_CACHE_MISS,
+                  "round %d: %d", round, r);
+        cr_assert_eq(fdl_link_kernel_params(link, "multiply_vectors", info, 8, &count, &err),
+                     FDL_OK, "round %d: %s", round, err.message);
+        cr_assert_eq(count, 4);
+        static const size_t size[] = {8, 8, 8, 4};
+        for (size_t i = 0; i < 4; i++) {
+            cr_assert_eq(info[i].cls, FDL_PARAM_UNSIGNED, "round %d parameter %zu", round, i);
+            cr_assert_eq(info[i].size, size[i], "round %d parameter %zu", round, i);
+        }
+        cr_assert_eq(fdl_link_kernel_params(link, "multiply", info, 8, &count, &err),
+                     FDL_ENOTFOUND, "a .func is no kernel; a prefix is no name");
+        cr_assert_eq(fdl_link_kernel_params(link, "multiply_vectors", NULL, 0, &count, &err),
+                     FDL_OK);
+        cr_assert_eq(count, 4);
+        fdl_link_destroy(link);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

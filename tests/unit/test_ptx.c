@@ -1110,3 +1110,35 @@ Test(ptx_scan, results_on_the_corpus_are_as_recorded, .timeout = 300)
     cr_assert_gt(files, 10, "scans.golden lists %zu files", files);
     cr_assert_eq(differ, 0, "%zu of %zu files scan differently from the record", differ, files);
 }
+
+/* Issue 38: what a binding converts arguments with, from an .entry's parameter types. */
+Test(ptx_param_class, classes_of_entry_parameters)
+{
+    static const char text[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p, .param .f32 a, .param .u32 n, .param .s8 c,\n"
+        "    .param .f64 d, .param .b64 bits, .param .align 8 .b8 s[24], .param .f16 h,\n"
+        "    .param .s64 q, .param .b8 one[1])\n{\n ret;\n}\n";
+    fdl_ptx *ptx = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_ptx_scan(&ptx, text, sizeof text - 1, "k.ptx", &err), FDL_OK, "%s",
+                 err.message);
+    const fdl_ptx_func *f = fdl_ptx_find(ptx, "k");
+    cr_assert_not_null(f);
+    cr_assert_eq(f->nparams, 10);
+    static const fdl_param_class want[] = {
+        FDL_PARAM_UNSIGNED, FDL_PARAM_FLOAT, FDL_PARAM_UNSIGNED, FDL_PARAM_SIGNED,
+        FDL_PARAM_FLOAT,    FDL_PARAM_BITS,  FDL_PARAM_BYTES,    FDL_PARAM_FLOAT,
+        FDL_PARAM_SIGNED,   FDL_PARAM_BYTES};
+    static const size_t bytes[] = {8, 4, 4, 1, 8, 8, 24, 2, 8, 1};
+    for (size_t i = 0; i < 10; i++) {
+        cr_assert_eq(fdl_ptx_param_class(&f->params[i]), want[i], "parameter %zu: %s", i,
+                     fdl_param_class_name(fdl_ptx_param_class(&f->params[i])));
+        cr_assert_eq(f->params[i].bytes, bytes[i], "parameter %zu", i);
+    }
+    cr_assert_eq(fdl_ptx_param_class(NULL), FDL_PARAM_UNKNOWN);
+    cr_assert_str_eq(fdl_param_class_name(FDL_PARAM_BYTES), "bytes");
+    cr_assert_str_eq(fdl_param_class_name(FDL_PARAM_FLOAT), "float");
+    cr_assert_str_eq(fdl_param_class_name((fdl_param_class)42), "unknown");
+    fdl_ptx_destroy(ptx);
+}

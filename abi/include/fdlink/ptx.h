@@ -132,6 +132,41 @@ FDL_API const fdl_ptx_func *fdl_ptx_get(const fdl_ptx *ptx, size_t i);
  */
 FDL_API const fdl_ptx_func *fdl_ptx_find(const fdl_ptx *ptx, const char *name);
 
+/**
+ * What a kernel parameter's type says about the values it takes, as far as the code says it
+ * (a C compiler's conversion of an argument to its prototype needs no more): a binding converts a
+ * number to a FLOAT parameter as C converts it to float or double, refuses a float for an integer
+ * or pointer one, and passes only bytes of exactly the size for BYTES. PTX does not tell a
+ * pointer from a 64-bit integer, nor (nvcc writes `.u32` for int and unsigned alike) a signed
+ * integer from an unsigned one: UNSIGNED and BITS take either, in two's complement.
+ */
+typedef enum fdl_param_class {
+    FDL_PARAM_UNKNOWN = 0, /**< only the size is known (a cubin from elsewhere) */
+    FDL_PARAM_FLOAT,       /**< `.f16`, `.f32`, `.f64` */
+    FDL_PARAM_SIGNED,      /**< `.s8` .. `.s64` */
+    FDL_PARAM_UNSIGNED,    /**< `.u8` .. `.u64` (nvcc's int, unsigned, size_t, pointers) */
+    FDL_PARAM_BITS,        /**< `.b8` .. `.b64`, `.bf16`, `.pred`: an integer or a pointer */
+    FDL_PARAM_BYTES        /**< an array of bytes (`.align 8 .b8 s[24]`): a struct by value */
+} fdl_param_class;
+
+/** One kernel parameter as code says it: its class and its size in bytes. A plain value. */
+typedef struct fdl_param_info {
+    fdl_param_class cls;
+    size_t size;
+} fdl_param_info;
+
+/**
+ * The class of a `.param` of an `.entry` prototype (see fdl_param_class). NULL gives
+ * FDL_PARAM_UNKNOWN. Thread-safety: safe.
+ */
+FDL_API fdl_param_class fdl_ptx_param_class(const fdl_ptx_param *param);
+
+/**
+ * The class's name: "unknown", "float", "signed", "unsigned", "bits", "bytes" ("unknown" for
+ * other values). Ownership: a static string. Thread-safety: safe.
+ */
+FDL_API const char *fdl_param_class_name(fdl_param_class cls);
+
 #ifdef __cplusplus
 }
 #endif

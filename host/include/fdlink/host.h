@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "fdlink/error.h"
+#include "fdlink/ptx.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -381,6 +382,24 @@ FDL_API const size_t *fdl_kernel_param_sizes(const fdl_kernel *kernel, size_t *c
  */
 FDL_API int fdl_image_kernel_params(const void *image, size_t size, const char *name,
                                     size_t *count, size_t *sizes, size_t max, fdl_error *err);
+
+/**
+ * The parameters of kernel @p name with their classes, as a code image says them, without a
+ * GPU: PTX (or a fatbin's PTX member) gives each parameter's class and size from its `.entry`
+ * prototype (`.f32` is FDL_PARAM_FLOAT, `.align 8 .b8 s[24]` FDL_PARAM_BYTES of 24: see
+ * fdl_param_class in fdlink/ptx.h); a cubin gives sizes only (FDL_PARAM_UNKNOWN), as
+ * fdl_image_kernel_params does. A binding converts arguments with them as a C compiler converts
+ * arguments to a prototype (the Python package does); fdl_link_kernel_params gives the same for
+ * a link's kernels.
+ * @param out   room for @p max entries (NULL only when @p max is 0): receives min(*count, max)
+ * @param count receives the number of parameters (not NULL)
+ * @return FDL_OK, FDL_ENOTFOUND (the image lists no such kernel, or is none of those kinds),
+ *         FDL_EINVAL (NULL argument), FDL_ENOMEM
+ * Ownership: nothing kept. Thread-safety: reentrant.
+ */
+FDL_API int fdl_image_kernel_param_info(const void *image, size_t size, const char *name,
+                                        fdl_param_info *out, size_t max, size_t *count,
+                                        fdl_error *err);
 
 /**
  * Let launches of the kernel use up to @p bytes of dynamic shared memory (beyond the default

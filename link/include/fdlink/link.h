@@ -465,6 +465,23 @@ FDL_API const void *fdl_link_cubin(const fdl_link *link, size_t *size);
  */
 FDL_API const char *fdl_link_ptx(const fdl_link *link, size_t *size);
 
+/**
+ * The parameters of kernel @p name of a completed link, with their classes (fdl_param_class of
+ * fdlink/ptx.h) and sizes, from the PTX the link saw: PTX inputs (CUDA C compiled to PTX among
+ * them), the post-LTO PTX of LTO-IR inputs checked against declarations, and emit_ptx's. Kept in
+ * the link's cache entry, so that a hit knows them too (an entry made before fdlink kept them
+ * gives FDL_ENOTFOUND). A binding converts arguments with them as a C compiler converts
+ * arguments to a prototype.
+ * @param out   room for @p max entries (NULL only when @p max is 0): receives min(*count, max)
+ * @param count receives the number of parameters (not NULL); 0 on failure
+ * @return FDL_OK, FDL_ENOTFOUND (the link's code does not say: cubins and objects only, LTO-IR
+ *         linked without declarations, an old cache entry, no such kernel), FDL_EINVAL (NULL
+ *         argument, a link not complete)
+ * Ownership: nothing kept. Thread-safety: any number of threads may read a completed link.
+ */
+FDL_API int fdl_link_kernel_params(const fdl_link *link, const char *name, fdl_param_info *out,
+                                   size_t max, size_t *count, fdl_error *err);
+
 /** Write the linked cubin to @p path atomically. @return FDL_OK, FDL_EINVAL, FDL_EIO */
 FDL_API int fdl_link_write(const fdl_link *link, const char *path, fdl_error *err);
 

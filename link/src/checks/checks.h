@@ -44,4 +44,8 @@ int fdl__lto_cubin_keeps(const void *data, size_t n, const char *name);
 int fdl__check_decls_links(const fdl_link *link);
 extern const fdl__link_check fdl__check_duplicates; /* check_dups.c */
 
+/* The kernels' parameter classes of a completed link, from the PTX it saw, into link->params
+ * (params.c); out of memory leaves them unknown. */
+void fdl__link_params_collect(fdl_link *link);
+
 #endif /* FDLINK_CHECKS_H */

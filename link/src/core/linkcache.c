@@ -298,7 +298,9 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
 /* Flags section: byte 0 LTO, byte 1 PTX present. */
 /* SEC_WARN: the declaration check's warnings (ABI-13), added with that check; entries made
  * before have only the five before it, and are read as having none */
-enum { SEC_CUBIN, SEC_PTX, SEC_INFO, SEC_ERROR, SEC_FLAGS, SEC_WARN, NSECS };
+/* SEC_PARAMS: the kernels' parameter classes (issue 38); entries made before have none, and
+ * read as links whose parameters' classes are unknown. */
+enum { SEC_CUBIN, SEC_PTX, SEC_INFO, SEC_ERROR, SEC_FLAGS, SEC_WARN, SEC_PARAMS, NSECS };
 
 static unsigned char *dup_bytes(const unsigned char *p, size_t n)
 {
@@ -473,8 +475,8 @@ const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections 
 {
     switch (kind) {
     case FDL__CACHE_LINK: {
-        if (s->n != NSECS && s->n != SEC_WARN)
-            return "a link entry without its five or six sections";
+        if (s->n != NSECS && s->n != SEC_PARAMS && s->n != SEC_WARN)
+            return "a link entry without its five, six or seven sections";
         if (s->len[SEC_FLAGS] != 2 || s->p[SEC_FLAGS][0] > 1 || s->p[SEC_FLAGS][1] > 1)
             return "a link entry with bad flags";
         if (s->len[SEC_CUBIN] == 0)
@@ -644,8 +646,12 @@ static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s
     fdl__cache_sections s = *s_;
     memset(s_, 0, sizeof *s_);
     int hit = 0;
-    unsigned char *cubin = NULL, *ptx = NULL, *info = NULL, *error = NULL;
-    if ((s.n != NSECS && s.n != SEC_WARN) || s.len[SEC_FLAGS] != 2 || s.len[SEC_CUBIN] == 0)
+    unsigned char *cubin = NULL, *ptx = NULL, *info = NULL, *error = NULL, *params = NULL;
+    if ((s.n != NSECS && s.n != SEC_PARAMS && s.n != SEC_WARN) || s.len[SEC_FLAGS] != 2 ||
+        s.len[SEC_CUBIN] == 0)
+        goto cleanup;
+    if (s.n == NSECS && s.len[SEC_PARAMS] &&
+        !(params = dup_bytes(s.p[SEC_PARAMS], s.len[SEC_PARAMS])))
         goto cleanup;
     int has_ptx = s.p[SEC_FLAGS][1] != 0;
     if (!(cubin = dup_bytes(s.p[SEC_CUBIN], s.len[SEC_CUBIN])) ||
@@ -671,9 +677,15 @@ static int take_entry(fdl_link *link, fdl_cache_result r, fdl__cache_sections *s
         link->ptx_size = s.len[SEC_PTX];
         ptx = NULL;
     }
+    if (params) {
+        free(link->params);
+        link->params = (char *)params;
+        link->params_size = s.len[SEC_PARAMS];
+        params = NULL;
+    }
     link->lto = s.p[SEC_FLAGS][0] != 0;
     link->cache_result = r;
-    if (s.n == NSECS)
+    if (s.n > SEC_WARN)
         warnings_in(link, s.p[SEC_WARN], s.len[SEC_WARN]);
     hit = 1;
 cleanup:
@@ -683,6 +695,7 @@ cleanup:
     free(ptx);
     free(info);
     free(error);
+    free(params);
     fdl__cache_sections_free(&s);
     return hit;
 }
@@ -702,9 +715,11 @@ void fdl__link_cache_store(fdl_link *link)
     const unsigned char *secs[NSECS] = {link->cubin, (const unsigned char *)link->ptx,
                                         (const unsigned char *)info,
                                         (const unsigned char *)error, flags,
-                                        (const unsigned char *)(warn.data ? warn.data : "")};
+                                        (const unsigned char *)(warn.data ? warn.data : ""),
+                                        (const unsigned char *)(link->params ? link->params : "")};
     size_t lens[NSECS] = {link->cubin_size, link->ptx ? link->ptx_size : 0, strlen(info),
-                          strlen(error), sizeof flags, warn.len};
+                          strlen(error), sizeof flags, warn.len,
+                          link->params ? link->params_size : 0};
     if (ok)
         fdl__cache_put(&link->cache, FDL__CACHE_LINK, key, secs, lens, NSECS);
     fdl__buf_free(&warn);

@@ -73,6 +73,10 @@ struct fdl_link {
     size_t cubin_size;
     char *ptx;
     size_t ptx_size;
+    /* the kernels' parameter classes and sizes (fdl_link_kernel_params): a line per kernel,
+     * `NAME CLS:SIZE ...` (CLS one of fsubmx), from the PTX the link saw; NULL: none known */
+    char *params;
+    size_t params_size;
     char *info_log;
     char *error_log;
     fdl__diags diags;  /* NVRTC's, the checks' and the backend's diagnostics (diag.h) */

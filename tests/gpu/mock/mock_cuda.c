@@ -19,6 +19,8 @@
  *                             being captured into a CUDA graph, and then waiting for one
  *                             (cuStreamSynchronize, cuCtxSynchronize) fails as the driver's does
  *                             (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+ * mock_cuda_last_params(out, max) gives the parameter bytes of the last launch (each as the kernel
+ * reads it), for tests of argument packing.
  * mock_cuda_live(kind) reports what is still allocated, for leak checks; mock_cuda_live(-2) counts
  * the calls refused for an index or a name that does not exist (what compute-sanitizer reports as
  * API errors).
@@ -1302,6 +1304,21 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUst
     return stream_ok(s) ? stream_ok(s) : set(dst, v, n);
 }
 
+/*
+ * The parameters of the last launch, each read for the size the kernel's table gives it and
+ * laid end to end: mock_cuda_last_params copies up to @p max of them into @p out and returns
+ * how many there are (tests of a binding's argument packing read them through ctypes).
+ */
+static unsigned char g_last_params[4096];
+static size_t g_last_params_len;
+EXPORT size_t mock_cuda_last_params(void *out, size_t max);
+EXPORT size_t mock_cuda_last_params(void *out, size_t max)
+{
+    if (out)
+        memcpy(out, g_last_params, max < g_last_params_len ? max : g_last_params_len);
+    return g_last_params_len;
+}
+
 static CUresult do_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
                           int cooperative)
@@ -1332,6 +1349,15 @@ static CUresult do_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, 
         per_sm = n > 32 ? 32 : n;
         if ((uint64_t)gx * gy * gz > (uint64_t)per_sm * 132)
             return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    /* the parameter bytes as the kernel reads them, for tests of argument packing */
+    g_last_params_len = 0;
+    for (int i = 0; i < f->def->nparams; i++) {
+        size_t n = f->def->sizes[i];
+        if (g_last_params_len + n <= sizeof g_last_params) {
+            memcpy(g_last_params + g_last_params_len, params[i], n);
+            g_last_params_len += n;
+        }
     }
     launch L = {{gx, gy, gz}, {bx, by, bz}, shared, params, f, cooperative};
     f->def->run(&L);

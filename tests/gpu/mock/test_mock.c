@@ -569,4 +569,25 @@ Test(host_mock, a_wait_in_a_capturing_stream_is_refused_before_it_is_queued)
     cr_assert_eq(fdl_buffer_read(out, 0, words, sizeof words, &err), FDL_OK, "%s", err.message);
     cr_assert_eq(words[5], 16);
     fdl_device_destroy(dev);
+/* Issue 38: a cubin says its kernels' parameter sizes, not their classes. */
+Test(host_image, kernel_param_info_of_a_cubin)
+{
+    FILE *f = fopen(KERNELS "/kernels.cubin", "rb");
+    cr_assert_not_null(f);
+    static unsigned char cubin[1 << 20];
+    size_t size = fread(cubin, 1, sizeof cubin, f);
+    fclose(f);
+    cr_assert_gt(size, 0);
+    cr_assert_lt(size, sizeof cubin);
+    fdl_param_info pi[8];
+    size_t count = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_image_kernel_param_info(cubin, size, "params_mixed", pi, 8, &count, &err),
+                 FDL_OK, "%s", err.message);
+    cr_assert_eq(count, 6);
+    static const size_t want[] = {8, 1, 8, 8, 24, 2};
+    for (size_t i = 0; i < 6; i++) {
+        cr_assert_eq(pi[i].size, want[i], "parameter %zu", i);
+        cr_assert_eq(pi[i].cls, FDL_PARAM_UNKNOWN, "parameter %zu", i);
+    }
 }
