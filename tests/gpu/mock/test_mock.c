@@ -569,6 +569,8 @@ Test(host_mock, a_wait_in_a_capturing_stream_is_refused_before_it_is_queued)
     cr_assert_eq(fdl_buffer_read(out, 0, words, sizeof words, &err), FDL_OK, "%s", err.message);
     cr_assert_eq(words[5], 16);
     fdl_device_destroy(dev);
+}
+
 /* Issue 38: a cubin says its kernels' parameter sizes, not their classes. */
 Test(host_image, kernel_param_info_of_a_cubin)
 {
