@@ -551,7 +551,12 @@ Test(cache_entry, a_future_format_is_a_miss) { bad_entry_is_a_miss(FUTURE); }
  * could store). It is no hit: counted corrupt, removed, the link done afresh (and before, the
  * fallback called nvJitLink unloaded: SIGSEGV), and `cache verify` removes it too.
  */
-typedef enum planted { PLANT_EMPTY, PLANT_ONE_BYTE, PLANT_NOT_ELF, PLANT_HOST_ELF } planted;
+typedef enum planted {
+    PLANT_EMPTY, PLANT_ONE_BYTE, PLANT_NOT_ELF, PLANT_HOST_ELF,
+    PLANT_CUBIN135 /* a good one: nvJitLink 13.5's, its tables at 4 mod 8 (issue 40) */
+} planted;
+
+#define CUBIN135 FDL_TEST_DATA "/link/nvjitlink135/twice_sm90.cubin"
 
 static void plant(const char *cache, const char *hex, planted what)
 {
@@ -564,11 +569,16 @@ static void plant(const char *cache, const char *hex, planted what)
     static const unsigned char host_elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
     const unsigned char *cubin = (const unsigned char *)"";
     size_t cubin_len = 0;
+    char *file = NULL;
     switch (what) {
     case PLANT_EMPTY: break;
     case PLANT_ONE_BYTE: cubin = (const unsigned char *)"\x7f"; cubin_len = 1; break;
     case PLANT_NOT_ELF: cubin = (const unsigned char *)"not a cubin at all"; cubin_len = 18; break;
     case PLANT_HOST_ELF: cubin = host_elf; cubin_len = sizeof host_elf; break;
+    case PLANT_CUBIN135:
+        file = slurp(CUBIN135, &cubin_len);
+        cubin = (const unsigned char *)file;
+        break;
     }
     unsigned char flags[2] = {0, 0};
     const unsigned char *secs[5] = {cubin, (const unsigned char *)"", (const unsigned char *)"",
@@ -587,6 +597,7 @@ static void plant(const char *cache, const char *hex, planted what)
     }
     int status = 0;
     waitpid(pid, &status, 0);
+    free(file);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
@@ -635,6 +646,33 @@ Test(cache_entry, a_planted_empty_cubin_is_no_hit_isolated)
 Test(cache_entry, a_planted_one_byte_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_ONE_BYTE, 0); }
 Test(cache_entry, a_planted_non_elf_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_NOT_ELF, 0); }
 Test(cache_entry, a_planted_host_elf_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_HOST_ELF, 0); }
+
+/*
+ * Issue 40: a link entry whose cubin is nvJitLink 13.5's (section and program header tables at 4
+ * mod 8, as the ELF specification allows and the driver loads) is a hit, and `cache verify` keeps
+ * it; before, the payload check refused it, so every such link was a miss, without a word.
+ */
+Test(cache_entry, an_entry_with_nvjitlink_13_5s_unaligned_tables_is_a_hit)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache"), *got = path_in(dir, "got.cubin");
+    job j = base_job(cache);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    plant(cache, first.key, PLANT_CUBIN135);
+    size_t bad = 1;
+    cr_assert_eq(fdl_cache_verify(cache, NULL, NULL, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad, 0, "cache verify calls nvJitLink 13.5's cubin bad");
+    char *entry = entry_path(cache, first.key);
+    cr_assert_eq(access(entry, F_OK), 0, "cache verify removed nvJitLink 13.5's cubin");
+    outcome o = run_child(&j, got);
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert_eq(o.result, FDL_CACHE_HIT_DISK, "nvJitLink 13.5's cubin is no hit");
+    cr_assert(files_equal(CUBIN135, got), "the hit is the stored cubin");
+    free(entry);
+    free(got);
+    free(cache);
+    free(dir);
+}
 
 Test(cache_entry, verify_reports_and_removes_bad_entries_and_dead_writers_files)
 {
