@@ -43,5 +43,9 @@ int fdl__lto_cubin_keeps(const void *data, size_t n, const char *name);
 /* Whether the declaration check of @p link runs nvJitLink (LTO-IR inputs, declarations given). */
 int fdl__check_decls_links(const fdl_link *link);
 extern const fdl__link_check fdl__check_duplicates; /* check_dups.c */
+/* An LTO-IR or PTX input newer than nvJitLink, named (check_skew.c, issue 40). */
+extern const fdl__link_check fdl__check_skew;
+/* nvJitLink's NVJITLINK_ERROR_OUTDATED_LIBRARY for @p input, said as the skew check says it. */
+int fdl__link_outdated_error(fdl_link *link, const char *input, fdl_error *err);
 
 #endif /* FDLINK_CHECKS_H */
