@@ -2627,3 +2627,142 @@ Test(cache_keys, the_nvjitlink_option_list_keeps_its_order)
     fdl__strv_free(&out);
     free(link);
 }
+
+/* ---- leases whose holder is gone (issue 40) ------------------------------------------------- */
+
+static const unsigned char LEASE_KEY[FDL__CACHE_KEY_SIZE] = {1, 2, 3, 4, 5, 6, 7, 8,
+                                                              9, 10, 11, 12, 13, 14, 15, 16};
+
+/* The lease file of LEASE_KEY in @p dir (malloc'ed path). */
+static char *lease_path(const char *dir)
+{
+    char hex[33], name[64];
+    fdl__cache_key_hex(LEASE_KEY, hex);
+    snprintf(name, sizeof name, "%s.lease", hex);
+    return path_in(dir, name);
+}
+
+/*
+ * A link killed while it holds its key's lease leaves the lease file (0 bytes before, now with
+ * its holder's words); the next link of that key takes the lease over at once (no wait) and
+ * removes the file when done.
+ */
+Test(cache_lease, a_dead_holders_lease_is_taken_over_and_removed)
+{
+    char *dir = make_temp_dir();
+    char *file = lease_path(dir);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        fdl__cache_use u;
+        fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
+        fdl__cache_lease l;
+        fdl__cache_sections s;
+        fdl_cache_result r = fdl__cache_lease_take(&u, FDL__CACHE_LINK, LEASE_KEY, 5000, &l, &s);
+        _exit(r == FDL_CACHE_MISS && l.fd >= 0 ? 0 : 1); /* killed: no release */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child took no lease");
+    size_t n = 0;
+    char *words = slurp(file, &n);
+    char want[64];
+    snprintf(want, sizeof want, "fdlink-lease pid=%ld host=", (long)pid);
+    cr_assert(n > strlen(want) && strncmp(words, want, strlen(want)) == 0,
+              "the lease does not say who held it: '%.*s'", (int)n, words);
+    free(words);
+    fdl__cache_use u;
+    fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
+    fdl__cache_lease l;
+    fdl__cache_sections s;
+    fdl_cache_result r = fdl__cache_lease_take(&u, FDL__CACHE_LINK, LEASE_KEY, 5000, &l, &s);
+    cr_assert_eq(r, FDL_CACHE_MISS);
+    cr_assert_geq(l.fd, 0, "the dead holder's lease was not taken over");
+    cr_assert_eq(l.waited, 0, "the next link waited for a dead holder");
+    fdl__cache_lease_release(&u, LEASE_KEY, &l);
+    cr_assert_eq(access(file, F_OK), -1, "the lease file stayed after the take-over");
+    fdl__cache_use_free(&u);
+    free(file);
+    free(dir);
+}
+
+/* What a report of fdl_cache_verify saw: the leases. */
+typedef struct lease_reports {
+    size_t n;
+    char problem[200];
+} lease_reports;
+
+static void count_leases(void *ctx, const fdl_cache_entry *e)
+{
+    lease_reports *r = ctx;
+    if (strcmp(e->kind, "lease") == 0) {
+        r->n++;
+        snprintf(r->problem, sizeof r->problem, "%s", e->problem ? e->problem : "");
+    }
+}
+
+/*
+ * `cache verify`, `prune` and `clear` remove the lease files that no process holds (a killed
+ * link's, days old or not) and keep a held one (before: none was ever removed).
+ */
+Test(cache_lease, verify_prune_and_clear_remove_stale_leases_and_keep_held_ones)
+{
+    char *dir = make_temp_dir();
+    char *stale = path_in(dir, "0123456789abcdef0123456789abcdef.lease");
+    char *held = lease_path(dir);
+    char *other = path_in(dir, "notes.lease"); /* not a lease's name: never touched */
+    int fd = open(held, O_RDWR | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    /* held by another process: a child that locks it and waits for our word */
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(go[1]);
+        int f = open(held, O_RDWR);
+        char c;
+        _exit(f >= 0 && flock(f, LOCK_EX) == 0 &&
+                      read(go[0], &c, 1) >= 0 ? 0 : 1);
+    }
+    close(go[0]);
+    close(fd);
+    /* wait until the child holds it */
+    for (int i = 0; i < 5000; i++) {
+        int t = open(held, O_RDONLY);
+        int busy = flock(t, LOCK_EX | LOCK_NB) != 0;
+        close(t);
+        if (busy)
+            break;
+        usleep(1000);
+    }
+    for (int round = 0; round < 3; round++) {
+        FILE *f = fopen(stale, "w");
+        cr_assert_not_null(f);
+        fclose(f);
+        f = fopen(other, "w");
+        fclose(f);
+        size_t removed = 0;
+        lease_reports rep = {0, ""};
+        if (round == 0) {
+            cr_assert_eq(fdl_cache_verify(dir, count_leases, &rep, &removed, NULL), FDL_OK);
+            cr_assert_eq(rep.n, 1, "verify reported %zu leases", rep.n);
+            cr_assert(strstr(rep.problem, "no process holds"), "%s", rep.problem);
+        } else if (round == 1) {
+            cr_assert_eq(fdl_cache_prune(dir, 1u << 30, &removed, NULL), FDL_OK);
+        } else {
+            cr_assert_eq(fdl_cache_clear(dir, &removed, NULL), FDL_OK);
+        }
+        cr_assert_eq(removed, 1, "round %d removed %zu files", round, removed);
+        cr_assert_eq(access(stale, F_OK), -1, "round %d kept the stale lease", round);
+        cr_assert_eq(access(held, F_OK), 0, "round %d removed a held lease", round);
+        cr_assert_eq(access(other, F_OK), 0, "round %d removed what is no lease", round);
+    }
+    close(go[1]);
+    int status;
+    waitpid(pid, &status, 0);
+    free(stale);
+    free(held);
+    free(other);
+    free(dir);
+}
