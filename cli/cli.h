@@ -221,4 +221,8 @@ void help_resource_spec(FILE *out);
 int cmd_cache(int argc, char **argv);
 void help_cache(FILE *out);
 
+/* The variable (FDLINK_NVRTC or FDLINK_NVJITLINK) that main set to the partner of the one the
+ * user set, from its folder (main.c), or NULL. */
+extern const char *cli_paired_variable;
+
 #endif /* FDLINK_CLI_H */

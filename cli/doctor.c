@@ -696,6 +696,13 @@ static void print_text(const report *r, char **env, size_t nenv)
                r->verdicts[i].text);
 }
 
+/* Whether @p entry ("NAME=value") is the variable that fdlink set itself, not the user. */
+static int paired(const char *entry)
+{
+    size_t n = cli_paired_variable ? strlen(cli_paired_variable) : 0;
+    return n && strncmp(entry, cli_paired_variable, n) == 0 && entry[n] == '=';
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -761,7 +768,7 @@ int cmd_doctor(int argc, char **argv)
     /* the FDLINK_* variables in effect, sorted */
     for (char **e = environ; e && *e; e++)
         nenv += strncmp(*e, "FDLINK_", 7) == 0 &&
-                (user_probe || strncmp(*e, "FDLINK_PROBE_LIBS=", 18) != 0);
+                (user_probe || strncmp(*e, "FDLINK_PROBE_LIBS=", 18) != 0) && !paired(*e);
     env = calloc(nenv + 1, sizeof *env);
     if (!env) {
         fprintf(stderr, "fdlink: error: out of memory\n");
@@ -770,7 +777,7 @@ int cmd_doctor(int argc, char **argv)
     nenv = 0;
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, "FDLINK_", 7) == 0 &&
-            (user_probe || strncmp(*e, "FDLINK_PROBE_LIBS=", 18) != 0))
+            (user_probe || strncmp(*e, "FDLINK_PROBE_LIBS=", 18) != 0) && !paired(*e))
             env[nenv++] = *e;
     qsort(env, nenv, sizeof *env, cmp_str);
     probe_cache(&r->cache);

@@ -22,6 +22,8 @@ check() { # check NAME WANT-RC REGEX command...
 }
 # the toolkit's nvJitLink: its version from doctor ("nvjitlink    PATH, 13.0")
 jl=$("$fdlink" doctor 2>/dev/null | sed -n 's/^nvjitlink  *\(.*\), \([0-9]*\.[0-9]*\)$/\2/p')
+tkjl=$("$fdlink" doctor 2>/dev/null | sed -n 's/^nvjitlink  *\(.*\), \([0-9]*\.[0-9]*\)$/\1/p')
+tkrtc=$("$fdlink" doctor 2>/dev/null | sed -n 's/^nvrtc  *\(.*\), \([0-9]*\.[0-9]*\)$/\1/p')
 case $mode in
 toolkit)
   case $jl in 13.[0-4]) ;; *) echo "SKIP: the toolkit's nvJitLink is '$jl', not 13.0 to 13.4"; exit 77 ;; esac
@@ -40,12 +42,17 @@ wheels)
   case $jl in 13.[0-4]) ;; *) echo "SKIP: the toolkit's nvJitLink is '$jl'"; exit 77 ;; esac
   # NVRTC 13.5 compiles, nvJitLink 13.0 links: refused by name, NVRTC named
   check nvrtc135_into_nvjitlink130 1 "error: LTO-IR made by NVRTC 13\\.5 \\(NVVM IR 2\\.131\\) cannot be linked by nvJitLink $jl" \
-    env FDLINK_NVRTC="$rtc135" "$fdlink" link -arch=sm_90 -o a.cubin "$data/twice.cu"
+    env FDLINK_NVRTC="$rtc135" FDLINK_NVJITLINK="$tkjl" "$fdlink" link -arch=sm_90 -o a.cubin "$data/twice.cu"
   check nvrtc135_into_nvjitlink130_no_lto 1 "error: PTX ISA 9\\.5 \\(\\.version 9\\.5\\) cannot be linked by nvJitLink $jl" \
-    env FDLINK_NVRTC="$rtc135" "$fdlink" link --no-lto -arch=sm_90 -o a.cubin "$data/twice.cu"
+    env FDLINK_NVRTC="$rtc135" FDLINK_NVJITLINK="$tkjl" "$fdlink" link --no-lto -arch=sm_90 -o a.cubin "$data/twice.cu"
+  # one of the pair named: the other from its folder, the same release (nothing refused)
+  check nvrtc135_paired 0 '' \
+    env FDLINK_NVRTC="$rtc135" "$fdlink" link -arch=sm_90 -o p.cubin "$data/twice.cu"
+  check doctor_paired 0 "nvjitlink +$jl135, 13\\.5" env FDLINK_NVRTC="$rtc135" "$fdlink" doctor
+  grep -q "FDLINK_NVJITLINK" stdout && { echo "FAIL: doctor lists the variable it set itself"; fail=1; }
   # the other way: the toolkit's NVRTC, nvJitLink 13.5
   check nvrtc130_into_nvjitlink135 0 '' \
-    env FDLINK_NVJITLINK="$jl135" "$fdlink" link -arch=sm_90 -o b.cubin "$data/twice.cu"
+    env FDLINK_NVJITLINK="$jl135" FDLINK_NVRTC="$tkrtc" "$fdlink" link -arch=sm_90 -o b.cubin "$data/twice.cu"
   check ltoir135_into_nvjitlink135 0 '' \
     env FDLINK_NVJITLINK="$jl135" "$fdlink" link -arch=sm_90 -o c.cubin "$data/twice.ltoir"
   # 13.5's cubins: made, inspected, cached (the second link a hit), linked as an input
@@ -64,7 +71,7 @@ wheels)
     && '$fdlink' inspect r.cubin"
   # fdlink doctor names the pair's disagreement
   check doctor_pair 1 "nvrtc and nvjitlink: NVRTC 13\\.5 and nvJitLink $jl disagree" \
-    env FDLINK_NVRTC="$rtc135" "$fdlink" doctor
+    env FDLINK_NVRTC="$rtc135" FDLINK_NVJITLINK="$tkjl" "$fdlink" doctor
   ;;
 esac
 exit $fail
