@@ -100,9 +100,9 @@ static void exit_guard(void)
     /* the library being loaded now, when the exit came from its initialiser (issue 40) */
     const char *lib = fdl__lib_loading();
     if (lib) {
-        const char *const parts[] = {"fdlink: error: ", lib, " ended the process while loading (its "
-                                     "initialiser calls exit); try FDLINK_PROBE_LIBS=1 or fdlink "
-                                     "doctor\n", NULL};
+        const char *const parts[] = {"fdlink: error: ", lib,
+                                     " ended the process while loading (its initialiser calls "
+                                     "exit); try FDLINK_PROBE_LIBS=1 or fdlink doctor\n", NULL};
         say(parts);
         _exit(1);
     }
@@ -130,36 +130,10 @@ static void stop_guard(int sig)
     raise(sig);
 }
 
-const char *cli_paired_variable;
-
-/*
- * NVRTC and nvJitLink of one release (issue 40): when the user names one of them (FDLINK_NVRTC
- * or FDLINK_NVJITLINK) and not the other, the other is taken from the same folder when it is
- * there (a wheel's lib folder, a toolkit's lib64), not from the search path, where another
- * release may stand (an NVRTC newer than nvJitLink writes what it cannot link). Said by doctor.
- */
-static void pair_libraries(void)
-{
-    static const char *const var[2] = {"FDLINK_NVJITLINK", "FDLINK_NVRTC"};
-    static const char *const file[2] = {"libnvJitLink.so.13", "libnvrtc.so.13"};
-    for (int i = 0; i < 2; i++) {
-        const char *set = getenv(var[i]), *other = getenv(var[1 - i]);
-        const char *slash = set ? strrchr(set, '/') : NULL;
-        if (!slash || (other && other[0]))
-            continue;
-        char path[4096];
-        int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - set), set, file[1 - i]);
-        if (n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0 &&
-            setenv(var[1 - i], path, 1) == 0)
-            cli_paired_variable = var[1 - i];
-        return;
-    }
-}
-
 int main(int argc, char **argv)
 {
     atexit(exit_guard);
-    pair_libraries();
+    cli_pair_libraries();
     static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
         struct sigaction sa, old;

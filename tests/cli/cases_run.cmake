@@ -266,3 +266,8 @@ set(_gs -arch=sm_90 --decl run/grid_sum.decl run/grid_sum.cu run/grid_sum_kernel
         -k grid_sum_kernel --block 32)
 fdlink_cli_test(run_mock_cooperative_too_large ${_mock}
   ARGS run ${_gs} --cooperative --grid 100000 u64[1] u32[1000]=iota u32:1000 u64[1])
+
+# nvJitLink 13.5's cubin (tables at 4 mod 8, issue 40): run's parameter check reads its .nv.info
+# (before: the ELF check refused the cubin and the check was skipped)
+fdlink_cli_test(run_mock_nvjitlink135_parameter_count ${_mock}
+  ARGS run link/nvjitlink135/twice_sm90.cubin -k twice f32[4]=iota)

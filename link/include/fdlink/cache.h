@@ -124,8 +124,9 @@ FDL_API int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fd
 
 /**
  * Remove every entry, counter and stale temporary file of @p dir (the directory stays), and the
- * leases no process holds, and empty this process's memory cache. A temporary file of a writer that still runs on this host,
- * or of another host's writer, younger than an hour, stays: its writer renames it into place.
+ * leases no process holds, and empty this process's memory cache. A temporary file of a writer
+ * that still runs on this host, or of another host's writer, younger than an hour, stays: its
+ * writer renames it into place; so does a lease that a process holds.
  * @param removed receives how many files were removed (may be NULL)
  * @return FDL_OK, FDL_EIO (a file could not be removed), FDL_ENOTFOUND, FDL_EINVAL
  * Ownership: nothing is allocated for the caller.
@@ -145,8 +146,8 @@ FDL_API int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed,
 
 /**
  * Read and check every entry of @p dir (header, key, lengths, checksum), remove the bad ones,
- * the temporary files whose writer is gone and the leases no process holds, and report each one to @p fn (may be NULL) with
- * its problem.
+ * the temporary files whose writer is gone and the leases no process holds, and report each one
+ * to @p fn (may be NULL) with its problem.
  * @param bad receives how many bad files were found (may be NULL)
  * @return FDL_OK (also when bad entries were found and removed), FDL_EIO, FDL_ENOTFOUND,
  *         FDL_EINVAL
