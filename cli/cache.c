@@ -1,13 +1,110 @@
-/* fdlink cache: where the link cache is, what it holds, and keeping it in shape. */
+/*
+ * fdlink cache: where the link cache is, what it holds, and keeping it in shape. Its options are
+ * a table (cli_opts_parse) and its subcommands another, like the commands' (main.c): a row each
+ * with what it takes, its help and its function.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+
+/* The options of `fdlink cache` (cli_opts_parse), for this struct. */
+typedef struct cache_args {
+    const char *dir;      /* --dir */
+    const char *max_arg;  /* --max-size, as given */
+    const char *out;      /* -o */
+    const char *key_list; /* --key-list */
+    const char *operand;  /* import's FILE */
+    uint64_t max_size;    /* --max-size, parsed */
+} cache_args;
+
+static const cli_opt cache_options[] = {
+    {CLI_STRING, "--dir", NULL, CLI_NONEMPTY, offsetof(cache_args, dir), 0,
+     "option '%s' needs a folder", NULL, NULL, NULL, NULL},
+    {CLI_STRING, "--max-size", NULL, CLI_PLAIN, offsetof(cache_args, max_arg), 0,
+     "option '%s' needs a size", NULL, NULL, NULL, NULL},
+    {CLI_STRING, "-o", NULL, CLI_NONEMPTY, offsetof(cache_args, out), 0,
+     "option '%s' needs a file", NULL, NULL, NULL, NULL},
+    {CLI_STRING, "--key-list", NULL, CLI_NONEMPTY, offsetof(cache_args, key_list), 0,
+     "option '%s' needs a file", NULL, NULL, NULL, NULL},
+    {CLI_END, NULL, NULL, CLI_PLAIN, 0, 0, NULL, NULL, NULL, NULL, NULL},
+};
+
+/* What a subcommand takes besides --dir. */
+enum {
+    TAKES_OUT = 1,     /* -o FILE (needed) and --key-list */
+    TAKES_MAX = 2,     /* --max-size */
+    TAKES_OPERAND = 4  /* one FILE (needed) */
+};
+
+typedef struct subcommand {
+    const char *name;
+    const char *usage; /* the help's left column; NULL: the name */
+    const char *help;  /* the help's right column, its lines as printed */
+    unsigned takes;
+    int (*run)(const char *where, const cache_args *a);
+} subcommand;
+
+static int cache_dir_print(const char *where, const cache_args *a);
+static int cache_stats(const char *where, const cache_args *a);
+static int cache_list(const char *where, const cache_args *a);
+static int cache_clear(const char *where, const cache_args *a);
+static int cache_prune(const char *where, const cache_args *a);
+static int cache_verify(const char *where, const cache_args *a);
+static int cache_export(const char *where, const cache_args *a);
+static int cache_import(const char *where, const cache_args *a);
+
+static const subcommand subcommands[] = {
+    {"dir", NULL, "print the cache directory", 0, cache_dir_print},
+    {"stats", NULL, "entries, bytes, bound, hits, misses, corrupt entries found", 0, cache_stats},
+    {"list", NULL, "every entry: kind, bytes, last use (UTC), file name", 0, cache_list},
+    {"clear", NULL, "remove every entry and the counters", 0, cache_clear},
+    {"prune", "prune [--max-size N]",
+     "remove least recently used entries until at most N bytes\n"
+     "remain (K, M, G: KiB, MiB, GiB; default: the bound), and\n"
+     "temporary files of writers that are gone",
+     TAKES_MAX, cache_prune},
+    {"verify", NULL, "check every entry; remove the bad ones and report them", 0, cache_verify},
+    {"export", "export -o FILE [--key-list LIST]",
+     "write the entries (all, or those whose keys LIST names, one\n"
+     "a line, as 'fdlink link -v' prints them) as one bundle file",
+     TAKES_OUT, cache_export},
+    {"import", "import FILE",
+     "add a bundle's entries, each checked (and with\n"
+     "FDLINK_CACHE_KEY_FILE, its signature)",
+     TAKES_OPERAND, cache_import},
+};
+#define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
+#define HELP_COLUMN 23
+
+static const subcommand *find_subcommand(const char *name)
+{
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        if (strcmp(name, subcommands[i].name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+/* The subcommands' names, separated by ", ", the last by @p last. */
+static void subcommand_names(char *buf, size_t size, const char *last)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NSUBCOMMANDS && at < size; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == NSUBCOMMANDS ? last : ", ";
+        int n = snprintf(buf + at, size - at, "%s%s", sep, subcommands[i].name);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+}
 
 void help_cache(FILE *out)
 {
@@ -18,21 +115,26 @@ void help_cache(FILE *out)
           "~/.cache/fdlink; FDLINK_CACHE=0 (or fdlink link --no-cache) turns it off;\n"
           "FDLINK_CACHE_MAX_SIZE bounds it (default 512M).\n"
           "\n"
-          "commands:\n"
-          "  dir                  print the cache directory\n"
-          "  stats                entries, bytes, bound, hits, misses, corrupt entries found\n"
-          "  list                 every entry: kind, bytes, last use (UTC), file name\n"
-          "  clear                remove every entry and the counters\n"
-          "  prune [--max-size N] remove least recently used entries until at most N bytes\n"
-          "                       remain (K, M, G: KiB, MiB, GiB; default: the bound), and\n"
-          "                       temporary files of writers that are gone\n"
-          "  verify               check every entry; remove the bad ones and report them\n"
-          "  export -o FILE [--key-list LIST]\n"
-          "                       write the entries (all, or those whose keys LIST names, one\n"
-          "                       a line, as 'fdlink link -v' prints them) as one bundle file\n"
-          "  import FILE          add a bundle's entries, each checked (and with\n"
-          "                       FDLINK_CACHE_KEY_FILE, its signature)\n"
-          "\n"
+          "commands:\n",
+          out);
+    for (size_t i = 0; i < NSUBCOMMANDS; i++) {
+        const subcommand *c = &subcommands[i];
+        int at = fprintf(out, "  %s", c->usage ? c->usage : c->name);
+        if (at + 1 > HELP_COLUMN) {
+            fputc('\n', out);
+            at = 0;
+        }
+        fprintf(out, "%*s", HELP_COLUMN - at, "");
+        for (const char *p = c->help; *p;) {
+            size_t len = strcspn(p, "\n");
+            fwrite(p, 1, len, out);
+            fputc('\n', out);
+            p += len;
+            if (*p == '\n' && *++p)
+                fprintf(out, "%*s", HELP_COLUMN, "");
+        }
+    }
+    fputs("\n"
           "FDLINK_CACHE_REMOTE names remote stores (redis://, http://) behind the directory;\n"
           "stats shows each with its hits, misses and errors. FDLINK_CACHE_KEY_FILE signs\n"
           "entries and refuses unsigned ones.\n"
@@ -156,187 +258,137 @@ static void free_keys(char **keys)
     free(keys);
 }
 
-static int export_import(const char *command, const char *where, const char *file,
-                         const char *key_list)
+static int cache_import(const char *where, const cache_args *a)
 {
     fdl_error err = FDL_ERROR_INIT;
-    if (strcmp(command, "import") == 0) {
-        size_t added = 0, refused = 0, forged = 0;
-        if (fdl_cache_import(where, file, &added, &refused, &forged, &err) != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-        printf("imported %zu entr%s into %s; %zu refused", added, added == 1 ? "y" : "ies",
-               where, refused);
-        if (forged)
-            printf(" (%zu unsigned or forged)", forged);
-        printf("\n");
-        return 0;
+    size_t added = 0, refused = 0, forged = 0;
+    if (fdl_cache_import(where, a->operand, &added, &refused, &forged, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
     }
+    printf("imported %zu entr%s into %s; %zu refused", added, added == 1 ? "y" : "ies", where,
+           refused);
+    if (forged)
+        printf(" (%zu unsigned or forged)", forged);
+    printf("\n");
+    return 0;
+}
+
+static int cache_export(const char *where, const cache_args *a)
+{
+    fdl_error err = FDL_ERROR_INIT;
     char **keys = NULL;
-    if (key_list && read_key_list(key_list, &keys) != 0) {
+    if (a->key_list && read_key_list(a->key_list, &keys) != 0) {
         free_keys(keys);
         return 1;
     }
     size_t n = 0;
-    int rc = fdl_cache_export(where, file, (const char *const *)keys, &n, &err);
+    int rc = fdl_cache_export(where, a->out, (const char *const *)keys, &n, &err);
     free_keys(keys);
     if (rc != FDL_OK) {
         cli_print_error(&err);
         return 1;
     }
-    printf("exported %zu entr%s to %s\n", n, n == 1 ? "y" : "ies", file);
+    printf("exported %zu entr%s to %s\n", n, n == 1 ? "y" : "ies", a->out);
     return 0;
 }
 
-int cmd_cache(int argc, char **argv)
+static int cache_dir_print(const char *where, const cache_args *a)
 {
-    const char *dir = NULL, *command = NULL, *max_arg = NULL, *out = NULL, *key_list = NULL;
-    const char *operand = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int missing = 0;
-        const char *v;
-        if (cli_is_help(a)) {
-            help_cache(stdout);
-            return 0;
-        } else if ((v = cli_option_value(a, "--dir", argc, argv, &i, &missing)) || missing) {
-            if (!v || !v[0])
-                return cli_usage_error("cache", "option '%s' needs a folder", a);
-            dir = v;
-        } else if ((v = cli_option_value(a, "--max-size", argc, argv, &i, &missing)) ||
-                   missing) {
-            if (!v)
-                return cli_usage_error("cache", "option '%s' needs a size", a);
-            max_arg = v;
-        } else if ((v = cli_option_value(a, "-o", argc, argv, &i, &missing)) || missing) {
-            if (!v || !v[0])
-                return cli_usage_error("cache", "option '%s' needs a file", a);
-            out = v;
-        } else if ((v = cli_option_value(a, "--key-list", argc, argv, &i, &missing)) ||
-                   missing) {
-            if (!v || !v[0])
-                return cli_usage_error("cache", "option '%s' needs a file", a);
-            key_list = v;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("cache", "unknown option '%s'", a);
-        } else if (!command) {
-            command = a;
-        } else if (strcmp(command, "import") == 0 && !operand) {
-            operand = a;
-        } else {
-            return cli_usage_error("cache", "unexpected argument '%s'", a);
-        }
-    }
-    if (!command)
-        return cli_usage_error("cache", "%s", "missing command: dir, stats, list, clear, prune, "
-                                              "verify, export or import");
-    static const char *const commands[] = {"dir",    "stats",  "list",  "clear",
-                                           "prune",  "verify", "export", "import"};
-    int known = 0;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        known |= strcmp(command, commands[i]) == 0;
-    if (!known)
-        return cli_usage_error("cache", "unknown command '%s' (dir, stats, list, clear, prune, "
-                                        "verify, export, import)", command);
-    if ((out || key_list) && strcmp(command, "export") != 0)
-        return cli_usage_error("cache", "%s", "-o and --key-list go with export");
-    if (strcmp(command, "export") == 0 && !out)
-        return cli_usage_error("cache", "%s", "export needs -o FILE");
-    if (strcmp(command, "import") == 0 && !operand)
-        return cli_usage_error("cache", "%s", "import needs a bundle FILE");
-    uint64_t max_size = 0;
-    if (max_arg && strcmp(command, "prune") != 0)
-        return cli_usage_error("cache", "%s", "--max-size goes with prune");
-    if (max_arg && (!fdl_cache_parse_size(max_arg, &max_size) || max_size == 0))
-        return cli_usage_error("cache", "invalid size '%s' (bytes, or with K, M or G)", max_arg);
+    (void)a;
+    printf("%s\n", where);
+    return 0;
+}
 
+static int cache_stats(const char *where, const cache_args *a)
+{
+    (void)a;
     fdl_error err = FDL_ERROR_INIT;
-    char where[4096];
-    if (dir) {
-        if (strlen(dir) >= sizeof where)
-            return cli_usage_error("cache", "%s", "--dir: path too long");
-        snprintf(where, sizeof where, "%s", dir);
-    } else if (fdl_cache_dir(where, sizeof where, &err) != FDL_OK) {
+    fdl_cache_stats s;
+    if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
         cli_print_error(&err);
         return 1;
     }
-    if (strcmp(command, "dir") == 0) {
-        printf("%s\n", where);
-        return 0;
-    }
-    if (strcmp(command, "export") == 0 || strcmp(command, "import") == 0)
-        return export_import(command, where, strcmp(command, "export") == 0 ? out : operand,
-                             key_list);
-    if (strcmp(command, "stats") == 0) {
-        fdl_cache_stats s;
-        if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
+    printf("directory: %s\n", where);
+    printf("enabled: %s\n", fdl_cache_enabled() ? "yes" : "no (FDLINK_CACHE)");
+    printf("entries: %zu\n", s.entries);
+    printf("bytes: %" PRIu64 "\n", s.bytes);
+    printf("max size: %" PRIu64 "\n", s.max_size);
+    printf("temporary files: %zu\n", s.temporaries);
+    printf("hits: %" PRIu64 "\n", s.hits);
+    printf("misses: %" PRIu64 "\n", s.misses);
+    printf("corrupt entries found: %" PRIu64 "\n", s.corrupt);
+    if (s.unsigned_forged || getenv("FDLINK_CACHE_KEY_FILE"))
+        printf("unsigned or forged entries: %" PRIu64 "\n", s.unsigned_forged);
+    return print_remotes(where);
+}
+
+static int cache_list(const char *where, const cache_args *a)
+{
+    (void)a;
+    fdl_error err = FDL_ERROR_INIT;
+    listing l = {0};
+    int rc = fdl_cache_list(where, collect, &l, &err);
+    if (rc == FDL_OK && l.oom)
+        fprintf(stderr, "fdlink: error: out of memory\n");
+    else if (rc != FDL_OK)
+        cli_print_error(&err);
+    else {
+        if (l.n) /* qsort may not be given NULL, even for no elements */
+            qsort(l.v, l.n, sizeof *l.v, by_name);
+        for (size_t i = 0; i < l.n; i++) {
+            char when[32] = "?";
+            time_t t = (time_t)l.v[i].mtime;
+            struct tm tm;
+            if (gmtime_r(&t, &tm))
+                strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            printf("%-9s %10" PRIu64 "  %s  %s\n", l.v[i].kind, l.v[i].size, when,
+                   l.v[i].name);
         }
-        printf("directory: %s\n", where);
-        printf("enabled: %s\n", fdl_cache_enabled() ? "yes" : "no (FDLINK_CACHE)");
-        printf("entries: %zu\n", s.entries);
-        printf("bytes: %" PRIu64 "\n", s.bytes);
-        printf("max size: %" PRIu64 "\n", s.max_size);
-        printf("temporary files: %zu\n", s.temporaries);
-        printf("hits: %" PRIu64 "\n", s.hits);
-        printf("misses: %" PRIu64 "\n", s.misses);
-        printf("corrupt entries found: %" PRIu64 "\n", s.corrupt);
-        if (s.unsigned_forged || getenv("FDLINK_CACHE_KEY_FILE"))
-            printf("unsigned or forged entries: %" PRIu64 "\n", s.unsigned_forged);
-        return print_remotes(where);
     }
-    if (strcmp(command, "list") == 0) {
-        listing l = {0};
-        int rc = fdl_cache_list(where, collect, &l, &err);
-        if (rc == FDL_OK && l.oom)
-            fprintf(stderr, "fdlink: error: out of memory\n");
-        else if (rc != FDL_OK)
-            cli_print_error(&err);
-        else {
-            if (l.n) /* qsort may not be given NULL, even for no elements */
-                qsort(l.v, l.n, sizeof *l.v, by_name);
-            for (size_t i = 0; i < l.n; i++) {
-                char when[32] = "?";
-                time_t t = (time_t)l.v[i].mtime;
-                struct tm tm;
-                if (gmtime_r(&t, &tm))
-                    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-                printf("%-9s %10" PRIu64 "  %s  %s\n", l.v[i].kind, l.v[i].size, when,
-                       l.v[i].name);
-            }
-        }
-        for (size_t i = 0; i < l.n; i++)
-            free(l.names[i]);
-        free(l.names);
-        free(l.v);
-        return rc == FDL_OK && !l.oom ? 0 : 1;
-    }
+    for (size_t i = 0; i < l.n; i++)
+        free(l.names[i]);
+    free(l.names);
+    free(l.v);
+    return rc == FDL_OK && !l.oom ? 0 : 1;
+}
+
+static int cache_clear(const char *where, const cache_args *a)
+{
+    (void)a;
+    fdl_error err = FDL_ERROR_INIT;
     size_t n = 0;
-    if (strcmp(command, "clear") == 0) {
-        if (fdl_cache_clear(where, &n, &err) != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-        printf("removed %zu file%s from %s\n", n, n == 1 ? "" : "s", where);
-        return 0;
+    if (fdl_cache_clear(where, &n, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
     }
-    if (strcmp(command, "prune") == 0) {
-        if (fdl_cache_prune(where, max_size, &n, &err) != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-        fdl_cache_stats s;
-        if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-        printf("removed %zu file%s; %zu entr%s, %" PRIu64 " bytes left\n", n, n == 1 ? "" : "s",
-               s.entries, s.entries == 1 ? "y" : "ies", s.bytes);
-        return 0;
+    printf("removed %zu file%s from %s\n", n, n == 1 ? "" : "s", where);
+    return 0;
+}
+
+static int cache_prune(const char *where, const cache_args *a)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    size_t n = 0;
+    if (fdl_cache_prune(where, a->max_size, &n, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
     }
-    /* verify */
+    fdl_cache_stats s;
+    if (fdl_cache_stats_get(&s, where, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    printf("removed %zu file%s; %zu entr%s, %" PRIu64 " bytes left\n", n, n == 1 ? "" : "s",
+           s.entries, s.entries == 1 ? "y" : "ies", s.bytes);
+    return 0;
+}
+
+static int cache_verify(const char *where, const cache_args *a)
+{
+    (void)a;
+    fdl_error err = FDL_ERROR_INIT;
+    size_t n = 0;
     fdl_cache_stats before;
     if (fdl_cache_stats_get(&before, where, &err) != FDL_OK) {
         cli_print_error(&err);
@@ -349,4 +401,64 @@ int cmd_cache(int argc, char **argv)
     printf("checked %zu entr%s: %zu bad file%s removed\n", before.entries,
            before.entries == 1 ? "y" : "ies", n, n == 1 ? "" : "s");
     return 0;
+}
+
+int cmd_cache(int argc, char **argv)
+{
+    cache_args c;
+    memset(&c, 0, sizeof c);
+    const char *command = NULL;
+    const subcommand *sub = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = 0;
+        if (cli_is_help(a)) {
+            help_cache(stdout);
+            return 0;
+        } else if (cli_opts_parse(cache_options, &c, "cache", argc, argv, &i, &rc)) {
+            if (rc)
+                return rc;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("cache", "unknown option '%s'", a);
+        } else if (!command) {
+            command = a;
+            sub = find_subcommand(a);
+        } else if (sub && (sub->takes & TAKES_OPERAND) && !c.operand) {
+            c.operand = a;
+        } else {
+            return cli_usage_error("cache", "unexpected argument '%s'", a);
+        }
+    }
+    char names[256], what[1024];
+    if (!command) {
+        subcommand_names(names, sizeof names, " or ");
+        return cli_usage_error("cache", "missing command: %s", names);
+    }
+    if (!sub) {
+        subcommand_names(names, sizeof names, ", ");
+        snprintf(what, sizeof what, "unknown command '%s' (%s)", command, names);
+        return cli_usage_error("cache", "%s", what);
+    }
+    if ((c.out || c.key_list) && !(sub->takes & TAKES_OUT))
+        return cli_usage_error("cache", "%s", "-o and --key-list go with export");
+    if ((sub->takes & TAKES_OUT) && !c.out)
+        return cli_usage_error("cache", "%s needs -o FILE", sub->name);
+    if ((sub->takes & TAKES_OPERAND) && !c.operand)
+        return cli_usage_error("cache", "%s needs a bundle FILE", sub->name);
+    if (c.max_arg && !(sub->takes & TAKES_MAX))
+        return cli_usage_error("cache", "%s", "--max-size goes with prune");
+    if (c.max_arg && (!fdl_cache_parse_size(c.max_arg, &c.max_size) || c.max_size == 0))
+        return cli_usage_error("cache", "invalid size '%s' (bytes, or with K, M or G)", c.max_arg);
+
+    fdl_error err = FDL_ERROR_INIT;
+    char where[4096];
+    if (c.dir) {
+        if (strlen(c.dir) >= sizeof where)
+            return cli_usage_error("cache", "%s", "--dir: path too long");
+        snprintf(where, sizeof where, "%s", c.dir);
+    } else if (fdl_cache_dir(where, sizeof where, &err) != FDL_OK) {
+        cli_print_error(&err);
+        return 1;
+    }
+    return sub->run(where, &c);
 }

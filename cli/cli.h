@@ -127,8 +127,10 @@ typedef struct cli_diag_opts {
 
 /*
  * Parse argv[*i] when it is a diagnostics option (advancing *i past its value): 1 when it was
- * one (*rc 0, or EXIT_USAGE after printing a usage error), else 0.
+ * one (*rc 0, or EXIT_USAGE after printing a usage error), else 0. The options are one table,
+ * cli_diag_table (rows for a cli_diag_opts; no help lines: each command's help says them).
  */
+extern const cli_opt cli_diag_table[];
 int cli_diag_option(cli_diag_opts *o, const char *cmd, int argc, char **argv, int *i, int *rc);
 void cli_diag_opts_free(cli_diag_opts *o);
 
@@ -159,6 +161,7 @@ typedef struct cli_link_args {
     int device;              /* --device N; -1: FDLINK_DEVICE, else 0 */
     cli_diag_opts diag;      /* -w, -Werror, --diag-suppress, --diagnostics-format (issue 24) */
     int whole_logs;          /* -v of run: backends' raw logs whole (link: opts.verbose) */
+    cli_list archs;          /* every -arch value as given (a comma list each; issue 40) */
 } cli_link_args;
 
 /* Set defaults and room for @argc inputs; 0 (after printing) when out of memory. */
@@ -192,6 +195,27 @@ int cli_parse_device(const char *v, int *out);
  */
 int cli_link_build(cli_link_args *a, fdl_link **out);
 
+/* One architecture of a fat link (issue 40): its link's arch, and what of it the fatbin holds. */
+typedef struct cli_fat_target {
+    char sm[24];     /* "sm_90": the link's arch */
+    unsigned arch;   /* 90 */
+    char suffix;     /* 'a', 'f' or 0 */
+    int cubin;       /* sm_90 asked: the cubin */
+    int ptx;         /* compute_90 asked: the post-LTO PTX */
+} cli_fat_target;
+
+/*
+ * The -arch values as targets, one per sm_NN (sm_90 and compute_90 share a link); *fat 1 when
+ * they make a fatbin (several, or any compute_NN). 0 (*out the caller's, free()), or an exit
+ * status after printing.
+ */
+int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out, size_t *n,
+                         int *fat);
+
+/* The links of @p n targets, completed side by side (fdl_links_complete), every error printed:
+ * 0 with links[0..n) the caller's, or 1 (none left). */
+int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_link **links);
+
 /* Refuse outputs (@p out_path, may be NULL, and --emit-ptx) that name an input or a declaration
  * file, or each other, with one line: 0, or EXIT_USAGE after printing. */
 int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char *out_path);
@@ -206,6 +230,11 @@ void help_check(FILE *out);
 int cmd_header(int argc, char **argv);
 void help_header(FILE *out);
 int cmd_link(int argc, char **argv);
+/* `fdlink link`'s arguments run; with @p write_outputs 0 (prewarm) the links are made and cached,
+ * nothing written. */
+int cli_link_main(int argc, char **argv, int write_outputs);
+int cmd_prewarm(int argc, char **argv);
+void help_prewarm(FILE *out);
 void help_link(FILE *out);
 int cmd_inspect(int argc, char **argv);
 void help_inspect(FILE *out);

@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,49 +15,55 @@
 #include "internal.h"
 #include "json.h"
 
+/* --diag-suppress CODE[,CODE...]: a code is needed; out of memory is exit 1, not a usage error. */
+static int take_suppress(void *target, const cli_opt *o, const char *cmd, const char *arg,
+                         const char *v)
+{
+    cli_diag_opts *d = target;
+    if (!v || !v[0])
+        return cli_usage_error(cmd, o->bad, arg);
+    if (!cli_list_add(&d->suppress, v)) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* --diagnostics-format text|json|sarif */
+static int take_format(void *target, const cli_opt *o, const char *cmd, const char *arg,
+                       const char *v)
+{
+    cli_diag_opts *d = target;
+    (void)arg;
+    if (v && strcmp(v, "text") == 0)
+        d->format = CLI_DIAG_TEXT;
+    else if (v && strcmp(v, "json") == 0)
+        d->format = CLI_DIAG_JSON;
+    else if (v && strcmp(v, "sarif") == 0)
+        d->format = CLI_DIAG_SARIF;
+    else
+        return cli_usage_error(cmd, o->bad, "");
+    return 0;
+}
+
+/* The diagnostics options, shared by check, link and run (their help says them). */
+const cli_opt cli_diag_table[] = {
+    {CLI_FLAG, "-w", NULL, CLI_PLAIN, offsetof(cli_diag_opts, no_warnings), 1, NULL, NULL, NULL,
+     NULL, NULL},
+    {CLI_FLAG, "-Werror", "--Werror", CLI_PLAIN, offsetof(cli_diag_opts, werror), 1, NULL, NULL,
+     NULL, NULL, NULL},
+    {CLI_CUSTOM, "--diag-suppress", "-diag-suppress", CLI_PLAIN, 0, 0,
+     "option '%s' needs a code (e.g. 177)", NULL, NULL, take_suppress, NULL},
+    {CLI_CUSTOM, "--diagnostics-format", NULL, CLI_PLAIN, 0, 0,
+     "option --diagnostics-format needs text, json or sarif%s", NULL, NULL, take_format, NULL},
+    {CLI_STRING, "--diagnostics-output", NULL, CLI_NONEMPTY, offsetof(cli_diag_opts, output), 0,
+     "option '%s' needs a file", NULL, NULL, NULL, NULL},
+    {CLI_END, NULL, NULL, CLI_PLAIN, 0, 0, NULL, NULL, NULL, NULL, NULL},
+};
+
 int cli_diag_option(cli_diag_opts *o, const char *cmd, int argc, char **argv, int *i, int *rc)
 {
-    const char *arg = argv[*i];
-    int missing = 0;
-    const char *v;
-    *rc = 0;
-    if (strcmp(arg, "-w") == 0) {
-        o->no_warnings = 1;
-    } else if (strcmp(arg, "-Werror") == 0 || strcmp(arg, "--Werror") == 0) {
-        o->werror = 1;
-    } else if ((v = cli_option_value(arg, "--diag-suppress", argc, argv, i, &missing)) ||
-               (!missing && (v = cli_option_value(arg, "-diag-suppress", argc, argv, i,
-                                                   &missing))) ||
-               missing) {
-        if (missing || !v[0]) {
-            *rc = cli_usage_error(cmd, "option '%s' needs a code (e.g. 177)", arg);
-            return 1;
-        }
-        if (!cli_list_add(&o->suppress, v)) {
-            fprintf(stderr, "fdlink: error: out of memory\n");
-            *rc = 1;
-        }
-    } else if ((v = cli_option_value(arg, "--diagnostics-format", argc, argv, i, &missing)) ||
-               missing) {
-        if (v && strcmp(v, "text") == 0)
-            o->format = CLI_DIAG_TEXT;
-        else if (v && strcmp(v, "json") == 0)
-            o->format = CLI_DIAG_JSON;
-        else if (v && strcmp(v, "sarif") == 0)
-            o->format = CLI_DIAG_SARIF;
-        else
-            *rc = cli_usage_error(cmd, "option --diagnostics-format needs text, json or sarif%s",
-                                  "");
-    } else if ((v = cli_option_value(arg, "--diagnostics-output", argc, argv, i, &missing)) ||
-               missing) {
-        if (missing || !v[0])
-            *rc = cli_usage_error(cmd, "option '%s' needs a file", arg);
-        else
-            o->output = v;
-    } else {
-        return 0;
-    }
-    return 1;
+    return cli_opts_parse(cli_diag_table, o, cmd, argc, argv, i, rc);
 }
 
 void cli_diag_opts_free(cli_diag_opts *o)

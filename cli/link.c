@@ -61,6 +61,15 @@ static int take_kind(void *t, const cli_opt *o, const char *cmd, const char *arg
     return 0;
 }
 
+static int take_arch(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
+{
+    cli_link_args *a = t;
+    if (!v || !cli_list_add(&a->archs, v))
+        return cli_usage_error(cmd, o->bad, arg);
+    a->opts.arch = v; /* one architecture: as it always was; several: cli_link_fat_targets */
+    return 0;
+}
+
 static int take_opt_level(void *t, const cli_opt *o, const char *cmd, const char *arg,
                           const char *v)
 {
@@ -76,9 +85,10 @@ static int take_opt_level(void *t, const cli_opt *o, const char *cmd, const char
 #define NEEDS_FILE "option '%s' needs a file"
 
 const cli_opt cli_link_opts[] = {
-    {.arg = CLI_STRING, .name = "-arch", .alias = "--arch", .at = LA(opts.arch),
+    {.arg = CLI_CUSTOM, .name = "-arch", .alias = "--arch", .parse = take_arch,
      .bad = "option '%s' needs an architecture (sm_NN)", .usage = "-arch=sm_NN, --arch sm_NN",
-     .help = "target architecture (required), e.g. sm_90; native: the GPU's own"},
+     .help = "target architecture (required), e.g. sm_90; native: the GPU's own; several "
+             "(repeated, or a comma list; compute_NN for PTX) make a fatbin"},
     {.arg = CLI_LIST, .name = "--decl", .at = LA(decl_paths), .bad = NEEDS_FILE,
      .usage = "--decl FILE",
      .help = "check the inputs against these declarations first (repeatable: one set per file)"},
@@ -182,6 +192,8 @@ const cli_opt cli_link_opts[] = {
 typedef struct link_cmd {
     cli_link_args a;
     const char *out_path;
+    int out_given; /* -o given (else a.cubin, or a.fatbin for several architectures) */
+    int no_output; /* fdlink prewarm: the links made (and cached), nothing written */
 } link_cmd;
 
 static int take_out(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
@@ -189,6 +201,7 @@ static int take_out(void *t, const cli_opt *o, const char *cmd, const char *arg,
     if (!v)
         return cli_usage_error(cmd, o->bad, arg);
     ((link_cmd *)t)->out_path = strcmp(v, "-") == 0 ? "/dev/stdout" : v;
+    ((link_cmd *)t)->out_given = 1;
     return 0;
 }
 
@@ -207,12 +220,16 @@ static const cli_opt link_cmd_opts[] = {
 void help_link(FILE *out)
 {
     fputs("usage: fdlink link -arch=sm_NN [options] [-o OUT.cubin] INPUT...\n"
+          "       fdlink link -arch=sm_80,sm_90,compute_90 [options] [-o OUT.fatbin] INPUT...\n"
           "\n"
           "Link device code into a cubin. Inputs are recognised from their content: PTX, cubin,\n"
           "fatbin, host object (nvcc -dc), static library (nvcc -lib), LTO-IR (nvcc -dlto),\n"
           "CUDA C (*.cu, compiled with NVRTC) and NVVM bitcode (*.bc, e.g. libdevice, compiled\n"
           "with libNVVM). nvJitLink needs no GPU; cuLink needs the driver and a GPU, and\n"
           "fdlink opens the device itself (--device N, else FDLINK_DEVICE, else 0).\n"
+          "Several architectures (-arch repeated, or a comma list) link once each, side by\n"
+          "side within --jobs (or the build's job slots), each checked and cached on its own,\n"
+          "into one fatbin: a cubin per sm_NN, the post-LTO PTX per compute_NN.\n"
           "\n"
           "options:\n",
           out);
@@ -271,6 +288,7 @@ void cli_link_args_free(cli_link_args *a)
     free(a->xptxas.v);
     free(a->defines.v);
     free(a->includes.v);
+    free(a->archs.v);
     cli_diag_opts_free(&a->diag);
     memset(a, 0, sizeof *a);
 }
@@ -338,10 +356,11 @@ void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
         cli_print_error(err);
 }
 
-int cli_link_build(cli_link_args *a, fdl_link **out)
+/* Load the declarations (once), create the link and add them and the inputs: 0 with *out the
+ * caller's, or 1 after printing. */
+static int link_prepare(cli_link_args *a, fdl_link **out, size_t *ndiags)
 {
     fdl_error err = FDL_ERROR_INIT;
-    size_t ndiags = 0;
     int promoted = 0;
     *out = NULL;
     fdl_link *link = NULL;
@@ -353,8 +372,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     a->cuda.include_dirs = a->includes.v;
     a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
-    a->decls = calloc(a->decl_paths.n + 1, sizeof *a->decls);
-    if (!a->decls) {
+    if (!a->decls && !(a->decls = calloc(a->decl_paths.n + 1, sizeof *a->decls))) {
         fprintf(stderr, "fdlink: error: out of memory\n");
         return 1;
     }
@@ -368,7 +386,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
         cli_print_error(&err);
         goto fail;
     }
-    if (fdl_link_set_diag(link, on_link_diag, &ndiags) != FDL_OK) {
+    if (fdl_link_set_diag(link, on_link_diag, ndiags) != FDL_OK) {
         fprintf(stderr, "fdlink: error: cannot set the diagnostic callback\n");
         goto fail;
     }
@@ -387,32 +405,183 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
             goto fail;
         }
     }
-    if (fdl_link_complete(link, &err) != FDL_OK) {
-        cli_diag_report(&a->diag, link, &err, &promoted);
-        if (err.code == FDL_EABI) {
-            cli_eprintf("fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
-            for (size_t i = 0; i < a->decl_paths.n; i++)
-                cli_eprintf("%s%s", i ? ", " : "", a->decl_paths.v[i]);
-            cli_eprintf("; nothing linked\n");
-        } else {
-            cli_print_error(&err);
-            cli_print_log_rest(err.log, &err, a->opts.verbose || a->whole_logs);
-        }
-        goto fail;
-    }
-    /* the warnings (NVRTC's, the linker's), shown as nvcc shows them; -Werror fails the link */
-    if (cli_diag_report(&a->diag, link, NULL, &promoted) != 0)
-        goto fail;
-    if (promoted) {
-        fprintf(stderr, "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
-                        "linked\n", promoted, promoted == 1 ? "" : "s", promoted == 1 ? "" : "s");
-        goto fail;
-    }
     *out = link;
     return 0;
 fail:
     fdl_link_destroy(link);
     return 1;
+}
+
+/* After fdl_link_complete gave @p rc (@p err its record): the errors, the warnings, -Werror.
+ * 0, or 1 after printing. */
+static int link_finish(cli_link_args *a, fdl_link *link, int rc, fdl_error *err, size_t ndiags)
+{
+    int promoted = 0;
+    if (rc != FDL_OK) {
+        cli_diag_report(&a->diag, link, err, &promoted);
+        if (err->code == FDL_EABI) {
+            cli_eprintf("fdlink: %zu error%s against ", ndiags, ndiags == 1 ? "" : "s");
+            for (size_t i = 0; i < a->decl_paths.n; i++)
+                cli_eprintf("%s%s", i ? ", " : "", a->decl_paths.v[i]);
+            cli_eprintf("; nothing linked\n");
+        } else {
+            cli_print_error(err);
+            cli_print_log_rest(err->log, err, a->opts.verbose || a->whole_logs);
+        }
+        return 1;
+    }
+    /* the warnings (NVRTC's, the linker's), shown as nvcc shows them; -Werror fails the link */
+    if (cli_diag_report(&a->diag, link, NULL, &promoted) != 0)
+        return 1;
+    if (promoted) {
+        fprintf(stderr, "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
+                        "linked\n", promoted, promoted == 1 ? "" : "s", promoted == 1 ? "" : "s");
+        return 1;
+    }
+    return 0;
+}
+
+int cli_link_build(cli_link_args *a, fdl_link **out)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    size_t ndiags = 0;
+    fdl_link *link = NULL;
+    *out = NULL;
+    if (link_prepare(a, &link, &ndiags) != 0)
+        return 1;
+    int rc = fdl_link_complete(link, &err);
+    if (link_finish(a, link, rc, &err, ndiags) != 0) {
+        fdl_link_destroy(link);
+        return 1;
+    }
+    *out = link;
+    return 0;
+}
+
+int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out, size_t *n,
+                         int *fat)
+{
+    cli_fat_target *t = NULL;
+    size_t count = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
+    *fat = 0;
+    /* one architecture, as it always was: its checks are the link options' */
+    if (a->archs.n == 1 && !strchr(a->archs.v[0], ',') &&
+        strncmp(a->archs.v[0], "compute_", 8) != 0)
+        return 0;
+    for (size_t i = 0; i < a->archs.n; i++) {
+        const char *p = a->archs.v[i];
+        if (strchr(p, ','))
+            *fat = 1;
+        while (*p) {
+            size_t len = strcspn(p, ",");
+            char word[32];
+            if (len == 0 || len >= sizeof word || (p[len] == ',' && !p[len + 1])) {
+                free(t);
+                return cli_usage_error(cmd, "invalid architecture list '%s' (expected e.g. "
+                                       "sm_80,sm_90,compute_90)", a->archs.v[i]);
+            }
+            memcpy(word, p, len);
+            word[len] = '\0';
+            p += len + (p[len] == ',');
+            int ptx = strncmp(word, "compute_", 8) == 0;
+            const char *digits = ptx ? word + 8 : strncmp(word, "sm_", 3) == 0 ? word + 3 : NULL;
+            size_t nd = digits ? strspn(digits, "0123456789") : 0;
+            if (ptx)
+                *fat = 1;
+            if (!digits || nd < 2 || nd > 4 || (digits[nd] && (digits[nd + 1] ||
+                                                 (digits[nd] != 'a' && digits[nd] != 'f')))) {
+                free(t);
+                if (strcmp(word, "native") == 0)
+                    return cli_usage_error(cmd, "%s", "-arch=native names one architecture: "
+                                           "not in a list of several");
+                return cli_usage_error(cmd, "invalid architecture '%s' (expected sm_NN or "
+                                       "compute_NN, e.g. sm_90)", word);
+            }
+            char sm[24];
+            snprintf(sm, sizeof sm, "sm_%.8s", digits);
+            size_t j = 0;
+            while (j < count && strcmp(t[j].sm, sm) != 0)
+                j++;
+            if (j == count) {
+                if (count == cap) {
+                    size_t nc = cap ? cap * 2 : 8;
+                    cli_fat_target *g = realloc(t, nc * sizeof *t);
+                    if (!g) {
+                        free(t);
+                        fprintf(stderr, "fdlink: error: out of memory\n");
+                        return 1;
+                    }
+                    t = g;
+                    cap = nc;
+                }
+                memset(&t[count], 0, sizeof t[count]);
+                memcpy(t[count].sm, sm, sizeof sm);
+                t[count].arch = (unsigned)strtoul(digits, NULL, 10);
+                t[count].suffix = digits[nd];
+                count++;
+            }
+            if (ptx)
+                t[j].ptx = 1;
+            else
+                t[j].cubin = 1;
+        }
+    }
+    if (count > 1)
+        *fat = 1;
+    for (size_t j = 0; *fat && j < count; j++) {
+        if (t[j].suffix) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s in a fatbin: fdlink writes fatbins of sm_NN and "
+                     "compute_NN (link %s on its own into a cubin)", t[j].sm, t[j].sm);
+            free(t);
+            return cli_usage_error(cmd, "%s", msg);
+        }
+    }
+    *out = t;
+    *n = count;
+    return 0;
+}
+
+int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_link **links)
+{
+    fdl_error *errs = calloc(n, sizeof *errs);
+    size_t *ndiags = calloc(n, sizeof *ndiags);
+    int rc = 1;
+    for (size_t i = 0; i < n; i++)
+        links[i] = NULL;
+    if (!errs || !ndiags) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        goto cleanup;
+    }
+    /* the inputs read and CUDA C compiled per architecture here; the links side by side */
+    for (size_t i = 0; i < n; i++) {
+        a->opts.arch = t[i].sm;
+        a->opts.emit_ptx = t[i].ptx;
+        if (link_prepare(a, &links[i], &ndiags[i]) != 0) {
+            fprintf(stderr, "fdlink: note: in the link for %s\n", t[i].sm);
+            goto cleanup;
+        }
+    }
+    (void)fdl_links_complete(links, n, a->opts.jobs, errs);
+    rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        int lrc = errs[i].code;
+        if (link_finish(a, links[i], lrc, &errs[i], ndiags[i]) != 0) {
+            fprintf(stderr, "fdlink: note: in the link for %s\n", t[i].sm);
+            rc = 1;
+        }
+    }
+cleanup:
+    if (rc != 0)
+        for (size_t i = 0; i < n; i++) {
+            fdl_link_destroy(links[i]);
+            links[i] = NULL;
+        }
+    free(errs);
+    free(ndiags);
+    return rc;
 }
 
 int cli_link_refuse_outputs(const cli_link_args *a, const char *cmd, const char *out_path)
@@ -485,10 +654,82 @@ static void print_link_report(fdl_link *link, const char *out_path)
                 threads, threads == 1 ? "" : "s");
 }
 
+/* `fdlink link` of several architectures into a fatbin (issue 40): 0, or an exit status. */
+static int link_fat(link_cmd *c, const cli_fat_target *t, size_t n, const char *out_path)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_link **links = NULL;
+    fdl_fatbin_entry *entries = NULL;
+    void *fatbin = NULL;
+    size_t fat_size = 0, nentries = 0;
+    int rc;
+    if (c->a.ptx_path)
+        return cli_usage_error("link", "%s", "--emit-ptx with several architectures: name "
+                               "compute_NN in -arch to put the post-LTO PTX in the fatbin");
+    if (c->a.opts.backend == FDL_BACKEND_CULINK)
+        return cli_usage_error("link", "%s", "a fatbin is linked by nvjitlink: the culink "
+                               "backend links one architecture, on its GPU");
+    if ((rc = cli_link_refuse_outputs(&c->a, "link", out_path)) != 0)
+        return rc;
+    c->a.opts.arch = t[0].sm; /* each link's options are checked with its own arch again */
+    if ((rc = cli_link_check_options(&c->a)) != 0)
+        return rc;
+    rc = 1;
+    links = calloc(n, sizeof *links);
+    entries = calloc(2 * n, sizeof *entries);
+    if (!links || !entries) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        goto cleanup;
+    }
+    if (cli_link_build_fat(&c->a, t, n, links) != 0)
+        goto cleanup;
+    /* cubins first, then PTX, as nvcc lays a fatbin out; each in the order of -arch */
+    for (int ptx = 0; ptx < 2; ptx++)
+        for (size_t i = 0; i < n; i++) {
+            if (!(ptx ? t[i].ptx : t[i].cubin))
+                continue;
+            fdl_fatbin_entry *e = &entries[nentries++];
+            e->kind = ptx ? FDL_KIND_PTX : FDL_KIND_CUBIN;
+            e->arch = t[i].arch;
+            e->data = ptx ? (const void *)fdl_link_ptx(links[i], &e->size)
+                          : fdl_link_cubin(links[i], &e->size);
+        }
+    if (fdl_fatbin_create(&fatbin, &fat_size, entries, nentries, &err) != FDL_OK ||
+        (!c->no_output && fdl__write_atomic(out_path, fatbin, fat_size, &err) != FDL_OK)) {
+        cli_print_error(&err);
+        goto cleanup;
+    }
+    if (c->a.opts.verbose) {
+        for (size_t i = 0; i < n; i++)
+            print_link_report(links[i], out_path);
+        cli_eprintf("fdlink: fatbin: %zu entr%s (", nentries, nentries == 1 ? "y" : "ies");
+        for (size_t i = 0; i < nentries; i++)
+            cli_eprintf("%s%s_%u", i ? ", " : "",
+                        entries[i].kind == FDL_KIND_PTX ? "compute" : "sm", entries[i].arch);
+        cli_eprintf(") into %s (%zu bytes)\n", out_path, fat_size);
+    }
+    rc = 0;
+cleanup:
+    for (size_t i = 0; links && i < n; i++)
+        fdl_link_destroy(links[i]);
+    free(links);
+    free(entries);
+    free(fatbin);
+    return rc;
+}
+
 int cmd_link(int argc, char **argv)
 {
-    link_cmd c = {.out_path = "a.cubin"};
+    return cli_link_main(argc, argv, 1);
+}
+
+int cli_link_main(int argc, char **argv, int write_outputs)
+{
+    link_cmd c = {.out_path = "a.cubin", .no_output = !write_outputs};
     const char *out_path = NULL;
+    cli_fat_target *targets = NULL;
+    size_t ntargets = 0;
+    int fat = 0;
     fdl_device *dev = NULL;
     fdl_link *link = NULL;
     int rc = 1;
@@ -523,6 +764,12 @@ int cmd_link(int argc, char **argv)
         rc = cli_usage_error("link", "%s", "no input files");
         goto cleanup;
     }
+    if ((rc = cli_link_fat_targets(&c.a, "link", &targets, &ntargets, &fat)) != 0)
+        goto cleanup;
+    if (fat) {
+        rc = link_fat(&c, targets, ntargets, c.out_given ? out_path : "a.fatbin");
+        goto cleanup;
+    }
     if ((rc = cli_link_refuse_outputs(&c.a, "link", out_path)) != 0)
         goto cleanup;
     rc = 1;
@@ -550,7 +797,7 @@ int cmd_link(int argc, char **argv)
     const void *data[2] = {ptx, cubin};
     size_t sizes[2] = {ptx_size, cubin_size};
     size_t first = c.a.ptx_path && ptx ? 0 : 1;
-    if (fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
+    if (!c.no_output && fdl__write_outputs(2 - first, paths + first, data + first, sizes + first, &err) !=
         FDL_OK) {
         cli_print_error(&err);
         goto cleanup;
@@ -559,6 +806,7 @@ int cmd_link(int argc, char **argv)
         print_link_report(link, out_path);
     rc = 0;
 cleanup:
+    free(targets);
     fdl_link_destroy(link);
     fdl_device_destroy(dev);
     cli_link_args_free(&c.a);

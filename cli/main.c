@@ -35,6 +35,8 @@ static const command commands[] = {
     {"resource-spec", "write a ctest resource spec for the GPUs present", cmd_resource_spec,
      help_resource_spec},
     {"cache", "show, check and clear the cache of links and compiles", cmd_cache, help_cache},
+    {"prewarm", "make every link a manifest lists into the cache or a bundle", cmd_prewarm,
+     help_prewarm},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1234,6 +1234,9 @@ static int run_check_cmdline(run_cmd *c)
                                             "inputs)");
     if ((rc = cli_link_refuse_outputs(&c->la, "run", NULL)) != 0)
         return rc;
+    if (c->la.archs.n > 1 || (c->la.opts.arch && strchr(c->la.opts.arch, ',')))
+        return cli_usage_error("run", "%s", "run links for one architecture (the GPU's): make "
+                                            "a fatbin with 'fdlink link', then run it");
     if (c->kernel_name && c->map_name)
         return cli_usage_error("run", "%s", "-k and --map exclude each other (a map generates "
                                             "its own kernel)");

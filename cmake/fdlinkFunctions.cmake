@@ -516,6 +516,31 @@ function(_fdlink_link_input fn in a no_lto out_files out_deps decl_files_var)
   set(${decl_files_var} ${decl_files} PARENT_SCOPE)
 endfunction()
 
+# One line of `fdlink prewarm`'s manifest <file> (fdlink_link's MANIFEST): the words of a link,
+# each quoted, generator expressions kept; the file is written once the directory is done.
+function(_fdlink_manifest_add file)
+  set(words)
+  foreach(w IN LISTS ARGN)
+    if(w MATCHES "^\\$<")
+      list(APPEND words "\"$<JOIN:${w},\" \">\"") # a list of files: a word each
+    else()
+      list(APPEND words "\"${w}\"")
+    endif()
+  endforeach()
+  list(JOIN words " " line)
+  get_property(lines GLOBAL PROPERTY "_FDLINK_MANIFEST_${file}")
+  if(NOT lines)
+    cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY \"${CMAKE_SOURCE_DIR}\" CALL _fdlink_manifest_write \"${file}\")")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY "_FDLINK_MANIFEST_${file}" "${line}")
+endfunction()
+
+function(_fdlink_manifest_write file)
+  get_property(lines GLOBAL PROPERTY "_FDLINK_MANIFEST_${file}")
+  list(JOIN lines "\n" text)
+  file(GENERATE OUTPUT "${file}" CONTENT "# fdlink prewarm manifest: the links of this build (fdlink_link MANIFEST)\n${text}\n")
+endfunction()
+
 #[=======================================================================[
 fdlink_link(<name>
     INPUTS <device library targets | CUDA targets | files>...
@@ -523,7 +548,8 @@ fdlink_link(<name>
     OUTPUT <file.cubin | file.fatbin>
     [LTO | NO_LTO]
     [DECLARATIONS <file.decl>...]
-    [OPTIONS <fdlink link option>...])
+    [OPTIONS <fdlink link option>...]
+    [MANIFEST <file>])
 
 Links ahead of time, at build time, with `fdlink link`. A device library target (made earlier by
 fdlink_add_device_library) contributes, for the architecture NN, its LTO-IR when it has some
@@ -540,11 +566,18 @@ ARCHITECTURES (CMAKE_CUDA_ARCHITECTURES's forms, as in fdlink_add_device_library
 fatbin holding a linked cubin for each entry with real code (NN, NN-real) and the linked PTX
 (`fdlink link --emit-ptx`, which needs every input in LTO-IR) for each entry with virtual code
 (NN, NN-virtual), so that a later GPU JIT-compiles it; the driver picks the image that fits the
-GPU when the fatbin is loaded. The property FDLINK_FATBIN names it.
+GPU when the fatbin is loaded. The property FDLINK_FATBIN names it. When the inputs are the same
+for every architecture (files, the project's own CUDA targets: not device libraries, which
+have code per architecture), one `fdlink link -arch=sm_80,sm_90,compute_90` makes the fatbin
+itself, with no fatbinary: its links run side by side within the build's job slots, each cached.
+
+MANIFEST <file>: every link this call makes is also a line of <file> (relative to the top build
+folder), a manifest for `fdlink prewarm`, so that a deployment can warm its cache (or make a
+bundle) ahead of time and run with FDLINK_REQUIRE_WARM=1; several fdlink_link calls may share one.
 #]=======================================================================]
 function(fdlink_link name)
   set(fn "fdlink_link(${name})")
-  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT" "INPUTS;DECLARATIONS;OPTIONS;ARCHITECTURES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "LTO;NO_LTO" "ARCH;OUTPUT;MANIFEST" "INPUTS;DECLARATIONS;OPTIONS;ARCHITECTURES")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -570,8 +603,21 @@ function(fdlink_link name)
     endif()
     set(entries "${CMAKE_MATCH_1}-real")
   else()
-    _fdlink_nvcc("${fn}" nvcc)
+    # nvcc only for the forms that ask it (native, all, all-major, OFF): numbers need none
+    set(nvcc)
+    set(numbers_only TRUE)
+    foreach(a IN LISTS arg_ARCHITECTURES)
+      if(NOT a MATCHES "^[0-9]+[af]?(-real|-virtual)?$")
+        set(numbers_only FALSE)
+      endif()
+    endforeach()
+    if(NOT arg_ARCHITECTURES OR NOT numbers_only)
+      _fdlink_nvcc("${fn}" nvcc)
+    endif()
     _fdlink_architectures("${fn}" "${arg_ARCHITECTURES}" "${nvcc}" entries)
+  endif()
+  if(arg_MANIFEST)
+    get_filename_component(manifest "${arg_MANIFEST}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
   endif()
 
   set(decls)
@@ -583,6 +629,52 @@ function(fdlink_link name)
   endforeach()
   _fdlink_outdir(${name} dir)
   file(MAKE_DIRECTORY "${dir}") # Makefiles generators make no output directories
+  # Inputs that are the same for every architecture (files, the project's own CUDA targets):
+  # one `fdlink link -arch=sm_80,sm_90,compute_90` makes the fatbin itself (its links side by
+  # side within the build's job slots, each cached), with no fatbinary (issue 40).
+  set(same TRUE)
+  foreach(in IN LISTS arg_INPUTS)
+    if(TARGET ${in})
+      get_target_property(in_archs ${in} FDLINK_ARCHITECTURES)
+      if(in_archs)
+        set(same FALSE)
+      endif()
+    endif()
+  endforeach()
+  set(fat_archs)
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "-(real|virtual)$" "" a "${e}")
+    if(a MATCHES "[af]$")
+      set(same FALSE) # arch-specific code goes through fatbinary, which knows its flags
+    endif()
+    if(NOT e MATCHES "-virtual$")
+      list(APPEND fat_archs "sm_${a}")
+    endif()
+    if(NOT e MATCHES "-real$")
+      list(APPEND fat_archs "compute_${a}")
+    endif()
+  endforeach()
+  if(NOT arg_ARCH AND same)
+    set(files)
+    set(deps ${decl_deps})
+    set(decl_files)
+    foreach(in IN LISTS arg_INPUTS)
+      _fdlink_link_input("${fn}" "${in}" "" "${arg_NO_LTO}" f d decl_files)
+      list(APPEND files ${f})
+      list(APPEND deps ${d})
+    endforeach()
+    list(JOIN fat_archs "," arch_list)
+    add_custom_command(OUTPUT "${output}"
+      COMMAND fdlink::cli link -arch=${arch_list} ${lto} ${decls} ${arg_OPTIONS} -o "${output}" ${files}
+      DEPENDS ${deps} fdlink::cli
+      COMMENT "fdlink link -arch=${arch_list} -> ${arg_OUTPUT}" VERBATIM COMMAND_EXPAND_LISTS)
+    add_custom_target(${name} ALL DEPENDS "${output}")
+    set_target_properties(${name} PROPERTIES FDLINK_FATBIN "${output}")
+    if(arg_MANIFEST)
+      _fdlink_manifest_add("${manifest}" -arch=${arch_list} ${lto} ${decls} ${arg_OPTIONS} -o "${output}" ${files})
+    endif()
+    return()
+  endif()
   set(images)     # fatbinary's --image3 options
   set(image_files)
   foreach(e IN LISTS entries)
@@ -620,6 +712,9 @@ function(fdlink_link name)
       list(APPEND images "--image3=kind=elf,sm=${a},file=${cubin}")
       list(APPEND image_files "${cubin}")
     endif()
+    if(arg_MANIFEST)
+      _fdlink_manifest_add("${manifest}" -arch=sm_${a} ${lto} ${arch_decls} ${arg_OPTIONS} ${emit} -o "${cubin}" ${files})
+    endif()
     add_custom_command(OUTPUT ${outputs}
       COMMAND fdlink::cli link -arch=sm_${a} ${lto} ${arch_decls} ${arg_OPTIONS} ${emit} -o "${cubin}" ${files}
       DEPENDS ${deps} fdlink::cli
@@ -629,6 +724,9 @@ function(fdlink_link name)
     add_custom_target(${name} ALL DEPENDS "${output}")
     set_target_properties(${name} PROPERTIES FDLINK_CUBIN "${output}")
     return()
+  endif()
+  if(NOT nvcc)
+    _fdlink_nvcc("${fn}" nvcc) # fatbinary lies beside it
   endif()
   get_filename_component(bindir "${nvcc}" DIRECTORY)
   find_program(fatbinary fatbinary HINTS "${bindir}" "${CUDAToolkit_BIN_DIR}" NO_CACHE)

@@ -60,6 +60,7 @@ static const entry entries[] = {
     OPT("cuModuleEnumerateFunctions", 12040, module_enumerate_functions),
     OPT("cuFuncGetName", 12030, func_get_name),
     OPT("cuFuncGetParamInfo", 12040, func_get_param_info),
+    OPT("cuStreamIsCapturing", 10000, stream_is_capturing),
     E("cuFuncGetAttribute", "cuFuncGetAttribute", func_get_attribute),
     E("cuFuncSetAttribute", "cuFuncSetAttribute", func_set_attribute),
     E("cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor",

@@ -47,6 +47,8 @@ typedef struct fdl__cuda {
     CUresult (*func_get_name)(const char **name, CUfunction fn);               /* optional 12.3 */
     CUresult (*func_get_param_info)(CUfunction fn, size_t index, size_t *offset,
                                     size_t *size);                             /* optional 12.4 */
+    CUresult (*stream_is_capturing)(CUstream stream,
+                                    CUstreamCaptureStatus *status);            /* optional 10.0 */
     CUresult (*func_get_attribute)(int *value, CUfunction_attribute attrib, CUfunction fn);
     CUresult (*func_set_attribute)(CUfunction fn, CUfunction_attribute attrib, int value);
     CUresult (*occupancy_max_active_blocks)(int *blocks, CUfunction fn, int block_size,
@@ -201,6 +203,17 @@ int fdl__device_enter(fdl_device *dev, fdl_error *err);
 
 /* As fdl__cu_error, naming the device's last launched kernel for asynchronous errors. */
 int fdl__device_error(fdl_error *err, const fdl_device *dev, CUresult r, const char *what);
+
+/*
+ * Refuse what would wait for the device (@p what, e.g. "a synchronous launch of kernel 'k'")
+ * while @p stream is being captured into a CUDA graph: waiting would invalidate the capture.
+ * FDL_OK when it is not (or the driver cannot tell: no cuStreamIsCapturing), else FDL_EINVAL:
+ * `a synchronous launch of kernel 'k' in stream 0x..., which is being captured into a CUDA
+ * graph: waiting would invalidate the capture (launch without waiting, and check statuses after
+ * a replay)`, err->symbol @p symbol.
+ */
+int fdl__refuse_in_capture(const fdl_device *dev, CUstream stream, const char *what,
+                           const char *symbol, fdl_error *err);
 
 /* Name of the device's last launched kernel ("" when none). */
 const char *fdl__device_last_kernel(const fdl_device *dev);

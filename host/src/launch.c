@@ -261,6 +261,12 @@ int fdl_kernel_launch_ex(fdl_kernel *kernel, const fdl_launch_config *cfg, const
                              &coop, err)) != FDL_OK ||
         (rc = check_args(kernel, args, nargs, err)) != FDL_OK)
         return rc;
+    if ((cfg->flags & FDL_LAUNCH_SYNC) && stream) {
+        char what[FDL_ERROR_SYMBOL_MAX + 48];
+        snprintf(what, sizeof what, "a synchronous launch of kernel '%s'", kernel->name);
+        if ((rc = fdl__refuse_in_capture(dev, stream, what, kernel->name, err)) != FDL_OK)
+            return rc;
+    }
     if (nargs > STACK_ARGS) {
         size_t bytes;
         if (!fdl__size_mul(&bytes, nargs, sizeof *params) || !(params = malloc(bytes)))

@@ -115,12 +115,43 @@ void fdl_stream_destroy(fdl_stream *s)
     free(s);
 }
 
+int fdl__refuse_in_capture(const fdl_device *dev, CUstream stream, const char *what,
+                           const char *symbol, fdl_error *err)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!dev->cu->stream_is_capturing || dev->cu->stream_is_capturing(stream, &st) != CUDA_SUCCESS ||
+        st == CU_STREAM_CAPTURE_STATUS_NONE)
+        return FDL_OK;
+    return fdl__error(err, FDL_EINVAL, NULL, 0, 0, symbol,
+                      "%s in stream %p, which is being captured into a CUDA graph: waiting would "
+                      "invalidate the capture (launch without waiting, and check statuses after "
+                      "a replay)", what, (void *)stream);
+}
+
+int fdl_stream_is_capturing(fdl_stream *s, int *capturing, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(s) || !FDL__CHECK_ARG(capturing))
+        return fdl__fail(err, FDL_EINVAL, "fdl_stream_is_capturing: stream or capturing is NULL");
+    *capturing = 0;
+    int rc = fdl__device_enter(s->dev, err);
+    if (rc != FDL_OK || !s->dev->cu->stream_is_capturing)
+        return rc;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = s->dev->cu->stream_is_capturing(s->stream, &st);
+    if (r != CUDA_SUCCESS)
+        return fdl__device_error(err, s->dev, r, "cuStreamIsCapturing");
+    *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
+    return FDL_OK;
+}
+
 int fdl_stream_synchronize(fdl_stream *s, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(s))
         return fdl__fail(err, FDL_EINVAL, "fdl_stream_synchronize: stream is NULL");
     int rc = fdl__device_enter(s->dev, err);
-    if (rc != FDL_OK)
+    if (rc != FDL_OK ||
+        (rc = fdl__refuse_in_capture(s->dev, s->stream, "fdl_stream_synchronize", NULL, err)) !=
+            FDL_OK)
         return rc;
     CUresult r = s->dev->cu->stream_synchronize(s->stream);
     if (r != CUDA_SUCCESS)

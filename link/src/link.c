@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -914,7 +915,11 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     uint64_t lookup_start = fdl__now_ns();
     const char *before = link->info_log; /* NVRTC's, until the backend's replaces it */
     /* a miss: when another process links the same key now, wait for its entry (a lease) */
-    if (fdl__link_cache_lookup(link) || fdl__link_cache_lease(link)) {
+    int hit = fdl__link_cache_lookup(link);
+    /* a warm deployment (issue 40): a miss is an error, before any lease or link */
+    if (!hit && fdl__link_warm_required(link))
+        return fdl__link_cold(link, "the link", NULL, link->cache_key, err);
+    if (hit || fdl__link_cache_lease(link)) {
         link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
         if (link->wall_ms <= 0.0)
             link->wall_ms = 1e-6;
@@ -977,6 +982,89 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */
     fdl__link_advice(link, 1);
     return FDL_OK;
+}
+
+/* ---- links side by side: one program for several architectures (issue 40) ------------------ */
+
+typedef struct links_run {
+    fdl_link *const *links;
+    size_t n;
+    fdl_error *errs;
+    int *rcs;
+    pthread_mutex_t lock;
+    size_t next; /* the next link to complete, under lock */
+} links_run;
+
+static void *links_worker(void *arg)
+{
+    links_run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        size_t i = r->next < r->n ? r->next++ : r->n;
+        pthread_mutex_unlock(&r->lock);
+        if (i >= r->n)
+            return NULL;
+        r->rcs[i] = fdl_link_complete(r->links[i], &r->errs[i]);
+    }
+}
+
+int fdl_links_complete(fdl_link *const *links, size_t n, int jobs, fdl_error *errs)
+{
+    fdl_error *own = NULL;
+    int *rcs = NULL;
+    pthread_t *threads = NULL;
+    size_t started = 0;
+    fdl__slots slots;
+    int rc = FDL_OK, nthreads = 1, have_slots = 0;
+    links_run r = {.links = links, .n = n};
+    if (!FDL__CHECK_ARG(links || !n))
+        return fdl__fail(errs, FDL_EINVAL, "fdl_links_complete: links is NULL");
+    for (size_t i = 0; i < n; i++)
+        if (!FDL__CHECK_ARG(links[i]))
+            return fdl__fail(errs, FDL_EINVAL, "fdl_links_complete: link %zu is NULL", i);
+    if (!n)
+        return FDL_OK;
+    if (!errs) {
+        if (!(own = calloc(n, sizeof *own)))
+            return fdl__fail(NULL, FDL_ENOMEM, "out of memory");
+        errs = own;
+    }
+    for (size_t i = 0; i < n; i++)
+        fdl_error_clear(&errs[i]);
+    rcs = calloc(n, sizeof *rcs);
+    if (!rcs) {
+        rc = fdl__fail(&errs[0], FDL_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    r.errs = errs;
+    r.rcs = rcs;
+    nthreads = fdl__slots_take(&slots, n > 4096 ? 4096 : (int)n, jobs);
+    have_slots = 1;
+    if (pthread_mutex_init(&r.lock, NULL) != 0) {
+        rc = fdl__fail(&errs[0], FDL_ENOMEM, "cannot make a lock for the links");
+        goto cleanup;
+    }
+    /* this thread is one of them: nthreads - 1 more */
+    if (nthreads > 1 && (threads = calloc((size_t)nthreads - 1, sizeof *threads)) != NULL)
+        for (; started < (size_t)nthreads - 1; started++)
+            if (pthread_create(&threads[started], NULL, links_worker, &r) != 0)
+                break; /* fewer threads: the others share the work */
+    links_worker(&r);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(threads[t], NULL);
+    pthread_mutex_destroy(&r.lock);
+    for (size_t i = 0; i < n; i++)
+        if (rcs[i] != FDL_OK) {
+            rc = rcs[i];
+            break;
+        }
+cleanup:
+    if (have_slots)
+        fdl__slots_give_back(&slots);
+    free(threads);
+    free(rcs);
+    free(own);
+    return rc;
 }
 
 /* ---- CUDA C to checked PTX or LTO-IR, without a link ------------------------------------- */

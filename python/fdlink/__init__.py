@@ -18,8 +18,8 @@ Errors are exceptions under :class:`fdlink.Error` carrying the C library's recor
 from __future__ import annotations
 
 from . import _fdlink
-from ._core import (KINDS, Buffer, Declaration, Device, Elementwise, Kernel, Kernels, Library,
-                    Map, Module, PreparedLaunch, Reduction, Source, Stream, cache, compile, device,
+from ._core import (KINDS, Buffer, Declaration, Device, Elementwise, FatModule, Kernel, Kernels,
+                    Library, Map, Module, prewarm, PreparedLaunch, Reduction, Source, Stream, cache, compile, device,
                     device_count, devices, doctor, empty, include_dir, cmake_dir, link, stream, to_device, to_host,
                     versions)
 from ._errors import (ABIError, CudaError, DeviceStatusError, Error, FileError,
@@ -34,9 +34,9 @@ kernels = Kernels()
 
 __all__ = [
     "ABIError", "Buffer", "CudaError", "Declaration", "Device", "DeviceStatusError",
-    "Elementwise", "Error", "FileError", "InvalidArgumentError", "KINDS", "Kernel", "KindError",
+    "Elementwise", "Error", "FatModule", "FileError", "InvalidArgumentError", "KINDS", "Kernel", "KindError",
     "Library", "LibraryNotFoundError", "LimitError", "LinkError", "Map", "Module", "NoDeviceError",
     "NotFoundError", "OutOfMemoryError", "ParseError", "PreparedLaunch", "Reduction", "Source",
     "Stream", "VerifyError", "cache", "compile", "device", "device_count", "devices", "doctor", "empty",
-    "kernels", "include_dir", "cmake_dir", "link", "stream", "to_device", "to_host", "versions", "__version__",
+    "kernels", "include_dir", "cmake_dir", "link", "prewarm", "stream", "to_device", "to_host", "versions", "__version__",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 import struct
 import threading
 import weakref
@@ -293,7 +294,7 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
              "include_dirs", "std", "cuda_output", "nvrtc_extra", "emit_ptx", "kernels_used",
              "variables_used", "time", "optimize_unused_variables", "split_compile_extended",
              "jump_table_density", "jl_cache", "device_stack_protector", "no_toolkit_include",
-             "cache_lease_ms", "jobs", "lto_report"}
+             "cache_lease_ms", "jobs", "lto_report", "require_warm"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"unknown option(s): {', '.join(sorted(bad))}")
@@ -308,6 +309,9 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
             d[key] = table[d[key]]
     if "cache_dir" in d and d["cache_dir"] is not None:
         d["cache_dir"] = os.fspath(d["cache_dir"])
+    if "require_warm" in d:  # True: a cache miss is an error; False: never; None: the env's
+        d["require_warm"] = {True: 1, False: -1, None: 0}.get(d["require_warm"],
+                                                              d["require_warm"])
     if "defines" in d and isinstance(d["defines"], Mapping):
         d["defines"] = [k if v is None else f"{k}={v}" for k, v in d["defines"].items()]
     if "include_dirs" in d and d["include_dirs"] is not None:
@@ -318,8 +322,14 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
     return d
 
 
-def _default_arch(arch: Optional[str]) -> Optional[str]:
-    """None -> the default device's architecture when there is one, else an error naming arch."""
+def _default_arch(arch: Any) -> Optional[str]:
+    """None -> the default device's architecture when there is one, else an error naming arch;
+    a list of architectures (a fat link's) -> its first sm_NN, for what links one."""
+    targets = _fat_targets(arch) if arch is not None else None
+    if targets is not None:
+        return targets[0][0]
+    if isinstance(arch, (list, tuple)):
+        arch = arch[0] if arch else None
     if arch is not None:
         return arch
     try:
@@ -418,7 +428,7 @@ class Library:
                                    True)
         return self
 
-    def link(self, *callers: SourceLike, arch: Optional[str] = None,
+    def link(self, *callers: SourceLike, arch: Union[str, Sequence[str], None] = None,
              device: Optional["_fdlink.Device"] = None, **options: Any) -> "Module":
         """Link caller kernels (CUDA C text, files, or any input kind) with the library -> Module.
 
@@ -429,8 +439,15 @@ class Library:
         arch = arch or self.arch
         if arch is None and device is not None:
             arch = device.arch
-        arch = _default_arch(arch)
         extra = [_as_source(c, i, f"caller{i}.cu") for i, c in enumerate(callers)]
+        targets = _fat_targets(arch)
+        if targets is not None:
+            return _fat_link(targets, lambda a, o: _fdlink.Link(
+                _options(a, {**self.options, **options, **o}), [self._decls],
+                self._inputs(extra)), device)
+        if isinstance(arch, (list, tuple)):
+            arch = arch[0] if arch else None
+        arch = _default_arch(arch)
         lk = _fdlink.Link(_options(arch, {**self.options, **options}), [self._decls],
                           self._inputs(extra))
         return Module(lk, device)
@@ -525,17 +542,66 @@ class Kernels:
 
 
 def link(*inputs: SourceLike, decls: Union[PathLike, bytes, str, None] = None,
-         arch: Optional[str] = None, device: Optional["_fdlink.Device"] = None,
+         arch: Union[str, Sequence[str], None] = None, device: Optional["_fdlink.Device"] = None,
          **options: Any) -> "Module":
     """Link inputs (with declarations to check them against, if given) -> Module."""
     _libs.ensure()
     arch = arch or (device.arch if device is not None else None)
-    arch = _default_arch(arch)
     ds = [_load_decls(decls, None)] if decls is not None else []
     srcs = [_as_source(x, i, f"input{i}.cu") for i, x in enumerate(inputs)]
+    targets = _fat_targets(arch)
+    if targets is not None:
+        return _fat_link(targets, lambda a, o: _fdlink.Link(
+            _options(a, {**options, **o}), ds, [s._entry(f"input{i}")
+                                                for i, s in enumerate(srcs)]), device)
+    if isinstance(arch, (list, tuple)):
+        arch = arch[0] if arch else None
+    arch = _default_arch(arch)
     lk = _fdlink.Link(_options(arch, options), ds, [s._entry(f"input{i}")
                                                     for i, s in enumerate(srcs)])
     return Module(lk, device)
+
+
+# ---- fat binaries: one program for several architectures (issue 40) ----------------------------
+
+def _fat_targets(arch: Any) -> Optional[List[Tuple[str, int, bool, bool]]]:
+    """An arch that names several architectures (a list, "sm_80,sm_90", or any compute_NN) ->
+    [(link arch "sm_NN", NN, its cubin wanted, its PTX wanted)], one per sm_NN; else None."""
+    if isinstance(arch, str):
+        names = arch.split(",")
+    elif isinstance(arch, (list, tuple)):
+        names = list(arch)
+    else:
+        return None
+    if len(names) == 1 and isinstance(names[0], str) and not names[0].startswith("compute_"):
+        return None  # one architecture: a plain link
+    out: Dict[str, List[Any]] = {}
+    for n in names:
+        m = re.fullmatch(r"(sm|compute)_([0-9]{2,4})", n) if isinstance(n, str) else None
+        if not m:
+            raise ValueError(f"arch {n!r} in a list: expected sm_NN or compute_NN (sm_90, "
+                             f"compute_90)")
+        t = out.setdefault(f"sm_{m.group(2)}", [f"sm_{m.group(2)}", int(m.group(2)), False,
+                                                 False])
+        t[2 if m.group(1) == "sm" else 3] = True
+    return [tuple(t) for t in out.values()]  # type: ignore[misc]
+
+
+def _fat_link(targets: List[Tuple[str, int, bool, bool]], make: Any,
+              device: Optional["_fdlink.Device"]) -> "Module":
+    """Link once per architecture, side by side (each link runs without the GIL, checked and
+    cached on its own), into one fatbin: a cubin per sm_NN, the post-LTO PTX per compute_NN."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(t: Tuple[str, int, bool, bool]) -> Any:
+        return make(t[0], {"emit_ptx": 1} if t[3] else {})
+
+    jobs = int(os.environ.get("FDLINK_JOBS", "0") or 0) or (os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(targets), jobs))) as ex:
+        links = list(ex.map(one, targets))
+    entries = [(2, t[1], lk.cubin) for t, lk in zip(targets, links) if t[2]]
+    entries += [(1, t[1], lk.ptx.encode()) for t, lk in zip(targets, links) if t[3]]
+    return FatModule(links, [t for t in targets], _fdlink.fatbin(entries), device)
 
 
 # ---- modules and kernels -----------------------------------------------------------------------
@@ -615,6 +681,67 @@ class Module:
         info = self.info
         return (f"<fdlink.Module {len(self.cubin)}-byte cubin for {info.get('arch', '?')}, "
                 f"cache {info.get('cache', '?')}>")
+
+
+class FatModule(Module):
+    """A program linked for several architectures into one fatbin (``.fatbin``, also
+    ``.cubin``, the image loaded): the driver picks the cubin of its GPU, or JIT-compiles the
+    newest PTX it can. ``.links`` holds each architecture's link (``info``, diagnostics)."""
+
+    def __init__(self, links: List["_fdlink.Link"], targets: List[Tuple[str, int, bool, bool]],
+                 image: bytes, device: Optional["_fdlink.Device"] = None):
+        super().__init__(None, device)
+        self.links = {t[0]: lk for t, lk in zip(targets, links)}
+        self.archs = [a for t in targets for a, w in ((t[0], t[2]),
+                                                       (f"compute_{t[1]}", t[3])) if w]
+        self.fatbin = image
+
+    @property
+    def cubin(self) -> bytes:
+        return self.fatbin
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """archs, and each link's info (arch, cache, cache_key, ...) under links."""
+        return {"archs": list(self.archs),
+                "links": {a: lk.info for a, lk in self.links.items()}}
+
+    @property
+    def diagnostics(self) -> List[Dict[str, Any]]:
+        return [d for lk in self.links.values() for d in lk.diagnostics]
+
+    def _loaded(self) -> "_fdlink.Module":
+        if self._mod is None:
+            self._mod = self.device.load(self.fatbin, "fatbin")
+        return self._mod
+
+    def __repr__(self) -> str:
+        return f"<fdlink.FatModule {len(self.fatbin)}-byte fatbin for {', '.join(self.archs)}>"
+
+
+def prewarm(manifest: Union[str, "os.PathLike[str]"], *,
+            bundle: Union[str, "os.PathLike[str]", None] = None) -> str:
+    """``fdlink prewarm``: make every link of @manifest (one ``fdlink link`` command line a
+    line) into the cache, or with @bundle into a bundle file (``fdlink.cache.import_``
+    or ``fdlink cache import`` on the deployment's machine). Returns its report line; raises
+    fdlink.Error naming the link that failed."""
+    import subprocess
+
+    from ._cli import executable
+
+    _libs.ensure()
+    args = [executable(), "prewarm"]
+    if bundle is not None:
+        args += ["--bundle", os.fspath(bundle)]
+    r = subprocess.run(args + [os.fspath(manifest)], capture_output=True, text=True,
+                       check=False)
+    if r.returncode != 0:
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        first = next((ln for ln in lines if ": error: " in ln), lines[0] if lines else "")
+        msg = first.split(": error: ", 1)[-1] if ": error: " in first else first
+        raise _errors.Error({"message": msg or f"fdlink prewarm failed (exit {r.returncode})",
+                             "formatted": first.removeprefix("fdlink: "), "log": r.stderr})
+    return r.stdout.strip()
 
 
 def _flags(cooperative: Optional[bool], sync: bool) -> int:

@@ -37,12 +37,45 @@ __all__ = ["Declared", "declare_device", "compile_ltoir", "compile_kernel", "lin
            "linkable_code", "numba_arch"]
 
 
+#: The Numba CUDA targets fdlink.numba works with, by their ``cuda`` modules.
+_TARGETS = {"numba-cuda": "numba.cuda", "numba-cuda-mlir": "numba_cuda_mlir.cuda"}
+
+
 def _cuda() -> Any:
-    try:
-        from numba import cuda  # noqa: PLC0415 (only here: fdlink does not depend on Numba)
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("fdlink.numba needs numba-cuda (pip install numba-cuda)") from e
-    return cuda
+    """Numba's ``cuda`` module: numba-cuda's (``numba.cuda``) where it is installed, else
+    numba-cuda-mlir's (``numba_cuda_mlir.cuda``, the same public API); FDLINK_NUMBA=numba-cuda or
+    numba-cuda-mlir chooses where both are."""
+    import importlib  # noqa: PLC0415
+
+    want = os.environ.get("FDLINK_NUMBA")
+    if want and want not in _TARGETS:
+        raise ValueError(f"FDLINK_NUMBA={want!r}: expected one of {', '.join(_TARGETS)}")
+    errors = []
+    for name in ([want] if want else list(_TARGETS)):
+        try:
+            return importlib.import_module(_TARGETS[name])
+        except ImportError as e:
+            errors.append(f"{name}: {e}")
+    raise ImportError("fdlink.numba needs numba-cuda or numba-cuda-mlir (pip install numba-cuda, "
+                      "or numba-cuda-mlir): " + "; ".join(errors))
+
+
+def _types() -> Any:
+    """Numba's types module, from the package _cuda() uses."""
+    if _cuda().__name__.startswith("numba_cuda_mlir"):
+        from numba_cuda_mlir.numba_cuda import types  # noqa: PLC0415
+    else:
+        from numba import types  # noqa: PLC0415
+    return types
+
+
+def _sigutils() -> Any:
+    """Numba's signature parser, from the package _cuda() uses."""
+    if _cuda().__name__.startswith("numba_cuda_mlir"):
+        from numba_cuda_mlir.numba_cuda.core import sigutils  # noqa: PLC0415
+    else:
+        from numba.core import sigutils  # noqa: PLC0415
+    return sigutils
 
 
 def numba_arch() -> Optional[str]:
@@ -89,10 +122,8 @@ def linkable_code(kind: str, data: bytes, name: str) -> Any:
 def _numba_signature(decl: _core.Declaration) -> Any:
     """The declaration's signature as Numba's types: the signature language is Numba's, so the
     canonical text is parsed by Numba itself."""
-    from numba.core import sigutils  # noqa: PLC0415
-
     try:
-        sigutils.normalize_signature(decl.signature)
+        _sigutils().normalize_signature(decl.signature)
     except Exception as e:
         raise ValueError(f"{decl.source}:{decl.line}:{decl.column}: '{decl.name}': Numba "
                          f"cannot read the signature {decl.signature!r}: {e}") from None

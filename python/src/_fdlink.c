@@ -506,6 +506,7 @@ static int link_opts_from(link_opts *o, PyObject *d)
         opt_int(d, "device_stack_protector", &o->lo.device_stack_protector) ||
         opt_long(d, "cache_lease_ms", &o->lo.cache_lease_ms) || opt_int(d, "jobs", &o->lo.jobs) ||
         opt_int(d, "lto_report", &o->lo.lto_report) ||
+        opt_int(d, "require_warm", &o->lo.require_warm) ||
         opt_int(d, "no_toolkit_include", &o->no.no_toolkit_include))
         return -1;
     if (backend != -2)
@@ -772,6 +773,14 @@ static PyObject *Device_ordinal(DeviceObject *self, void *c)
 {
     (void)c;
     return PyLong_FromLong(self->ordinal);
+}
+
+/* The C objects' addresses, for fdlink.jax's XLA FFI handler (a C caller of libfdlink in the same
+ * process): valid while the Python object lives. */
+static PyObject *Device_c_handle(DeviceObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->dev);
 }
 
 static PyObject *Device_arch(DeviceObject *self, void *c)
@@ -2938,6 +2947,12 @@ static int set_types(PyObject **slot, PyObject *v)
     return 0;
 }
 
+static PyObject *Kernel_c_handle(KernelObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->kernel);
+}
+
 static PyObject *Kernel_name(KernelObject *self, void *c)
 {
     (void)c;
@@ -2986,6 +3001,7 @@ static PyGetSetDef Kernel_getset[] = {
     {"attributes", (getter)Kernel_attrs, NULL, "what the driver says about the kernel", NULL},
     {"types", (getter)Kernel_get_types, (setter)Kernel_set_types,
      "declared parameter types ('*f4' an array of float32, 'i4' an int32, None unchecked)", NULL},
+    {"_c_handle", (getter)Kernel_c_handle, NULL, "the fdl_kernel's address (fdlink.jax)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Kernel_slots[] = {{Py_tp_dealloc, (void *)Kernel_dealloc},
                                      {Py_tp_methods, Kernel_methods},
@@ -3256,6 +3272,31 @@ static int gen_args(MapObject *self, PyObject *const *args, Py_ssize_t n, fdl_ge
 
 /* launch(n, sync, stream, *args): map or elementwise kernel over 0..n-1 queued in the stream
  * (None: the default stream); sync waits and checks (fdl_map_check). */
+/*
+ * Refuse @p what (a call that waits for its result) in a stream being captured into a CUDA graph,
+ * before anything is queued: waiting would invalidate the capture. 0, or -1 with an exception.
+ */
+static int refuse_in_capture(fdl_stream *stream, const char *what, const char *name)
+{
+    int capturing = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    if (!stream)
+        return 0;
+    int rc = fdl_stream_is_capturing(stream, &capturing, &err);
+    if (rc == FDL_OK && !capturing)
+        return 0;
+    if (rc == FDL_OK) {
+        rc = err.code = FDL_EINVAL;
+        snprintf(err.symbol, sizeof err.symbol, "%s", name ? name : "");
+        snprintf(err.message, sizeof err.message,
+                 "%s '%s' waits for its result, but its stream is being captured into a CUDA "
+                 "graph: waiting would invalidate the capture (use sync=False or out=, and "
+                 "check() after a replay)", what, name ? name : "");
+    }
+    raise_fdl(rc, &err, NULL);
+    return -1;
+}
+
 static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 3)
@@ -3263,7 +3304,8 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
     size_t n = PyLong_AsSize_t(args[0]);
     int sync = PyObject_IsTrue(args[1]);
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0)
+    if (PyErr_Occurred() || sync < 0 || stream_of(args[2], &stream) < 0 ||
+        (sync && refuse_in_capture(stream, "map", self->name) < 0))
         return NULL;
     Py_ssize_t na = nargs - 3;
     fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
@@ -3311,7 +3353,8 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         return PyErr_Format(PyExc_TypeError, "run(n, stream, *args)");
     size_t n = PyLong_AsSize_t(args[0]);
     fdl_stream *stream = NULL;
-    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0)
+    if (PyErr_Occurred() || stream_of(args[1], &stream) < 0 ||
+        refuse_in_capture(stream, "reduction", self->name) < 0)
         return NULL;
     Py_ssize_t na = nargs - 2;
     size_t rs = fdl_reduction_result_size(self->red);
@@ -3428,6 +3471,12 @@ static PyObject *Map_kernel_name(MapObject *self, void *c)
     return PyUnicode_FromString(self->name);
 }
 
+static PyObject *Map_c_handle(MapObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromVoidPtr(self->map ? (void *)self->map : (void *)self->red);
+}
+
 static PyObject *Map_arg_count(MapObject *self, void *c)
 {
     (void)c;
@@ -3460,6 +3509,7 @@ static PyGetSetDef Map_getset[] = {
     {"arg_count", (getter)Map_arg_count, NULL, NULL, NULL},
     {"result_size", (getter)Map_result_size, NULL, NULL, NULL},
     {"types", (getter)Map_get_types, (setter)Map_set_types, "declared argument types", NULL},
+    {"_c_handle", (getter)Map_c_handle, NULL, "the fdl_map's (fdl_reduction's) address", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyMethodDef Map_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))Map_launch, METH_FASTCALL,
@@ -3502,6 +3552,7 @@ static PyMethodDef Device_methods[] = {
 static PyGetSetDef Device_getset[] = {
     {"info", (getter)Device_info, NULL, "the device's description", NULL},
     {"ordinal", (getter)Device_ordinal, NULL, NULL, NULL},
+    {"_c_handle", (getter)Device_c_handle, NULL, "the fdl_device's address (fdlink.jax)", NULL},
     {"arch", (getter)Device_arch, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyType_Slot Device_slots[] = {{Py_tp_new, (void *)Device_new},
@@ -3677,6 +3728,52 @@ static PyObject *py_kind_parse(PyObject *self, PyObject *arg)
     return PyLong_FromLong((long)kind);
 }
 
+/* fatbin([(kind, arch, bytes), ...]) -> bytes: fdl_fatbin_create (issue 40) */
+static PyObject *py_fatbin(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *out = NULL, **items = NULL;
+    fdl_fatbin_entry *e = NULL;
+    void *fat = NULL;
+    size_t size = 0;
+    Py_ssize_t n = PySequence_Size(arg), got = 0;
+    if (n < 0)
+        return NULL;
+    if (!(e = PyMem_Calloc(n ? (size_t)n : 1, sizeof *e)) ||
+        !(items = PyMem_Calloc(n ? (size_t)n : 1, sizeof *items))) {
+        PyErr_NoMemory();
+        goto cleanup;
+    }
+    for (; got < n; got++) {
+        int kind;
+        unsigned int arch;
+        const char *data;
+        Py_ssize_t len;
+        if (!(items[got] = PySequence_GetItem(arg, got)))
+            goto cleanup;
+        if (!PyArg_ParseTuple(items[got], "iIy#:fatbin", &kind, &arch, &data, &len))
+            goto cleanup;
+        e[got].kind = (fdl_input_kind)kind;
+        e[got].arch = arch;
+        e[got].data = data; /* borrowed from items[got], alive until cleanup */
+        e[got].size = (size_t)len;
+    }
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_fatbin_create(&fat, &size, e, (size_t)n, &err);
+    if (rc != FDL_OK) {
+        raise_fdl(rc, &err, NULL);
+        goto cleanup;
+    }
+    out = PyBytes_FromStringAndSize(fat, (Py_ssize_t)size);
+cleanup:
+    for (Py_ssize_t i = 0; items && i <= got && i < n; i++)
+        Py_XDECREF(items[i]);
+    free(fat);
+    PyMem_Free(items);
+    PyMem_Free(e);
+    return out;
+}
+
 /* cuda_compile(source, name, arch, decls, options) -> (bytes, kind name, log or None) */
 static PyObject *py_cuda_compile(PyObject *self, PyObject *args)
 {
@@ -3748,6 +3845,7 @@ static PyMethodDef module_methods[] = {
     {"cuda_compile", py_cuda_compile, METH_VARARGS,
      "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
+    {"fatbin", py_fatbin, METH_O, "fatbin([(kind, arch, bytes), ...]) -> the fatbin's bytes"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};
 

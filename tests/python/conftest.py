@@ -59,7 +59,11 @@ def pytest_collection_modifyitems(config, items):
         for lib in ("cupy", "torch", "numba", "jax"):
             if lib in item.keywords:
                 try:
-                    importlib.import_module(lib)
+                    if lib == "numba":  # numba-cuda, or numba-cuda-mlir (fdlink.numba's choice)
+                        import fdlink.numba
+                        fdlink.numba._cuda()
+                    else:
+                        importlib.import_module(lib)
                 except Exception:
                     item.add_marker(pytest.mark.skip(reason=f"{lib} is not installed"))
 

@@ -20,6 +20,15 @@ venv=$work/venv
 rm -rf "$venv" "$work/wheel" "$work/run"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check pytest numpy 'scikit-build-core>=0.10' auditwheel
+# JAX (CPU jaxlib, about 100 MB): its headers build fdlink.jax's XLA FFI handler, tested with
+# hand-built call frames over the mock driver (tests/python/test_jax_ffi.py); where it cannot be
+# installed those tests skip. PyTorch only with FDLINK_TEST_TORCH=1: PyPI's Linux wheel is the
+# CUDA build (about 3 GB installed with its NVIDIA libraries, minutes to fetch), for the meta-tensor
+# tests of fdlink.torch (tests/python/test_torch_ops.py), which skip without it.
+"$venv/bin/pip" install -q --disable-pip-version-check jax || echo "run_wheel: jax not installed"
+if [ "${FDLINK_TEST_TORCH:-0}" = 1 ]; then
+  "$venv/bin/pip" install -q --disable-pip-version-check torch || echo "run_wheel: torch not installed"
+fi
 # the wheel's CMake build goes to the work folder (kept between runs; nothing is written into the
 # source tree), through the compiler cache where there is one
 launcher=""

@@ -1952,14 +1952,14 @@ Test(cache_check, a_later_link_of_unchanged_inputs_does_not_redo_the_check)
 
 /* The check's key (its post-LTO link's): every input byte, the declarations, the arch and the
    options the check's link sees; not the input names, nor the options only the link sees. */
-static void check_key_of(const char *callee, const char *name, const char *decl_text,
-                         const char *arch, int ftz, int opt_level,
+static void check_key_of(const char *cache, const char *callee, const char *name,
+                         const char *decl_text, const char *arch, int ftz, int opt_level,
                          unsigned char key[FDL__CACHE_KEY_SIZE], int *keyed)
 {
     fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
     opts.arch = arch;
     opts.cache = FDL_CACHE_ON;
-    opts.cache_dir = "/nonexistent/fdlink-test-never-written";
+    opts.cache_dir = cache; /* never made: creating a link and asking for a key write nothing */
     opts.ftz = ftz;
     opts.opt_level = opt_level;
     fdl_link *link = NULL;
@@ -1985,24 +1985,74 @@ Test(cache_check, the_checks_key_holds_what_its_result_depends_on)
     unsigned char base[FDL__CACHE_KEY_SIZE], k[FDL__CACHE_KEY_SIZE];
     int keyed = 0;
     const char *mul = FDL_LINK_FIXTURES "/mul.ltoir", *wide = FDL_LINK_FIXTURES "/mul_wide.ltoir";
-    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90", -1, -1, base, &keyed);
-    if (!keyed)
+    char *dir = make_temp_dir(), *c = path_in(dir, "cache");
+    check_key_of(c, mul, "mul.ltoir", MUL_DECL, "sm_90", -1, -1, base, &keyed);
+    if (!keyed) {
+        rmdir(dir);
         cr_skip_test("no nvJitLink (a check without its version is not keyed)");
-    check_key_of(mul, "other-name.ltoir", MUL_DECL, "sm_90", -1, -1, k, &keyed);
+    }
+    check_key_of(c, mul, "other-name.ltoir", MUL_DECL, "sm_90", -1, -1, k, &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) == 0, "the same bytes under another name");
-    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90", -1, 3, k, &keyed);
+    check_key_of(c, mul, "mul.ltoir", MUL_DECL, "sm_90", -1, 3, k, &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) == 0, "-O3: the check's link is -O0 anyway");
-    check_key_of(wide, "mul.ltoir", MUL_DECL, "sm_90", -1, -1, k, &keyed);
+    check_key_of(c, wide, "mul.ltoir", MUL_DECL, "sm_90", -1, -1, k, &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "other bytes");
-    check_key_of(mul, "mul.ltoir", "mul_f32_f32: float32(float32, int32)\n", "sm_90", -1, -1, k,
+    check_key_of(c, mul, "mul.ltoir", "mul_f32_f32: float32(float32, int32)\n", "sm_90", -1, -1, k,
                  &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "other declarations");
-    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_100", -1, -1, k, &keyed);
+    check_key_of(c, mul, "mul.ltoir", MUL_DECL, "sm_100", -1, -1, k, &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "another arch");
-    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90a", -1, -1, k, &keyed);
+    check_key_of(c, mul, "mul.ltoir", MUL_DECL, "sm_90a", -1, -1, k, &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "sm_90a is not sm_90");
-    check_key_of(mul, "mul.ltoir", MUL_DECL, "sm_90", 1, -1, k, &keyed);
+    check_key_of(c, mul, "mul.ltoir", MUL_DECL, "sm_90", 1, -1, k, &keyed);
     cr_assert(keyed && memcmp(k, base, sizeof k) != 0, "-ftz=1: the check's link sees it");
+    struct stat st;
+    cr_assert(stat(c, &st) != 0 && errno == ENOENT, "asking for keys made the cache directory");
+    cr_assert_eq(rmdir(dir), 0);
+    free(c);
+    free(dir);
+}
+
+/*
+ * Creating a link and asking for a check's key write nothing, not even the memos of nvJitLink's
+ * version and of the options it accepted: those are kept in memory, and go into the directory
+ * when the link uses the cache (here its lookup), so that a later process still finds them.
+ */
+Test(cache_check, asking_for_a_key_writes_nothing)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache");
+    fdl_link_options opts = FDL_LINK_OPTIONS_INIT;
+    opts.arch = "sm_90";
+    opts.cache = FDL_CACHE_ON;
+    opts.cache_dir = cache;
+    fdl_link *link = NULL;
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    if (fdl_link_create(&link, &opts, &err) == FDL_ENOLIB) {
+        rmdir(dir);
+        cr_skip_test("no nvJitLink: %s", err.message);
+    }
+    cr_assert_not_null(link, "%s", err.message);
+    struct stat st;
+    cr_assert(stat(cache, &st) != 0 && errno == ENOENT, "creating a link made the cache "
+              "directory");
+    cr_assert_eq(fdl_decls_parse(&decls, MUL_DECL, strlen(MUL_DECL), "k.decl", &err), FDL_OK,
+                 "%s", err.message);
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_file(link, FDL_LINK_FIXTURES "/mul.ltoir", FDL_KIND_AUTO, &err),
+                 FDL_OK, "%s", err.message);
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    fdl__link_input *ins[1] = {&link->inputs[0]};
+    cr_assert(fdl__link_check_key(link, ins, 1, NULL, 0, key), "no key");
+    cr_assert(stat(cache, &st) != 0 && errno == ENOENT, "asking for a key made the cache "
+              "directory");
+    /* the link's lookup uses the cache: the memos go in (nvJitLink's version, the options) */
+    fdl__link_cache_lookup(link);
+    cr_assert_eq(count_files(cache, ".fdlm"), 2, "the memos were not written at the lookup");
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+    free(cache);
+    free(dir);
 }
 
 /* The LTO report's note for mul_f32_f32 after linking the caller and @p callee (uncached). */
@@ -2125,7 +2175,8 @@ Test(cache_key, version_2_options_take_the_default_cache)
     opts.version = 2;
     opts.arch = "sm_90";
     opts.cache = (fdl_cache_mode)99; /* beyond a version-2 struct: never read */
-    opts.cache_dir = "/nonexistent/never/read";
+    char *never = path_in(dir, "never/read");
+    opts.cache_dir = never; /* beyond a version-2 struct: never read (nor made) */
     fdl_link *link = NULL;
     fdl_error err = FDL_ERROR_INIT;
     cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_OK, "%s", err.message);
@@ -2140,6 +2191,9 @@ Test(cache_key, version_2_options_take_the_default_cache)
     opts.version = FDL_LINK_OPTIONS_VERSION;
     cr_assert_eq(fdl_link_create(&link, &opts, &err), FDL_EINVAL);
     cr_assert_null(link);
+    struct stat st;
+    cr_assert(stat(never, &st) != 0, "the version-2 struct's cache_dir was used");
+    free(never);
     free(dir);
 }
 

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdl_test.h"
 #include "fdlink/embed.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"
@@ -180,12 +181,16 @@ Test(host_driver, driver_version_of_the_stub_is_enodevice)
 Test(host_embed, an_item_with_a_null_path_or_name_is_einval)
 {
     fdl_embed_item items[2] = {{"k", NULL}, {NULL, "/dev/null"}};
+    char *dir = make_temp_dir(), *out = path_in(dir, "never-written.c");
     for (int i = 0; i < 2; i++) {
         fdl_error err = FDL_ERROR_INIT;
-        cr_assert_eq(fdl_embed_write("/tmp/never-written.c", &items[i], 1, &err), FDL_EINVAL);
+        cr_assert_eq(fdl_embed_write(out, &items[i], 1, &err), FDL_EINVAL);
         cr_assert_not_null(strstr(err.message, i ? "NULL name" : "NULL path"), "%s", err.message);
     }
-    cr_assert_eq(access("/tmp/never-written.c", F_OK), -1);
+    cr_assert_eq(access(out, F_OK), -1);
+    cr_assert_eq(rmdir(dir), 0, "something was written beside it");
+    free(out);
+    free(dir);
 }
 
 /* A size variable that is no size is refused, naming it (issue 35: it fell back silently). */
@@ -193,14 +198,17 @@ Test(host_embed, a_bad_embed_max_size_is_refused_naming_the_variable)
 {
     static const char *const bad[] = {"1.5G", "1e9", "-1", "0", "12Q"};
     fdl_embed_item item = {"k", "/dev/null"};
+    char *dir = make_temp_dir(), *out = path_in(dir, "never-written.c");
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cr_assert_eq(setenv("FDLINK_EMBED_MAX_SIZE", bad[i], 1), 0);
         fdl_error err = FDL_ERROR_INIT;
-        cr_assert_eq(fdl_embed_write("/tmp/never-written.c", &item, 1, &err), FDL_EINVAL, "%s",
-                     bad[i]);
+        cr_assert_eq(fdl_embed_write(out, &item, 1, &err), FDL_EINVAL, "%s", bad[i]);
         cr_assert_not_null(strstr(err.message, "FDLINK_EMBED_MAX_SIZE"), "%s", err.message);
     }
     unsetenv("FDLINK_EMBED_MAX_SIZE");
+    cr_assert_eq(rmdir(dir), 0, "something was written there");
+    free(out);
+    free(dir);
 }
 #endif
 

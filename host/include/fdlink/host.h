@@ -533,6 +533,15 @@ FDL_API void fdl_launch_destroy(fdl_launch *launch);
  */
 FDL_API int fdl_stream_create(fdl_stream **out, fdl_device *dev, fdl_error *err);
 
+/**
+ * Whether @p stream is being captured into a CUDA graph (cuStreamIsCapturing): *capturing 1 or 0
+ * (0 also where the driver has no cuStreamIsCapturing). Synchronous work (FDL_LAUNCH_SYNC,
+ * fdl_stream_synchronize) in a capturing stream is refused with FDL_EINVAL before it would
+ * invalidate the capture; asynchronous launches, maps and reductions are captured.
+ * @return FDL_OK, FDL_EINVAL (NULL), FDL_ECUDA
+ */
+FDL_API int fdl_stream_is_capturing(fdl_stream *stream, int *capturing, fdl_error *err);
+
 /** The foreign handle fdl_stream_wrap takes for CUDA's legacy default stream (CU_STREAM_LEGACY). */
 #define FDL_STREAM_LEGACY ((void *)0x1)
 /** The foreign handle fdl_stream_wrap takes for CUDA's per-thread default stream

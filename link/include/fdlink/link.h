@@ -231,6 +231,15 @@ typedef struct fdl_link_options {
      * join LTO; the link is not LTO; or LTO kept the function).
      */
     int lto_report;
+    /* version 6 */
+    /**
+     * Warm deployments (issue 40): 1 makes every step that misses the cache an error (the link,
+     * an NVRTC or libNVVM compile of an input, a check's post-LTO view): FDL_ENOTFOUND, naming the
+     * inputs and the key, and nothing is compiled or linked; -1 never; 0 (the default) for
+     * FDLINK_REQUIRE_WARM (set and not "0": required). A link without the cache (off, culink) is
+     * such an error too.
+     */
+    int require_warm;
 } fdl_link_options;
 
 /** How long a link waits for another process's link of the same key by default (ms). */
@@ -241,12 +250,12 @@ typedef struct fdl_link_options {
 /** ... when they hold at least this many units to share out (split_compile). */
 #define FDL_LINK_PARALLEL_UNITS 2u
 
-#define FDL_LINK_OPTIONS_VERSION 5
+#define FDL_LINK_OPTIONS_VERSION 6
 #define FDL_LINK_OPTIONS_INIT                                                                     \
     {FDL_LINK_OPTIONS_VERSION, NULL, -1, 0, 0, 0, NULL, FDL_BACKEND_AUTO, FDL_LTO_AUTO, 0, 0, -1,  \
      -1, -1, -1, NULL, NULL, 0, NULL, FDL_CACHE_AUTO, NULL,                                     \
      /* issue 22 */ -1, /* issue 25 */ 0, NULL, 0, -1, -1, -1, -1, 0, /* issue 26 */ NULL,       \
-     /* issue 32 */ -1, 0, 0}
+     /* issue 32 */ -1, 0, 0, /* issue 40 */ 0}
 
 /** A link in progress. Opaque. */
 typedef struct fdl_link fdl_link;
@@ -666,6 +675,47 @@ FDL_API size_t fdl_inspection_count(const fdl_inspection *ins);
 
 /** Image @p i, or NULL when out of range. Borrowed; valid until the inspection is destroyed. */
 FDL_API const fdl_image *fdl_inspection_image(const fdl_inspection *ins, size_t i);
+
+/* ---- fat binaries: one program for several architectures (issue 40) ------------------------ */
+
+/** One entry of a fatbin to write: a cubin for sm_@p arch, or PTX for compute_@p arch. */
+typedef struct fdl_fatbin_entry {
+    fdl_input_kind kind; /**< FDL_KIND_CUBIN or FDL_KIND_PTX */
+    unsigned arch;       /**< the architecture's number: 90 for sm_90 or compute_90 */
+    const void *data;    /**< the cubin, or the PTX text (its NUL not needed) */
+    size_t size;
+} fdl_fatbin_entry;
+
+/**
+ * Write a fat binary of @p n entries, in the order given, as nvcc's fatbinary writes one (one
+ * container: magic 0xBA55ED50, version 1; an entry header per image, 64-bit, uncompressed; each
+ * payload padded with zeros to 8 bytes, PTX NUL-terminated), so that the driver's
+ * cuModuleLoadData picks the image for its GPU (a cubin of its architecture, else JIT of the
+ * newest PTX it can), and cuobjdump, nvJitLink and fdl_inspect_data read it. Each cubin entry's
+ * bytes are the cubin's, unchanged.
+ * @param out  receives the fatbin (not NULL)
+ * @param size receives its size (not NULL)
+ * @return FDL_OK, FDL_EINVAL (no entries, an empty one, a kind other than cubin or PTX, bytes
+ *         that are not of the kind said, an arch outside 10..9999, two entries of one kind and
+ *         arch: the message names the entry), FDL_ELIMIT (too large), FDL_ENOMEM
+ * Ownership: *out is the caller's; free() it.
+ * Thread-safety: reentrant.
+ */
+FDL_API int fdl_fatbin_create(void **out, size_t *size, const fdl_fatbin_entry *entries, size_t n,
+                              fdl_error *err);
+
+/**
+ * Complete @p n links at once (fdl_link_complete on each), on at most @p jobs threads (0: the
+ * fewer of FDLINK_JOBS, when set, and the number of links), each link checked and cached on its
+ * own: the links of one program for several architectures, made into a fatbin with
+ * fdl_fatbin_create. Every link is completed even when another fails.
+ * @param errs (may be NULL) @p n records, link i's in errs[i]
+ * @return FDL_OK when every link completed, else the status of the first (in order) that failed
+ *         (its record in errs[i]; the others' in theirs); FDL_EINVAL (NULL links), FDL_ENOMEM
+ * Thread-safety: the links are used by this call's threads until it returns; no other thread
+ * may use them meanwhile.
+ */
+FDL_API int fdl_links_complete(fdl_link *const *links, size_t n, int jobs, fdl_error *errs);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /*
- * Remote stores of the link cache (transport.c): ccache's remote_storage URLs parsed, and entries
- * got and put by key on Redis (hiredis) and HTTP servers (libcurl), both opened with dlopen the
- * first time a remote is asked. Nothing here knows what an entry holds: cache.c checks what a
+ * Remote stores of the link cache (transport.c, and a file per protocol: transport_redis.c,
+ * transport_http.c): ccache's remote_storage URLs parsed, and entries got and put by key on
+ * Redis (hiredis) and HTTP servers (libcurl), both opened with dlopen the first time a remote is
+ * asked. Nothing here knows what an entry holds: cache.c checks what a
  * remote answers, exactly as it checks what the directory holds.
  */
 #ifndef FDLINK_TRANSPORT_H

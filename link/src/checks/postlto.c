@@ -114,11 +114,18 @@ int fdl__link_post_lto_joint(fdl_link *link, fdl__link_input **ins, size_t n, in
     int rc = FDL_OK;
     fdl__cache_sections cached;
     memset(&cached, 0, sizeof cached);
+    if (keyed)
+        fdl__link_memos_write(link); /* the cache is used: the memos the link learnt go in */
     if (keyed && fdl__cache_get(&link->cache, FDL__CACHE_CHECK, key, &cached) != FDL_CACHE_MISS &&
         cached.n == 1 && cached.len[0] && (run.out = malloc(cached.len[0] + 1))) {
         memcpy(run.out, cached.p[0], cached.len[0]);
         run.out[cached.len[0]] = '\0';
         run.out_size = cached.len[0];
+    } else if (fdl__link_warm_required(link)) {
+        char hex[33] = "";
+        if (keyed)
+            fdl__cache_key_hex(key, hex);
+        rc = fdl__link_cold(link, "the post-LTO view (declaration check)", NULL, hex, err);
     } else if ((rc = fdl__link_need_nv(link, err)) == FDL_OK) {
         rc = fdl__nvjl_link(link, 1, FDL__NVJL_VIEW, ins, n, keep, link->keeper_size, &run, err);
         link->nvjl_runs++;

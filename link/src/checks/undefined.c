@@ -129,7 +129,7 @@ static void who_defines(fdl_link *link, const char *symbol, const char *readable
                     /* the image the link does not use: another architecture's */
                     snprintf(out, cap, " (%.200s defines it, but a link for %s does not use "
                              "that image: rebuild it for %s)", img->pub.name,
-                             fdl_link_arch(link), fdl_link_arch(link));
+                             link->arch, link->arch);
                     return;
                 }
                 if (pass == 1 && (used || !img) &&

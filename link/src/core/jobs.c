@@ -244,3 +244,52 @@ void fdl__jobs_give_back(fdl_link *link)
     link->jobs.rfd = link->jobs.wfd = -1;
     link->jobs.server = 0;
 }
+
+int fdl__slots_take(fdl__slots *s, int want, int jobs)
+{
+    memset(s, 0, sizeof *s);
+    s->rfd = s->wfd = -1;
+    int cap = jobs > 0 ? jobs : jobs_env();
+    if (cap && cap < want)
+        want = cap;
+    if (want <= 1)
+        return 1;
+    int rfd, wfd;
+    if (!jobserver_open(getenv("MAKEFLAGS"), &rfd, &wfd)) {
+        if (!cap) { /* neither a bound nor a jobserver: the processors */
+            long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+            if (nproc >= 1 && nproc < want)
+                want = (int)nproc;
+        }
+        return want;
+    }
+    s->rfd = rfd;
+    s->wfd = wfd;
+    s->server = 1;
+    /* this process's own slot, and the tokens free now (never waiting for one) */
+    while (s->ntokens + 1 < (size_t)want && s->ntokens < sizeof s->tokens) {
+        char c;
+        if (read(rfd, &c, 1) != 1)
+            break;
+        s->tokens[s->ntokens++] = c;
+    }
+    return (int)s->ntokens + 1;
+}
+
+void fdl__slots_give_back(fdl__slots *s)
+{
+    if (!s->server)
+        return;
+    for (size_t i = 0; i < s->ntokens; i++) {
+        ssize_t put;
+        do
+            put = write(s->wfd, &s->tokens[i], 1);
+        while (put < 0 && errno == EINTR);
+    }
+    s->ntokens = 0;
+    if (s->wfd != s->rfd)
+        close(s->wfd);
+    close(s->rfd);
+    s->rfd = s->wfd = -1;
+    s->server = 0;
+}

@@ -60,7 +60,8 @@ int fdl__link_need_nv(fdl_link *link, fdl_error *err)
     link->nvjl_known = known;
     link->nvjl_major = major;
     link->nvjl_minor = minor;
-    link->nvjl_id_ok = known && link->cache.on && fdl__nvjl_remember(link->cache.dir, link->nvjl_id);
+    /* in memory only: fdl__link_memos_write puts it in the cache directory */
+    link->nvjl_id_ok = known && link->cache.on && fdl__nvjl_remember(NULL, link->nvjl_id);
     return FDL_OK;
 }
 
@@ -108,17 +109,23 @@ static int probe_pkey(fdl_link *link, const fdl__strv *o, unsigned char key[FDL_
 
 static const char PROBE_OK[] = "accepted";
 
-/* The memo in the cache directory says that this library accepted these options. */
-static int probe_known_on_disk(fdl_link *link, const fdl__strv *o)
+/* The memo @p key in the cache directory says that this library accepted the options. */
+static int probe_memo_says(fdl_link *link, const unsigned char key[FDL__CACHE_KEY_SIZE])
 {
-    unsigned char key[FDL__CACHE_KEY_SIZE];
     fdl__cache_sections s;
-    if (!probe_key(link, o, key) || !fdl__cache_memo_get(link->cache.dir, key, &s))
+    if (!fdl__cache_memo_get(link->cache.dir, key, &s))
         return 0;
     int ok = s.n == 1 && s.len[0] == sizeof PROBE_OK - 1 &&
              memcmp(s.p[0], PROBE_OK, sizeof PROBE_OK - 1) == 0;
     fdl__cache_sections_free(&s);
     return ok;
+}
+
+/* The memo in the cache directory says that this library accepted these options. */
+static int probe_known_on_disk(fdl_link *link, const fdl__strv *o)
+{
+    unsigned char key[FDL__CACHE_KEY_SIZE];
+    return probe_key(link, o, key) && probe_memo_says(link, key);
 }
 
 int fdl__link_probe_known(fdl_link *link)
@@ -146,12 +153,26 @@ void fdl__link_probe_remember(fdl_link *link)
     unsigned char key[FDL__CACHE_KEY_SIZE];
     if (probe_pkey(link, &o, key))
         fdl__cache_pmemo_put(key);
-    if (probe_key(link, &o, key) && !probe_known_on_disk(link, &o)) {
-        const unsigned char *secs[1] = {(const unsigned char *)PROBE_OK};
-        size_t lens[1] = {sizeof PROBE_OK - 1};
-        fdl__cache_memo_put(link->cache.dir, key, secs, lens, 1);
-    }
+    link->probe_memo_pending = probe_key(link, &o, link->probe_memo);
     fdl__strv_free(&o);
+}
+
+void fdl__link_memos_write(fdl_link *link)
+{
+    if (!link->cache.on)
+        return;
+    /* nvJitLink's version: once a process (libmemo.h), and only when this link loaded it */
+    unsigned char id[FDL__LIBMEMO_ID_SIZE];
+    if (link->nv && link->nvjl_id_ok)
+        fdl__nvjl_remember(link->cache.dir, id);
+    if (link->probe_memo_pending) {
+        link->probe_memo_pending = 0;
+        if (!probe_memo_says(link, link->probe_memo)) {
+            const unsigned char *secs[1] = {(const unsigned char *)PROBE_OK};
+            size_t lens[1] = {sizeof PROBE_OK - 1};
+            fdl__cache_memo_put(link->cache.dir, link->probe_memo, secs, lens, 1);
+        }
+    }
 }
 
 /* The process memo that fdl_ptx_scan accepts @p in's bytes: its key. */
@@ -495,10 +516,49 @@ const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections 
     }
 }
 
+/* ---- warm deployments (issue 40) ------------------------------------------------------------ */
+
+int fdl__link_warm_required(const fdl_link *link)
+{
+    if (link->opts.require_warm)
+        return link->opts.require_warm > 0;
+    const char *env = getenv("FDLINK_REQUIRE_WARM");
+    return env && env[0] && strcmp(env, "0") != 0;
+}
+
+int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
+                   fdl_error *err)
+{
+    char inputs[512] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < link->ninputs && at + 1 < sizeof inputs; i++) {
+        if (link->inputs[i].builtin)
+            continue;
+        int w = snprintf(inputs + at, sizeof inputs - at, "%s%s", at ? ", " : "",
+                         link->inputs[i].name);
+        if (w < 0 || (size_t)w >= sizeof inputs - at) {
+            snprintf(inputs + (sizeof inputs - 5), 5, "...");
+            break;
+        }
+        at += (size_t)w;
+    }
+    const char *by = link->opts.require_warm > 0 ? "require_warm" : "FDLINK_REQUIRE_WARM";
+    if (!key_hex || !key_hex[0])
+        return fdl__error(err, FDL_ENOTFOUND, source, 0, 0, NULL,
+                          "%s of %s for %s needs the cache, which is not in use (off, or the "
+                          "culink backend), and %s forbids making it", what,
+                          source ? source : inputs[0] ? inputs : "no inputs", link->arch, by);
+    return fdl__error(err, FDL_ENOTFOUND, source, 0, 0, NULL,
+                      "cache miss: %s of %s for %s (key %s) is not in the cache, and %s forbids "
+                      "making it", what, source ? source : inputs[0] ? inputs : "no inputs",
+                      link->arch, key_hex, by);
+}
+
 int fdl__link_cache_lookup(fdl_link *link)
 {
     link->cache_result = FDL_CACHE_UNUSED;
     fdl__link_cache_warn(link); /* e.g. a signing key that turned the cache off */
+    fdl__link_memos_write(link);
     if (!link->cache.on || link->backend != FDL_BACKEND_NVJITLINK)
         return 0;
     unsigned char key[FDL__CACHE_KEY_SIZE];
@@ -925,6 +985,7 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
     int keyed = 0, major = 0, minor = 0;
     fdl_error refused = FDL_ERROR_INIT;
     if (link->cache.on) {
+        fdl__link_memos_write(link);
         /* NVRTC's version from its memo when there is one, so that a hit does not load NVRTC */
         int memo = fdl__nvrtc_quick_version(link->cache.dir, &major, &minor);
         if (memo || fdl__nvrtc_remember(link->cache.dir, &major, &minor) == FDL_OK) {
@@ -957,6 +1018,12 @@ int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size
         if (err)
             *err = refused;
         return refused.code;
+    }
+    if (fdl__link_warm_required(link)) {
+        char hex[33] = "";
+        if (keyed)
+            fdl__cache_key_hex(key, hex);
+        return fdl__link_cold(link, "the NVRTC compile", name, hex, err);
     }
     int rc = fdl__nvrtc_compile(out, out_size, log, source, size, name, options, headers,
                                 nheaders, ltoir, err);
@@ -1019,6 +1086,7 @@ int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size,
     *out_size = 0;
     *log = NULL;
     if (link->cache.on) {
+        fdl__link_memos_write(link);
         /* libNVVM's version from its memo when there is one, so that a hit does not load it */
         int memo = fdl__nvvm_quick_version(link->cache.dir, &major, &minor);
         if (memo || fdl__nvvm_remember(link->cache.dir, &major, &minor) == FDL_OK) {
@@ -1037,6 +1105,12 @@ int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size,
                     return FDL_OK;
             }
         }
+    }
+    if (fdl__link_warm_required(link)) {
+        char hex[33] = "";
+        if (keyed)
+            fdl__cache_key_hex(key, hex);
+        return fdl__link_cold(link, "the libNVVM compile", name, hex, err);
     }
     int rc = fdl__nvvm_compile(out, out_size, log, bc, size, name, arch, ltoir, err);
     link->nvvm_compiled++;

@@ -49,6 +49,10 @@ struct fdl_link {
     int nvjl_memo;          /* nvjl_major/nvjl_minor came from the memo (nv is NULL) */
     int nvjl_id_ok;         /* nvjl_id identifies the library (libmemo.h) */
     unsigned char nvjl_id[FDL__LIBMEMO_ID_SIZE];
+    /* the cache directory's memo that this library accepted the options, made at create time
+     * and written by fdl__link_memos_write (creating a link writes nothing) */
+    unsigned char probe_memo[FDL__CACHE_KEY_SIZE];
+    int probe_memo_pending;
     fdl__link_input *inputs;
     size_t ninputs;
     size_t cap;
@@ -186,6 +190,22 @@ int fdl__jobs_memory_threads(uint64_t code_bytes, uint64_t *budget);
 /* Give the jobserver's tokens back (nothing when none were taken). */
 void fdl__jobs_give_back(fdl_link *link);
 
+/* Job slots for links run side by side (fdl_links_complete, issue 40). */
+typedef struct fdl__slots {
+    int rfd, wfd;
+    int server;          /* tokens may have been taken from a jobserver */
+    size_t ntokens;
+    char tokens[64];
+} fdl__slots;
+
+/*
+ * Slots for at most @p want threads: @p jobs when > 0, else FDLINK_JOBS, bound them; under a
+ * make or ninja jobserver, one slot of this process's own and the tokens free now (never waiting);
+ * else the processors. @return the threads, at least 1; fdl__slots_give_back after.
+ */
+int fdl__slots_take(fdl__slots *s, int want, int jobs);
+void fdl__slots_give_back(fdl__slots *s);
+
 /* "compute_90a" for sm_90a. */
 void fdl__link_virtual_arch(const fdl_link *link, char *out, size_t size);
 /*
@@ -280,6 +300,16 @@ void fdl__nvjl_run_free(fdl__nvjl_run *run);
  * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
  */
 int fdl__link_cache_lookup(fdl_link *link);
+
+/* Whether every step must come from the cache (require_warm, else FDLINK_REQUIRE_WARM). */
+int fdl__link_warm_required(const fdl_link *link);
+/*
+ * The error of a step that missed the cache while warm is required: FDL_ENOTFOUND, "cache miss:
+ * WHAT of SOURCE (or the link's inputs) for ARCH (key HEX) is not in the cache, and
+ * FDLINK_REQUIRE_WARM forbids making it" (another line when @p key_hex is "" or NULL: no cache).
+ */
+int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
+                   fdl_error *err);
 /*
  * After a miss: take the key's lease (lease.c), waiting while another process links the same
  * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
@@ -329,14 +359,22 @@ int fdl__link_check_key(fdl_link *link, fdl__link_input *const *ins, size_t n,
 void fdl__link_cache_warn(fdl_link *link);
 /*
  * Load nvJitLink for a link whose version came from the memo (link->nv NULL), and take its own
- * version. @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
+ * version (its memo kept in memory: fdl__link_memos_write writes it).
+ * @return FDL_OK; FDL_ENOLIB as fdl_link_create reported it before the memo
  */
 int fdl__link_need_nv(fdl_link *link, fdl_error *err);
 /*
  * After a successful probe: memo that this library accepts the link's options, in this process
- * (a process memo, cacheint.h) and in the cache directory (when the cache is on).
+ * (a process memo, cacheint.h), and for the cache directory (when the cache is on), where
+ * fdl__link_memos_write puts it.
  */
 void fdl__link_probe_remember(fdl_link *link);
+/*
+ * Write the memos this link has learnt into its cache directory: nvJitLink's version
+ * (libmemo.h) and the options it accepted. Called where the link uses the cache (its lookup, a
+ * check's or a compile's lookup); creating a link and asking for a key write nothing.
+ */
+void fdl__link_memos_write(fdl_link *link);
 /* A memo (this process's, or the cache directory's) says this library accepted the options. */
 int fdl__link_probe_known(fdl_link *link);
 /*

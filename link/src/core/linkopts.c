@@ -274,6 +274,7 @@ int fdl__link_arch_parse(const char *arch, unsigned *number, char *suffix)
 #define END_OF(field) (offsetof(fdl_link_options, field) + sizeof(((fdl_link_options *)0)->field))
 static const size_t version_end[] = {
     0, 0, offsetof(fdl_link_options, cache), END_OF(cache_dir), END_OF(cache_remote),
+    END_OF(lto_report),
 };
 
 /* The options of any version, as the current one (defaults for what older versions lack). */
@@ -415,6 +416,9 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
             return fdl__fail(err, FDL_EINVAL,
                              "extra option '%.64s': set the split_compile field instead", x);
     }
+    if (o->require_warm < -1 || o->require_warm > 1)
+        return fdl__fail(err, FDL_EINVAL, "require_warm is %d (expected -1, 0 or 1)",
+                         o->require_warm);
     if (o->emit_ptx && o->lto == FDL_LTO_OFF)
         return fdl__fail(err, FDL_EINVAL,
                          "emit_ptx needs link-time optimisation (the PTX is what LTO makes of "

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "elfread.h"
@@ -167,5 +168,152 @@ int fdl__object_parse(fdl__images *im, const unsigned char *p, size_t n, size_t 
         return fdl__error(err, FDL_EKIND, input, 0, 0, NULL,
                           "a host object with no device code (no .nv_fatbin or __nv_relfatbin "
                           "section)");
+    return FDL_OK;
+}
+
+/* ---- writing: fdl_fatbin_create ------------------------------------------------------------ */
+
+/* What nvcc's fatbinary writes (CUDA 12 and 13, read back from `nvcc -fatbin`): a 16-byte
+ * container header (magic, version 1, header size 16, body size), then per entry a 64-byte
+ * header (80 for PTX: 16 bytes more, the PTX options' place, empty) and the payload, padded with
+ * zeros to 8 bytes. Flags 0x11: a 64-bit image for a Linux host; nothing compressed. */
+#define FATBIN_FLAG_64BIT 0x1u
+#define FATBIN_FLAG_LINUX 0x10u
+#define FATBIN_PTX_HEADER 80u
+
+/* The PTX `.version X.Y` of @p p (text of @p n bytes): 1 and *major, *minor, else 0. */
+static int ptx_version_of(const unsigned char *p, size_t n, unsigned *major, unsigned *minor)
+{
+    static const char dir[] = ".version";
+    for (size_t i = 0; i + sizeof dir <= n; i++) {
+        if (memcmp(p + i, dir, sizeof dir - 1) != 0 ||
+            (i && !fdl__is_space(p[i - 1]) && p[i - 1] != ';'))
+            continue;
+        size_t j = i + sizeof dir - 1;
+        if (j >= n || !fdl__is_space(p[j]))
+            continue;
+        while (j < n && fdl__is_space(p[j]))
+            j++;
+        unsigned a = 0, b = 0, da = 0, db = 0;
+        for (; j < n && p[j] >= '0' && p[j] <= '9' && da < 4; j++, da++)
+            a = a * 10 + (unsigned)(p[j] - '0');
+        if (!da || j >= n || p[j] != '.')
+            return 0;
+        for (j++; j < n && p[j] >= '0' && p[j] <= '9' && db < 4; j++, db++)
+            b = b * 10 + (unsigned)(p[j] - '0');
+        if (!db)
+            return 0;
+        *major = a;
+        *minor = b;
+        return 1;
+    }
+    return 0;
+}
+
+static void put16(unsigned char *p, unsigned v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+int fdl_fatbin_create(void **out, size_t *size, const fdl_fatbin_entry *entries, size_t n,
+                      fdl_error *err)
+{
+    unsigned char *buf;
+    if (out)
+        *out = NULL;
+    if (size)
+        *size = 0;
+    if (!FDL__CHECK_ARG(out && size && (entries || !n)))
+        return fdl__fail(err, FDL_EINVAL, "fdl_fatbin_create: NULL argument");
+    if (!n)
+        return fdl__fail(err, FDL_EINVAL, "a fatbin needs at least one entry");
+    size_t total = 16;
+    for (size_t i = 0; i < n; i++) {
+        const fdl_fatbin_entry *e = &entries[i];
+        const unsigned char *p = e->data;
+        if (!e->data || !e->size)
+            return fdl__fail(err, FDL_EINVAL, "fatbin entry %zu is empty", i + 1);
+        if (e->arch < 10 || e->arch > 9999)
+            return fdl__fail(err, FDL_EINVAL, "fatbin entry %zu: architecture %u is not one "
+                             "(expected e.g. 90 for sm_90)", i + 1, e->arch);
+        for (size_t j = 0; j < i; j++)
+            if (entries[j].kind == e->kind && entries[j].arch == e->arch)
+                return fdl__fail(err, FDL_EINVAL, "fatbin entries %zu and %zu are both %s for "
+                                 "%s_%u", j + 1, i + 1, fdl_input_kind_name(e->kind),
+                                 e->kind == FDL_KIND_PTX ? "compute" : "sm", e->arch);
+        size_t header = 64, payload = e->size;
+        unsigned major = 0, minor = 0;
+        if (e->kind == FDL_KIND_CUBIN) {
+            fdl__elf elf;
+            const char *why = NULL;
+            if (!fdl__elf_open(&elf, p, e->size, &why) || e->size < 20 ||
+                fdl__le16(p + 18) != FDL__EM_CUDA)
+                return fdl__fail(err, FDL_EINVAL, "fatbin entry %zu (sm_%u) is not a cubin%s%s",
+                                 i + 1, e->arch, why ? ": " : "", why ? why : "");
+        } else if (e->kind == FDL_KIND_PTX) {
+            if (!ptx_version_of(p, e->size, &major, &minor))
+                return fdl__fail(err, FDL_EINVAL, "fatbin entry %zu (compute_%u) is not PTX "
+                                 "(no .version directive)", i + 1, e->arch);
+            header = FATBIN_PTX_HEADER;
+            if (p[e->size - 1] != '\0')
+                payload++; /* the driver reads PTX up to its NUL */
+        } else {
+            return fdl__fail(err, FDL_EINVAL, "fatbin entry %zu: kind %s cannot be written "
+                             "(cubin or ptx)", i + 1, fdl_input_kind_name(e->kind));
+        }
+        size_t padded = payload + (8 - payload % 8) % 8;
+        if (padded < payload || !fdl__size_add(&total, total, header) ||
+            !fdl__size_add(&total, total, padded))
+            return fdl__fail(err, FDL_ELIMIT, "a fatbin of these entries is too large");
+    }
+    buf = calloc(1, total);
+    if (!buf)
+        return fdl__fail(err, FDL_ENOMEM, "out of memory for a fatbin of %zu bytes", total);
+    put32(buf, FDL__FATBIN_MAGIC);
+    put16(buf + 4, 1);
+    put16(buf + 6, 16);
+    put64(buf + 8, (uint64_t)(total - 16));
+    size_t at = 16;
+    for (size_t i = 0; i < n; i++) {
+        const fdl_fatbin_entry *e = &entries[i];
+        const unsigned char *p = e->data;
+        unsigned char *h = buf + at;
+        int ptx = e->kind == FDL_KIND_PTX;
+        size_t header = ptx ? FATBIN_PTX_HEADER : 64;
+        size_t payload = e->size + (ptx && p[e->size - 1] != '\0');
+        size_t padded = payload + (8 - payload % 8) % 8;
+        unsigned major = 1, minor = p[8]; /* a cubin: 1 and its ELF ABI version, as nvcc's */
+        if (ptx)
+            (void)ptx_version_of(p, e->size, &major, &minor);
+        put16(h, ptx ? 1 : 2);
+        put16(h + 2, 0x0101);
+        put32(h + 4, (uint32_t)header);
+        put64(h + 8, (uint64_t)padded);
+        if (ptx)
+            put32(h + 20, 64); /* the options' place in this header */
+        put16(h + 24, minor);
+        put16(h + 26, major);
+        put32(h + 28, e->arch);
+        put64(h + 40, FATBIN_FLAG_64BIT | FATBIN_FLAG_LINUX);
+        if (ptx)
+            put64(h + 64, 72);
+        memcpy(h + header, p, e->size);
+        at += header + padded;
+    }
+    *out = buf;
+    *size = total;
     return FDL_OK;
 }

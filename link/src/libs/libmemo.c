@@ -291,6 +291,7 @@ int fdl__libmemo_lookup(const fdl__libspec *lib, const char *dir, unsigned *majo
     *major = a;
     *minor = b;
     mem_fill(m, a, b, id);
+    atomic_store(&m->recorded, 1); /* the directory holds it: nothing to write */
     ok = 1;
 cleanup:
     fdl__cache_sections_free(&s);
@@ -310,7 +311,8 @@ int fdl__libmemo_record(const fdl__libspec *lib, const char *dir, const void *sy
     if (id)
         memset(id, 0, FDL__LIBMEMO_ID_SIZE);
     fdl__libmemo_mem *m = lib->mem;
-    if (atomic_load(&m->state) == 2) {
+    /* known in memory: done, unless the memo is still to be written (it was kept in memory) */
+    if (atomic_load(&m->state) == 2 && (!dir || atomic_load(&m->recorded))) {
         if (id)
             memcpy(id, m->id, FDL__LIBMEMO_ID_SIZE);
         return m->major == major && m->minor == minor;

@@ -36,7 +36,7 @@ typedef struct fdl__libmemo_mem {
     atomic_int state;
     unsigned major, minor;
     unsigned char id[FDL__LIBMEMO_ID_SIZE];
-    atomic_int recorded; /* a memo was written (or tried) by this process */
+    atomic_int recorded; /* a memo was written (or tried) by this process, or read from one */
 } fdl__libmemo_mem;
 
 #define FDL__LIBMEMO_MEM_INIT {0, 0, 0, {0}, 0}
@@ -61,7 +61,9 @@ int fdl__libmemo_lookup(const fdl__libspec *lib, const char *dir, unsigned *majo
 /*
  * After a real load that began at @p load_start_ns (CLOCK_REALTIME): memo in @p dir that the
  * library holding @p sym (one of its entry points) has this version. Best effort, once per
- * process. @p id, when not NULL, receives the library's identity (all zero when none).
+ * process. @p dir NULL: in this process's memory only (what a key needs; nothing written), and a
+ * later call with a directory writes it there. @p id, when not NULL, receives the library's
+ * identity (all zero when none).
  * @return 1 when @p id is valid
  */
 int fdl__libmemo_record(const fdl__libspec *lib, const char *dir, const void *sym,

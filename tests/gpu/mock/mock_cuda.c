@@ -15,6 +15,10 @@
  *   MOCK_CUDA_NO_GPA          cuGetProcAddress finds nothing (fdlink falls back to dlsym)
  *   MOCK_CUDA_DEVICES         device count (default 1; 0 makes cuInit fail with NO_DEVICE)
  *   MOCK_CUDA_STREAM_CTX_OTHER cuStreamGetCtx says every stream is of another context
+ *   MOCK_CUDA_CAPTURING       cuStreamIsCapturing says every stream but the default ones is
+ *                             being captured into a CUDA graph, and then waiting for one
+ *                             (cuStreamSynchronize, cuCtxSynchronize) fails as the driver's does
+ *                             (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
  * mock_cuda_live(kind) reports what is still allocated, for leak checks; mock_cuda_live(-2) counts
  * the calls refused for an index or a name that does not exist (what compute-sanitizer reports as
  * API errors).
@@ -957,6 +961,8 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 
 EXPORT CUresult cuCtxSynchronize(void)
 {
+    if (getenv("MOCK_CUDA_CAPTURING"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return ready();
 }
 
@@ -1384,7 +1390,23 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
+    if (getenv("MOCK_CUDA_CAPTURING") && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return ready() ? ready() : stream_ok(s);
+}
+
+/* MOCK_CUDA_CAPTURING: every stream but the default ones is being captured */
+EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = ready() ? ready() : stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    *st = getenv("MOCK_CUDA_CAPTURING") && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD
+              ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+              : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
 }
 
 /* The one context for every stream the mock knows (the default streams included). */
@@ -1602,6 +1624,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
         P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
         P("cuStreamSynchronize", 2000, cuStreamSynchronize),
         P("cuStreamGetCtx", 9020, cuStreamGetCtx),
+        P("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
         P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
         P("cuEventCreate", 2000, cuEventCreate),
         P("cuEventDestroy", 4000, cuEventDestroy_v2),

@@ -514,3 +514,59 @@ Test(host_mock, the_resource_spec_lists_every_gpu_with_its_slots)
     cr_assert_eq(len, strlen(json));
     free(json);
 }
+
+/*
+ * CUDA graph capture (MOCK_CUDA_CAPTURING: every created stream "is being captured", and waiting
+ * for it fails as the driver's does): fdl_stream_is_capturing says so, a synchronous launch and
+ * fdl_stream_synchronize are refused before anything is queued (the capture would be invalidated),
+ * an asynchronous launch is queued as usual.
+ */
+Test(host_mock, a_wait_in_a_capturing_stream_is_refused_before_it_is_queued)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_module *mod = NULL;
+    cr_assert_eq(fdl_module_load_file(&mod, dev, KERNELS "/kernels.ptx", &err), FDL_OK, "%s",
+                 err.message);
+    fdl_kernel *k = NULL;
+    cr_assert_eq(fdl_module_get_kernel(&k, mod, "iota_u32", &err), FDL_OK, "%s", err.message);
+    fdl_stream *s = NULL;
+    cr_assert_eq(fdl_stream_create(&s, dev, &err), FDL_OK, "%s", err.message);
+    int capturing = -1;
+    cr_assert_eq(fdl_stream_is_capturing(s, &capturing, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(capturing, 0);
+    fdl_buffer *out = NULL;
+    cr_assert_eq(fdl_buffer_create(&out, dev, 64 * 4, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_zero(out, &err), FDL_OK);
+    cr_assert_eq(setenv("MOCK_CUDA_CAPTURING", "1", 1), 0);
+    cr_assert_eq(fdl_stream_is_capturing(s, &capturing, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(capturing, 1);
+    uint64_t p = fdl_buffer_address(out);
+    uint32_t n = 64;
+    fdl_arg args[] = {FDL_ARG(p), FDL_ARG(n)};
+    fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
+    cfg.block.x = 64;
+    cfg.stream = s;
+    cfg.flags = FDL_LAUNCH_SYNC;
+    cr_assert_eq(fdl_kernel_launch_ex(k, &cfg, args, 2, &err), FDL_EINVAL);
+    char expect[400];
+    snprintf(expect, sizeof expect, "a synchronous launch of kernel 'iota_u32' in stream %p, "
+             "which is being captured into a CUDA graph: waiting would invalidate the capture "
+             "(launch without waiting, and check statuses after a replay)", fdl_stream_handle(s));
+    cr_assert_str_eq(err.message, expect);
+    cr_assert_str_eq(err.symbol, "iota_u32");
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_EINVAL);
+    cr_assert(strstr(err.message, "fdl_stream_synchronize in stream") != NULL, "%s", err.message);
+    uint32_t words[64];
+    cr_assert_eq(unsetenv("MOCK_CUDA_CAPTURING"), 0);
+    cr_assert_eq(fdl_buffer_read(out, 0, words, sizeof words, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(words[5], 0, "nothing was queued by the refused launch");
+    cr_assert_eq(setenv("MOCK_CUDA_CAPTURING", "1", 1), 0);
+    cfg.flags = 0;
+    cr_assert_eq(fdl_kernel_launch_ex(k, &cfg, args, 2, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(unsetenv("MOCK_CUDA_CAPTURING"), 0);
+    cr_assert_eq(fdl_stream_synchronize(s, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_buffer_read(out, 0, words, sizeof words, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(words[5], 16);
+    fdl_device_destroy(dev);
+}
