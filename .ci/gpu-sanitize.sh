@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU host (see ../shared/gpu/README.md: the repository with .gpu/ prepared): the whole
+# On a GPU host (see tools/gpu/README.md: the repository with .gpu/ prepared): the whole
 # gpu-labelled suite (tests, examples, CMake consumers) under each compute-sanitizer tool, with
 # API error reporting on (the tools' default) and --error-exitcode 1, through .gpu/run-tests.sh
 # (FDLINK_SANITIZE=<tool>, which builds build-gpu and leaves out the label fault: deliberate
@@ -19,7 +19,7 @@
 # tool in parallel); FDLINK_SANITIZE_TIMEOUT (seconds) bounds each tool's run.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-[ -f .gpu/run-tests.sh ] || { echo "gpu-sanitize: no .gpu/run-tests.sh (run ../shared/gpu/prepare.sh first)" >&2; exit 2; }
+[ -f .gpu/run-tests.sh ] || { echo "gpu-sanitize: no .gpu/run-tests.sh (run tools/gpu/prepare.sh first)" >&2; exit 2; }
 tools=("$@")
 [ ${#tools[@]} = 0 ] && tools=(memcheck racecheck initcheck synccheck)
 summary=()

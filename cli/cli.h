@@ -250,4 +250,10 @@ void help_resource_spec(FILE *out);
 int cmd_cache(int argc, char **argv);
 void help_cache(FILE *out);
 
+/* The variable (FDLINK_NVRTC or FDLINK_NVJITLINK) that cli_pair_libraries set to the partner of
+ * the one the user set, from its folder, or NULL. */
+extern const char *cli_paired_variable;
+/* Set the partner of FDLINK_NVRTC or FDLINK_NVJITLINK from its folder (util.c; main, at start). */
+void cli_pair_libraries(void);
+
 #endif /* FDLINK_CLI_H */

@@ -28,18 +28,19 @@ void help_doctor(FILE *out)
           "fdlink's version and build, the link cache (directory, entries, hits, misses) and\n"
           "the FDLINK_* variables in effect. It checks the\n"
           "traps: PTX newer than the driver can JIT, an nvJitLink older or newer than the\n"
-          "toolkit, LTO-IR from another toolkit major. Then one verdict per capability, each\n"
-          "tried for real: link for each GPU's sm_XX (and each --arch; sm_90 when there is\n"
-          "neither), LTO, CUDA C at run time, load and launch on each GPU.\n"
+          "toolkit, an NVRTC newer than nvJitLink, LTO-IR from another toolkit major. Then\n"
+          "one verdict per capability, each tried for real: link for each GPU's sm_XX (and\n"
+          "each --arch; sm_90 when there is neither), LTO, CUDA C at run time, load and\n"
+          "launch on each GPU.\n"
           "\n"
           "Exit status: 0 when every capability is usable and no trap was found, 1 otherwise,\n"
           "with one line on stderr per reason. Without a driver or a GPU the GPU verdicts are\n"
-          "'skipped' and count as not usable, unless --no-gpu says that no GPU is expected here.\n"
+          "'skipped': a finding, not an error, unless --gpu says that a GPU is expected here.\n"
           "\n"
           "options:\n"
           "  --json          one JSON object on stdout instead of text\n"
-          "  --no-gpu        no GPU is expected: skipped GPU verdicts do not make the exit\n"
-          "                  status 1\n"
+          "  --gpu           a GPU is expected: skipped GPU verdicts make the exit status 1\n"
+          "  --no-gpu        no GPU is expected (the default)\n"
           "  --arch sm_NN    also try a link for this architecture (repeatable)\n"
           "  --ctest-resource-spec\n"
           "                  write the ctest resource spec of the GPUs present instead (as\n"
@@ -291,6 +292,30 @@ static void check_traps(report *r)
     } else {
         it = add(r->checks, &r->nchecks, ST_OK, "lto-ir major");
         SAY(it, "nvcc and nvJitLink are both CUDA %d", tk_major);
+    }
+    /* NVRTC and nvJitLink of different releases (issue 40): NVRTC's LTO-IR and PTX newer than
+     * the linker cannot be linked (an older NVRTC's can) */
+    if (r->nvjitlink.status == FDL_OK && r->nvrtc.status == FDL_OK && r->nvjitlink.major >= 0 &&
+        r->nvrtc.major >= 0) {
+        int jl = r->nvjitlink.major * 1000 + r->nvjitlink.minor * 10;
+        int rtc = r->nvrtc.major * 1000 + r->nvrtc.minor * 10;
+        version_text(a, sizeof a, r->nvrtc.major, r->nvrtc.minor);
+        version_text(b, sizeof b, r->nvjitlink.major, r->nvjitlink.minor);
+        if (rtc > jl) {
+            it = add(r->checks, &r->nchecks, ST_NO, "nvrtc and nvjitlink");
+            SAY(it,
+                "NVRTC %s and nvJitLink %s disagree: the LTO-IR and PTX that NVRTC %s writes "
+                "cannot be linked by nvJitLink %s; fix: use nvJitLink %s or later "
+                "(FDLINK_NVJITLINK, or the cu%d extra), or NVRTC %s (FDLINK_NVRTC)",
+                a, b, a, b, a, r->nvrtc.major, b);
+        } else if (rtc < jl) {
+            it = add(r->checks, &r->nchecks, ST_OK, "nvrtc and nvjitlink");
+            SAY(it, "NVRTC %s and nvJitLink %s differ: nvJitLink links the older NVRTC's output",
+                a, b);
+        } else {
+            it = add(r->checks, &r->nchecks, ST_OK, "nvrtc and nvjitlink");
+            SAY(it, "both %s", a);
+        }
     }
 }
 
@@ -672,6 +697,13 @@ static void print_text(const report *r, char **env, size_t nenv)
                r->verdicts[i].text);
 }
 
+/* Whether @p entry ("NAME=value") is the variable that fdlink set itself, not the user. */
+static int paired(const char *entry)
+{
+    size_t n = cli_paired_variable ? strlen(cli_paired_variable) : 0;
+    return n && strncmp(entry, cli_paired_variable, n) == 0 && entry[n] == '=';
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -681,8 +713,9 @@ int cmd_doctor(int argc, char **argv)
 {
     /* each library tried in a child before it is loaded here: one that exits, crashes or hangs
      * while loading is a line of the report, not the end of it (FDLINK_PROBE_LIBS=0: not) */
+    int user_probe = getenv("FDLINK_PROBE_LIBS") != NULL; /* listed only when the user set it */
     setenv("FDLINK_PROBE_LIBS", "1", 0);
-    int json = 0, no_gpu = 0, rc = 1;
+    int json = 0, no_gpu = 1, rc = 1;
     cli_list archs = {0};
     char **env = NULL;
     size_t nenv = 0;
@@ -710,6 +743,8 @@ int cmd_doctor(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--no-gpu") == 0) {
             no_gpu = 1;
+        } else if (strcmp(a, "--gpu") == 0) {
+            no_gpu = 0;
         } else if ((v = cli_option_value(a, "--arch", argc, argv, &i, &missing)) ||
                    (!missing && (v = cli_option_value(a, "-arch", argc, argv, &i, &missing))) ||
                    missing) {
@@ -733,7 +768,8 @@ int cmd_doctor(int argc, char **argv)
 
     /* the FDLINK_* variables in effect, sorted */
     for (char **e = environ; e && *e; e++)
-        nenv += strncmp(*e, "FDLINK_", 7) == 0;
+        nenv += strncmp(*e, "FDLINK_", 7) == 0 &&
+                (user_probe || strncmp(*e, "FDLINK_PROBE_LIBS=", 18) != 0) && !paired(*e);
     env = calloc(nenv + 1, sizeof *env);
     if (!env) {
         fprintf(stderr, "fdlink: error: out of memory\n");
@@ -741,7 +777,8 @@ int cmd_doctor(int argc, char **argv)
     }
     nenv = 0;
     for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, "FDLINK_", 7) == 0)
+        if (strncmp(*e, "FDLINK_", 7) == 0 &&
+            (user_probe || strncmp(*e, "FDLINK_PROBE_LIBS=", 18) != 0) && !paired(*e))
             env[nenv++] = *e;
     qsort(env, nenv, sizeof *env, cmp_str);
     probe_cache(&r->cache);

@@ -7,12 +7,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h" /* fdl__lib_loading */
 
 typedef struct command {
     const char *name;
@@ -84,21 +86,66 @@ static int dispatch(int argc, char **argv);
  */
 static volatile int g_main_returned;
 
+/* Write @p parts (NULL-terminated) to stderr with write(2) alone: async-signal-safe. */
+static void say(const char *const *parts)
+{
+    for (size_t i = 0; parts[i]; i++) {
+        ssize_t w = write(STDERR_FILENO, parts[i], strlen(parts[i]));
+        (void)w;
+    }
+}
+
 static void exit_guard(void)
 {
     if (g_main_returned)
         return;
-    static const char msg[] = "fdlink: error: the process was ended from inside a library it "
-                              "loaded (an initialiser that calls exit); try FDLINK_PROBE_LIBS=1 "
-                              "or fdlink doctor\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
+    /* the library being loaded now, when the exit came from its initialiser (issue 40) */
+    const char *lib = fdl__lib_loading();
+    if (lib) {
+        const char *const parts[] = {"fdlink: error: ", lib,
+                                     " ended the process while loading (its initialiser calls "
+                                     "exit); try FDLINK_PROBE_LIBS=1 or fdlink doctor\n", NULL};
+        say(parts);
+        _exit(1);
+    }
+    static const char *const parts[] = {"fdlink: error: the process was ended from inside a "
+                                        "library it loaded (an initialiser that calls exit); try "
+                                        "FDLINK_PROBE_LIBS=1 or fdlink doctor\n", NULL};
+    say(parts);
     _exit(1);
+}
+
+/*
+ * A stop (Ctrl-C, timeout's TERM, a hang-up) while a library loads: its initialiser stalled; said
+ * with its name, then the signal's own end. At any other time, only the signal's own end.
+ */
+static void stop_guard(int sig)
+{
+    const char *lib = fdl__lib_loading();
+    if (lib) {
+        const char *const parts[] = {"fdlink: error: stopped while loading ", lib, ", which had "
+                                     "not finished loading (its initialiser stalls?); try "
+                                     "FDLINK_PROBE_LIBS=1 or fdlink doctor\n", NULL};
+        say(parts);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 int main(int argc, char **argv)
 {
     atexit(exit_guard);
+    cli_pair_libraries();
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = stop_guard;
+        sigemptyset(&sa.sa_mask);
+        /* a signal the caller ignores (nohup, a background job's SIGINT) stays ignored */
+        if (sigaction(stops[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(stops[i], &sa, NULL);
+    }
     int rc = finish_stdout(dispatch(argc, argv));
     g_main_returned = 1;
     return rc;

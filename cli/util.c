@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "internal.h"
@@ -269,4 +270,30 @@ int cli_refuse_output_input(const char *cmd, const char *out, const char *const 
         }
     }
     return 0;
+}
+
+const char *cli_paired_variable;
+
+/*
+ * NVRTC and nvJitLink of one release (issue 40): when the user names one of them (FDLINK_NVRTC
+ * or FDLINK_NVJITLINK) and not the other, the other is taken from the same folder when it is
+ * there (a wheel's lib folder, a toolkit's lib64), not from the search path, where another
+ * release may stand (an NVRTC newer than nvJitLink writes what it cannot link). Said by doctor.
+ */
+void cli_pair_libraries(void)
+{
+    static const char *const var[2] = {"FDLINK_NVJITLINK", "FDLINK_NVRTC"};
+    static const char *const file[2] = {"libnvJitLink.so.13", "libnvrtc.so.13"};
+    for (int i = 0; i < 2; i++) {
+        const char *set = getenv(var[i]), *other = getenv(var[1 - i]);
+        const char *slash = set ? strrchr(set, '/') : NULL;
+        if (!slash || (other && other[0]))
+            continue;
+        char path[4096];
+        int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - set), set, file[1 - i]);
+        if (n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0 &&
+            setenv(var[1 - i], path, 1) == 0)
+            cli_paired_variable = var[1 - i];
+        return;
+    }
 }

@@ -56,4 +56,15 @@ if [ "${FDLINK_VENDOR_WHEELS:-1}" != 0 ] && [ ! -f "$build/vendor-tools/.install
     echo "tests/run.sh: could not install cuobjdump; the fatbin test will not list with it" >&2
   fi
 fi
+# NVIDIA's nvJitLink and NVRTC 13.5 wheels for the version-pair tests (tests/link/skew.sh, issue
+# 40: the toolkit's 13.0 against them, both ways), into the build tree (about 250 MB);
+# FDLINK_CU135_WHEELS=0 leaves them out (the tests then skip)
+if [ "${FDLINK_CU135_WHEELS:-1}" != 0 ] && [ ! -f "$build/cu135/.installed" ]; then
+  if python3 -m pip install -q --no-deps --target "$build/cu135" nvidia-nvjitlink==13.5.37 \
+       nvidia-cuda-nvrtc==13.5.37; then
+    touch "$build/cu135/.installed"
+  else
+    echo "tests/run.sh: could not install the 13.5 wheels; the version-pair tests will skip" >&2
+  fi
+fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"

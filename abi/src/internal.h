@@ -292,6 +292,16 @@ int fdl__dlopen_table(void **handle, const char *env, const char *const *names, 
                       void *table, fdl_error *err);
 
 /*
+ * The library whose dlopen is under way in this process (its name or path as given to dlopen), or
+ * NULL: a program's exit guard or signal handler can name the library whose initialiser ended or
+ * stalled the process (the CLI's, issue 40). Set around each dlopen of fdl__dlopen_first and of
+ * the driver's load; async-signal-safe to read. Global state, with the tables of entry points:
+ * one pointer, two stores a load (nothing measurable on a warm start).
+ */
+const char *fdl__lib_loading(void);
+void fdl__lib_loading_set(const char *name);
+
+/*
  * Try loading a library in a child process first, as fdl__dlopen_table would (@env's path, else
  * @names in order): a library whose initialiser exits, crashes or does not finish within
  * FDLINK_PROBE_LIBS_TIMEOUT_MS (default 30 s) is FDL_ENOLIB with one line naming it and what it

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +30,28 @@ static const char *short_name(const char *name, char *buf, size_t size)
     return buf;
 }
 
+/* the library being loaded (internal.h): a pointer, atomic so that a handler reads it whole */
+static _Atomic(const char *) g_loading;
+
+const char *fdl__lib_loading(void)
+{
+    return atomic_load(&g_loading);
+}
+
+void fdl__lib_loading_set(const char *name)
+{
+    atomic_store(&g_loading, name);
+}
+
 int fdl__dlopen_first(void **handle, const char *const *names, const char *purpose,
                       fdl_error *err)
 {
     *handle = NULL;
     char why[256] = "not found";
     for (size_t i = 0; names[i]; i++) {
+        fdl__lib_loading_set(names[i]);
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        fdl__lib_loading_set(NULL);
         if (h) {
             *handle = h;
             return FDL_OK;

@@ -205,7 +205,9 @@ static void load(void)
         (g_cuda.status = fdl__lib_trial("FDLINK_LIBCUDA", names, "the CUDA driver", err)) != FDL_OK)
         return;
     /* An explicit choice is the only candidate: falling back would hide the mistake. */
+    fdl__lib_loading_set(path);
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    fdl__lib_loading_set(NULL);
     if (!handle) {
         const char *why = dlerror();
         g_cuda.status = fdl__error(err, FDL_ENOLIB, NULL, 0, 0, path,

@@ -40,7 +40,8 @@
  * backend; and the backends a link can have. A new check or backend is a file of its own (see
  * linkobj.h, "checks and backends") and one line here.
  */
-static const fdl__link_check *const checks[] = {&fdl__check_decls, &fdl__check_duplicates};
+static const fdl__link_check *const checks[] = {&fdl__check_skew, &fdl__check_decls,
+                                                &fdl__check_duplicates};
 static const fdl__link_backend_ops *const backends[] = {&fdl__backend_nvjl,
                                                          &fdl__backend_culink};
 

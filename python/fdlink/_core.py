@@ -1240,7 +1240,8 @@ def cmake_dir() -> Optional[str]:
 
 
 def versions() -> Dict[str, Any]:
-    """fdlink's version, and the driver's and nvJitLink's where they can be loaded."""
+    """fdlink's version, and the driver's, nvJitLink's and NVRTC's where they can be loaded; with
+    ``pair`` saying when NVRTC is newer than nvJitLink (its LTO-IR and PTX then cannot be linked)."""
     out: Dict[str, Any] = {"fdlink": _fdlink.version}
     try:
         out["driver"] = _fdlink.driver_version()
@@ -1252,4 +1253,14 @@ def versions() -> Dict[str, Any]:
     except _errors.Error as e:
         out["nvjitlink"] = None
         out["nvjitlink_error"] = str(e)
+    try:
+        out["nvrtc"] = _fdlink.nvrtc_version()
+    except _errors.Error as e:
+        out["nvrtc"] = None
+        out["nvrtc_error"] = str(e)
+    if out["nvrtc"] and out["nvjitlink"] and tuple(out["nvrtc"]) > tuple(out["nvjitlink"]):
+        rtc, jl = ("%d.%d" % tuple(out["nvrtc"])), ("%d.%d" % tuple(out["nvjitlink"]))
+        out["pair"] = (f"NVRTC {rtc} and nvJitLink {jl} disagree: the LTO-IR and PTX that NVRTC "
+                       f"{rtc} writes cannot be linked by nvJitLink {jl}; use nvJitLink {rtc} or "
+                       f"later (FDLINK_NVJITLINK, or the cu13 extra), or NVRTC {jl} (FDLINK_NVRTC)")
     return out

@@ -53,6 +53,21 @@ def _findable(sonames: Sequence[str]) -> bool:
     return any(n.encode() + b"\0" in cache for n in sonames)
 
 
+def _pair() -> None:
+    """NVRTC and nvJitLink of one release (issue 40): when one variable names a library and the
+    other is unset, the other comes from the same folder when it is there (a wheel's lib folder),
+    as the CLI does: an NVRTC newer than nvJitLink writes LTO-IR and PTX it cannot link."""
+    names = {"FDLINK_NVJITLINK": "libnvJitLink.so.13", "FDLINK_NVRTC": "libnvrtc.so.13"}
+    for var, other in (("FDLINK_NVJITLINK", "FDLINK_NVRTC"), ("FDLINK_NVRTC", "FDLINK_NVJITLINK")):
+        path = os.environ.get(var)
+        if path and "/" in path and not os.environ.get(other):
+            sibling = os.path.join(os.path.dirname(path), names[other])
+            if os.path.exists(sibling):
+                os.environ[other] = sibling
+                found[{"FDLINK_NVJITLINK": "nvJitLink", "FDLINK_NVRTC": "nvrtc"}[other]] = sibling
+            return
+
+
 def ensure() -> None:
     """Locate, once per process, through cuda.pathfinder (if installed), the libraries that
     libfdlink's own search would miss."""
@@ -63,6 +78,7 @@ def ensure() -> None:
         if _done:
             return
         _done = True
+        _pair()
         missing = []
         for libname, var, sonames in _LIBS:
             if os.environ.get(var):
@@ -80,6 +96,8 @@ def ensure() -> None:
                 found[libname] = None
             return
         for libname, var in missing:
+            if os.environ.get(var):  # set by _pair from its partner's folder
+                continue
             try:
                 loaded = pathfinder.load_nvidia_dynamic_lib(libname)
             except Exception:  # not found: libfdlink searches itself, and names what is missing
@@ -89,3 +107,4 @@ def ensure() -> None:
             found[libname] = path
             if path:
                 os.environ[var] = path
+                _pair()

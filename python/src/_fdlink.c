@@ -4465,6 +4465,18 @@ static PyObject *py_linker_version(PyObject *self, PyObject *unused)
     return Py_BuildValue("(II)", major, minor);
 }
 
+static PyObject *py_nvrtc_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    unsigned major = 0, minor = 0;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_nvrtc_version(&major, &minor, &err);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    return Py_BuildValue("(II)", major, minor);
+}
+
 static PyObject *py_cache_dir(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -4747,6 +4759,7 @@ static PyMethodDef module_methods[] = {
     {"device_count", py_device_count, METH_NOARGS, "number of CUDA devices"},
     {"driver_version", py_driver_version, METH_NOARGS, "the driver's version (13000 = 13.0)"},
     {"linker_version", py_linker_version, METH_NOARGS, "nvJitLink's (major, minor)"},
+    {"nvrtc_version", py_nvrtc_version, METH_NOARGS, "NVRTC's (major, minor)"},
     {"cache_dir", py_cache_dir, METH_NOARGS, "the default cache directory"},
     {"cache_stats", py_cache_stats, METH_VARARGS, "cache_stats(dir=None) -> dict"},
     {"cache_clear", py_cache_clear, METH_VARARGS, "cache_clear(dir=None) -> removed"},

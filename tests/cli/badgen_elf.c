@@ -150,8 +150,8 @@ static void elf_damage(unsigned char *p, size_t *n, const char *damage)
         wr16(p + 16, 9);
     } else if (strcmp(damage, "phoff_past") == 0) {
         wr64(p + 32, *n);
-    } else if (strcmp(damage, "phoff_misaligned") == 0) {
-        wr64(p + 32, rd64(p + 32) - 4);
+    } else if (strcmp(damage, "phoff_shifted") == 0) {
+        wr64(p + 32, rd64(p + 32) - 4); /* any offset is allowed: the segments read are garbage */
     } else if (strcmp(damage, "phentsize") == 0) {
         wr16(p + 54, 32);
     } else if (strcmp(damage, "segment_outside") == 0) {

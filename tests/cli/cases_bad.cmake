@@ -138,8 +138,8 @@ fdlink_bad_input(link_cubin_for_another_arch SPECS ${CALLER} m80.cubin=copy:fx/m
   ARGS link -arch=sm_90 -o app.cubin caller.ptx m80.cubin)
 fdlink_bad_input(link_cubin_newer_than_target SPECS ${CALLER} m90.cubin=copy:fx/mul.cubin
   ARGS link -arch=sm_75 -o app.cubin caller.ptx m90.cubin)
-# the first line, then ptxas's log as nvJitLink gives it
-fdlink_bad_input(link_ptx_newer_than_the_linker MULTILINE SPECS ${CALLER} new.ptx=ptx_version:99.9
+# named before the link (issue 40: before, the first line, then ptxas's log as nvJitLink gives it)
+fdlink_bad_input(link_ptx_newer_than_the_linker SPECS ${CALLER} new.ptx=ptx_version:99.9
   ARGS link -arch=sm_90 -o app.cubin caller.ptx new.ptx)
 fdlink_bad_input(check_ptx_version_malformed SPECS ${OK_DECL} v.ptx=ptx_version:nine
   ARGS check --decl ok.decl v.ptx)

@@ -35,7 +35,7 @@ foreach(_d overlap symtab_outside)
     ARGS link -arch=sm_80 -o out.cubin caller.ptx bad.fatbin)
 endforeach()
 # linked (executable) cubins: the program header table and its segments
-foreach(_d phoff_past phoff_misaligned phentsize segment_outside segment_filesz)
+foreach(_d phoff_past phoff_shifted phentsize segment_outside segment_filesz)
   fdlink_bad_input(inspect_exec_cubin_${_d} SPECS bad.cubin=elf:${_d}:cubin:fx/mul_exec.cubin
     ARGS inspect bad.cubin)
 endforeach()

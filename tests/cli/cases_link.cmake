@@ -123,3 +123,9 @@ endif()
 # library without seeing its callers), said once
 fdlink_cli_test(link_ptx_caller_of_large_ltoir SCRUB_LTOIR PRESENT app.cubin
   ARGS link -arch=sm_90 --no-cache -o @OUT@/app.cubin link/caller.ptx advice/large_library.cu)
+
+# nvJitLink 13.5's cubins (issue 40): section and program header tables at 4 and 6 mod 8, which
+# the ELF specification allows and readelf, nvJitLink 13.5 and the driver take, are inspected
+fdlink_cli_test(inspect_nvjitlink135_cubin ARGS inspect link/nvjitlink135/twice_sm90.cubin)
+fdlink_cli_test(inspect_nvjitlink135_relocatable_cubin
+  ARGS inspect link/nvjitlink135/scale_sm100_rdc.cubin)

@@ -85,21 +85,28 @@ function(fdlink_doctor_test name)
   set_tests_properties(cli_${name} PROPERTIES LABELS cli ENVIRONMENT "${arg_ENV}")
 endfunction()
 
-# No driver: the GPU verdict is skipped, which is not usable (exit 1, one line saying why) ...
-fdlink_doctor_test(doctor_no_driver RC 1 ${_nogpu} ARGS doctor --json
-  STDERR "^fdlink: error: load and launch: skipped: no GPU: cannot load /nonexistent/libcuda.so.1[^\n]*\n$"
-  EXPECT usable=OFF driver/usable=OFF driver/path:type=NULL driver/version:type=NULL gpus:type=ARRAY
+# No driver: the GPU verdict is skipped, a finding, not an error (issue 40: exit 0, nothing on
+# stderr) ...
+fdlink_doctor_test(doctor_no_driver RC 0 ${_nogpu} ARGS doctor --json STDERR ""
+  EXPECT usable=ON driver/usable=OFF driver/path:type=NULL driver/version:type=NULL gpus:type=ARRAY
          environment/FDLINK_LIBCUDA=/nonexistent/libcuda.so.1
          "verdicts/-1/capability=load and launch" verdicts/-1/state=skipped
          "verdicts/0/capability=link for sm_90" verdicts/0/state=ok
          "checks/0/name=ptx isa" checks/0/state=skipped
          libraries/nvjitlink/usable=ON)
-# ... unless --no-gpu says that none is expected here
+# ... unless --gpu says that one is expected here (exit 1, one line saying why)
+fdlink_doctor_test(doctor_no_driver_gpu_expected RC 1 ${_nogpu} ARGS doctor --json --gpu
+  STDERR "^fdlink: error: load and launch: skipped: no GPU: cannot load /nonexistent/libcuda.so.1[^\n]*\n$"
+  EXPECT usable=OFF verdicts/-1/state=skipped)
 fdlink_doctor_test(doctor_no_driver_no_gpu RC 0 ${_nogpu} ARGS doctor --json --no-gpu STDERR ""
   EXPECT usable=ON verdicts/-1/state=skipped)
-fdlink_doctor_test(doctor_no_driver_text RC 1 ${_nogpu} ARGS doctor TEXT
-  STDOUT "\ndriver +not usable: cannot load /nonexistent/libcuda.so.1[^\n]*\ngpu +none: .*\nverdicts:\n  ok +link for sm_90: nvJitLink [0-9.]+\n.*  skipped +load and launch: no GPU: "
-  STDERR "^fdlink: error: load and launch: skipped: [^\n]*\n$")
+# the text report lists only the variables the user set: not FDLINK_PROBE_LIBS=1, which doctor
+# sets itself (issue 40)
+fdlink_doctor_test(doctor_no_driver_text RC 0 ${_nogpu} ARGS doctor TEXT
+  STDOUT "\ndriver +not usable: cannot load /nonexistent/libcuda.so.1[^\n]*\ngpu +none: .*\n +FDLINK_LIBCUDA=/nonexistent/libcuda.so.1\n\nchecks:.*\nverdicts:\n  ok +link for sm_90: nvJitLink [0-9.]+\n.*  skipped +load and launch: no GPU: "
+  STDERR "")
+fdlink_doctor_test(doctor_probe_libs_set_by_the_user RC 0 ${_nogpu} FDLINK_PROBE_LIBS=1
+  ARGS doctor TEXT STDOUT "\n +FDLINK_LIBCUDA=/nonexistent/libcuda.so.1\n +FDLINK_PROBE_LIBS=1\n")
 # names and values with quotes, backslashes and control characters still give valid JSON
 # (abi/src/json.h), and the toolkit's include folders come in nvcc's order (nvcc.profile)
 fdlink_doctor_test(doctor_hostile_environment RC 0
@@ -259,3 +266,8 @@ set(_gs -arch=sm_90 --decl run/grid_sum.decl run/grid_sum.cu run/grid_sum_kernel
         -k grid_sum_kernel --block 32)
 fdlink_cli_test(run_mock_cooperative_too_large ${_mock}
   ARGS run ${_gs} --cooperative --grid 100000 u64[1] u32[1000]=iota u32:1000 u64[1])
+
+# nvJitLink 13.5's cubin (tables at 4 mod 8, issue 40): run's parameter check reads its .nv.info
+# (before: the ELF check refused the cubin and the check was skipped)
+fdlink_cli_test(run_mock_nvjitlink135_parameter_count ${_mock}
+  ARGS run link/nvjitlink135/twice_sm90.cubin -k twice f32[4]=iota)

@@ -103,6 +103,9 @@ if(MULTILINE)
   string(REGEX REPLACE "^([^\n]*(link failed|rejected the input): )[^\n]*\n.*$"
          "\\1<the linker's log>\n<the linker's log, whole>\n" _err "${_err}")
 endif()
+# the version skew's line names the nvJitLink of this machine, its release and its path (issue 40)
+string(REGEX REPLACE "cannot be linked by nvJitLink [0-9.]+ \\([^)]*\\)"
+       "cannot be linked by nvJitLink <release> (<its path>)" _err "${_err}")
 set(_got "exit: ${_rc}\n--- stdout\n${_out}--- stderr\n${_err}")
 if(NOT _rc EQUAL 0 AND NOT MULTILINE)
   string(REGEX MATCHALL "\n" _lines "${_err}")

@@ -4,8 +4,9 @@
 #   - `fdlink doctor` tries each library in a child first: the report goes on, and its nvjitlink
 #     line names the library and what it did;
 #   - any command with FDLINK_PROBE_LIBS=1: exit 1, one line, no output;
-#   - without it, an initialiser's exit(0) is no success: exit 1 and one line (before: exit 0
-#     and no cubin).
+#   - without it, an initialiser's exit(0) is no success: exit 1 and one line naming the library
+#     (before: exit 0 and no cubin; then a line naming none), for link and run alike; a load that
+#     stalls, stopped by a signal, is named too (issue 40).
 # The hanging one is bounded by FDLINK_PROBE_LIBS_TIMEOUT_MS=1000 (it never returns: no verdict
 # depends on the machine's speed).
 #   bad_libs.sh FDLINK FAKE_NVJITLINK DATA_DIR
@@ -41,7 +42,24 @@ done
 FDL_FAKE_INIT=exit timeout 120 "$fdlink" link -arch=sm_90 caller.ptx mul.ptx -o out.cubin 2>err
 rc=$?
 [ "$rc" = 1 ] || fail "exit without the probe: exit $rc, not 1: $(head -c 300 err)"
-grep -q 'ended from inside a library it loaded' err || fail "exit without the probe: $(cat err)"
+# ... and the library is named (issue 40: before, "the process was ended from inside a library")
+grep -q "^fdlink: error: $fake ended the process while loading" err ||
+  fail "exit without the probe, the library not named: $(cat err)"
+[ "$(wc -l <err)" = 1 ] || fail "exit without the probe said $(wc -l <err) lines"
 [ -e out.cubin ] && fail "exit without the probe: out.cubin written"
+# inspect and run load libraries too: named as well (inspect loads nvJitLink for nothing, so
+# run's driver: a fake libcuda that exits; FDLINK_LIBCUDA names it)
+FDL_FAKE_INIT=exit FDLINK_LIBCUDA=$fake timeout 120 "$fdlink" run mul.ptx -k k 2>err
+rc=$?
+[ "$rc" = 1 ] || fail "run, a driver that exits: exit $rc, not 1: $(head -c 300 err)"
+grep -q "^fdlink: error: $fake ended the process while loading" err ||
+  fail "run, a driver that exits, not named: $(cat err)"
+# a load that stalls, stopped (timeout's TERM): the library named, the end the signal's own
+FDL_FAKE_INIT=sleep timeout -s TERM 3 "$fdlink" link -arch=sm_90 caller.ptx mul.ptx -o out.cubin 2>err
+rc=$?
+[ "$rc" = 124 ] || fail "a stalled load: exit $rc, not 124 (timeout's): $(head -c 300 err)"
+grep -q "^fdlink: error: stopped while loading $fake, which had not finished loading" err ||
+  fail "a stalled load, stopped, not named: $(cat err)"
+[ -e out.cubin ] && fail "a stalled load: out.cubin written"
 [ "$bad" = 0 ] && echo "bad_libs: every misbehaving library was a one-line diagnosis"
 exit $((bad != 0))

@@ -194,6 +194,32 @@ def test_missing_linker_is_named(tmp_path):
     assert "libnvJitLink.so.13" in out.stdout
 
 
+def test_versions_name_nvrtc_and_the_pair():
+    # issue 40: NVRTC's version beside nvJitLink's, and "pair" only when NVRTC is the newer
+    v = fdlink.versions()
+    assert "nvrtc" in v, v
+    if v["nvrtc"] and v["nvjitlink"] and tuple(v["nvrtc"]) <= tuple(v["nvjitlink"]):
+        assert "pair" not in v, v
+
+
+def test_versions_say_a_pair_that_disagrees(tmp_path):
+    # NVRTC 13.5 (the wheel tests/run.sh installs into <build>/cu135, FDLINK_TEST_CU135) with the
+    # toolkit's nvJitLink 13.0: versions() says they disagree and what to do
+    lib = os.environ.get("FDLINK_TEST_CU135", "")
+    rtc = os.path.join(lib, "nvidia", "cu13", "lib", "libnvrtc.so.13")
+    if not lib or not os.path.exists(rtc):
+        pytest.skip("no NVRTC 13.5 wheel (FDLINK_TEST_CU135)")
+    jl = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64", "libnvJitLink.so.13")
+    if not os.path.exists(jl):
+        pytest.skip("no toolkit nvJitLink")
+    code = "import fdlink; v = fdlink.versions(); print(v['nvrtc'], v['nvjitlink'], v.get('pair'))"
+    env = dict(os.environ, FDLINK_NVRTC=rtc, FDLINK_NVJITLINK=jl)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    if "(13, 0)" in out.stdout:
+        assert "NVRTC 13.5 and nvJitLink 13.0 disagree" in out.stdout, out.stdout
+
+
 def test_doctor_is_data():
     if not os.path.exists(fdlink._cli.executable()):
         pytest.skip("the CLI is not installed beside the package (build-tree run)")

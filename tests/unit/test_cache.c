@@ -560,7 +560,12 @@ Test(cache_entry, a_future_format_is_a_miss) { bad_entry_is_a_miss(FUTURE); }
  * could store). It is no hit: counted corrupt, removed, the link done afresh (and before, the
  * fallback called nvJitLink unloaded: SIGSEGV), and `cache verify` removes it too.
  */
-typedef enum planted { PLANT_EMPTY, PLANT_ONE_BYTE, PLANT_NOT_ELF, PLANT_HOST_ELF } planted;
+typedef enum planted {
+    PLANT_EMPTY, PLANT_ONE_BYTE, PLANT_NOT_ELF, PLANT_HOST_ELF,
+    PLANT_CUBIN135 /* a good one: nvJitLink 13.5's, its tables at 4 mod 8 (issue 40) */
+} planted;
+
+#define CUBIN135 FDL_TEST_DATA "/link/nvjitlink135/twice_sm90.cubin"
 
 static void plant(const char *cache, const char *hex, planted what)
 {
@@ -573,11 +578,16 @@ static void plant(const char *cache, const char *hex, planted what)
     static const unsigned char host_elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
     const unsigned char *cubin = (const unsigned char *)"";
     size_t cubin_len = 0;
+    char *file = NULL;
     switch (what) {
     case PLANT_EMPTY: break;
     case PLANT_ONE_BYTE: cubin = (const unsigned char *)"\x7f"; cubin_len = 1; break;
     case PLANT_NOT_ELF: cubin = (const unsigned char *)"not a cubin at all"; cubin_len = 18; break;
     case PLANT_HOST_ELF: cubin = host_elf; cubin_len = sizeof host_elf; break;
+    case PLANT_CUBIN135:
+        file = slurp(CUBIN135, &cubin_len);
+        cubin = (const unsigned char *)file;
+        break;
     }
     unsigned char flags[2] = {0, 0};
     const unsigned char *secs[5] = {cubin, (const unsigned char *)"", (const unsigned char *)"",
@@ -596,6 +606,7 @@ static void plant(const char *cache, const char *hex, planted what)
     }
     int status = 0;
     waitpid(pid, &status, 0);
+    free(file);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
@@ -644,6 +655,33 @@ Test(cache_entry, a_planted_empty_cubin_is_no_hit_isolated)
 Test(cache_entry, a_planted_one_byte_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_ONE_BYTE, 0); }
 Test(cache_entry, a_planted_non_elf_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_NOT_ELF, 0); }
 Test(cache_entry, a_planted_host_elf_cubin_is_no_hit) { planted_entry_is_no_hit(PLANT_HOST_ELF, 0); }
+
+/*
+ * Issue 40: a link entry whose cubin is nvJitLink 13.5's (section and program header tables at 4
+ * mod 8, as the ELF specification allows and the driver loads) is a hit, and `cache verify` keeps
+ * it; before, the payload check refused it, so every such link was a miss, without a word.
+ */
+Test(cache_entry, an_entry_with_nvjitlink_13_5s_unaligned_tables_is_a_hit)
+{
+    char *dir = make_temp_dir(), *cache = path_in(dir, "cache"), *got = path_in(dir, "got.cubin");
+    job j = base_job(cache);
+    outcome first = run_child(&j, NULL);
+    cr_assert_eq(first.result, FDL_CACHE_MISS);
+    plant(cache, first.key, PLANT_CUBIN135);
+    size_t bad = 1;
+    cr_assert_eq(fdl_cache_verify(cache, NULL, NULL, &bad, NULL), FDL_OK);
+    cr_assert_eq(bad, 0, "cache verify calls nvJitLink 13.5's cubin bad");
+    char *entry = entry_path(cache, first.key);
+    cr_assert_eq(access(entry, F_OK), 0, "cache verify removed nvJitLink 13.5's cubin");
+    outcome o = run_child(&j, got);
+    cr_assert_eq(o.rc, FDL_OK, "%s", o.warning);
+    cr_assert_eq(o.result, FDL_CACHE_HIT_DISK, "nvJitLink 13.5's cubin is no hit");
+    cr_assert(files_equal(CUBIN135, got), "the hit is the stored cubin");
+    free(entry);
+    free(got);
+    free(cache);
+    free(dir);
+}
 
 Test(cache_entry, verify_reports_and_removes_bad_entries_and_dead_writers_files)
 {
@@ -968,7 +1006,8 @@ Test(cache_contention, sixteen_processes_twenty_rounds, .timeout = 600)
 
 static void count_bad_entry(void *ctx, const fdl_cache_entry *e)
 {
-    if (strcmp(e->kind, "temporary") != 0)
+    /* a killed writer's temporary and lease (issue 40) are removed and reported, not entries */
+    if (strcmp(e->kind, "temporary") != 0 && strcmp(e->kind, "lease") != 0)
         ++*(size_t *)ctx;
 }
 
@@ -1015,6 +1054,7 @@ Test(cache_contention, killed_writers_leave_nothing_verify_rejects, .timeout = 6
     cr_assert_eq(fdl_cache_verify(cache, count_bad_entry, &bad_entries, &bad, NULL), FDL_OK);
     cr_assert_eq(bad_entries, 0, "an entry verify rejects");
     cr_assert_eq(count_files(cache, ".tmp."), 0, "stray temporary files after verify");
+    cr_assert_eq(count_files(cache, ".lease"), 0, "stray lease files after verify");
     cr_assert_gt(count_files(cache, ".fdlc"), 0, "some links completed");
     free(mul);
     free(cache);
@@ -2695,5 +2735,144 @@ Test(cache_link, parameter_classes_kept_and_older_entries_still_read)
     cr_assert_eq(old.kparams, -1, "whose classes are not known");
     free(ref);
     free(cache);
+    free(dir);
+}
+
+/* ---- leases whose holder is gone (issue 40) ------------------------------------------------- */
+
+static const unsigned char LEASE_KEY[FDL__CACHE_KEY_SIZE] = {1, 2, 3, 4, 5, 6, 7, 8,
+                                                              9, 10, 11, 12, 13, 14, 15, 16};
+
+/* The lease file of LEASE_KEY in @p dir (malloc'ed path). */
+static char *lease_path(const char *dir)
+{
+    char hex[33], name[64];
+    fdl__cache_key_hex(LEASE_KEY, hex);
+    snprintf(name, sizeof name, "%s.lease", hex);
+    return path_in(dir, name);
+}
+
+/*
+ * A link killed while it holds its key's lease leaves the lease file (0 bytes before, now with
+ * its holder's words); the next link of that key takes the lease over at once (no wait) and
+ * removes the file when done.
+ */
+Test(cache_lease, a_dead_holders_lease_is_taken_over_and_removed)
+{
+    char *dir = make_temp_dir();
+    char *file = lease_path(dir);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        fdl__cache_use u;
+        fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
+        fdl__cache_lease l;
+        fdl__cache_sections s;
+        fdl_cache_result r = fdl__cache_lease_take(&u, FDL__CACHE_LINK, LEASE_KEY, 5000, &l, &s);
+        _exit(r == FDL_CACHE_MISS && l.fd >= 0 ? 0 : 1); /* killed: no release */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child took no lease");
+    size_t n = 0;
+    char *words = slurp(file, &n);
+    char want[64];
+    snprintf(want, sizeof want, "fdlink-lease pid=%ld host=", (long)pid);
+    cr_assert(n > strlen(want) && strncmp(words, want, strlen(want)) == 0,
+              "the lease does not say who held it: '%.*s'", (int)n, words);
+    free(words);
+    fdl__cache_use u;
+    fdl__cache_use_init(&u, FDL_CACHE_ON, dir, "");
+    fdl__cache_lease l;
+    fdl__cache_sections s;
+    fdl_cache_result r = fdl__cache_lease_take(&u, FDL__CACHE_LINK, LEASE_KEY, 5000, &l, &s);
+    cr_assert_eq(r, FDL_CACHE_MISS);
+    cr_assert_geq(l.fd, 0, "the dead holder's lease was not taken over");
+    cr_assert_eq(l.waited, 0, "the next link waited for a dead holder");
+    fdl__cache_lease_release(&u, LEASE_KEY, &l);
+    cr_assert_eq(access(file, F_OK), -1, "the lease file stayed after the take-over");
+    fdl__cache_use_free(&u);
+    free(file);
+    free(dir);
+}
+
+/* What a report of fdl_cache_verify saw: the leases. */
+typedef struct lease_reports {
+    size_t n;
+    char problem[200];
+} lease_reports;
+
+static void count_leases(void *ctx, const fdl_cache_entry *e)
+{
+    lease_reports *r = ctx;
+    if (strcmp(e->kind, "lease") == 0) {
+        r->n++;
+        snprintf(r->problem, sizeof r->problem, "%s", e->problem ? e->problem : "");
+    }
+}
+
+/*
+ * `cache verify`, `prune` and `clear` remove the lease files that no process holds (a killed
+ * link's, days old or not) and keep a held one (before: none was ever removed).
+ */
+Test(cache_lease, verify_prune_and_clear_remove_stale_leases_and_keep_held_ones)
+{
+    char *dir = make_temp_dir();
+    char *stale = path_in(dir, "0123456789abcdef0123456789abcdef.lease");
+    char *held = lease_path(dir);
+    char *other = path_in(dir, "notes.lease"); /* not a lease's name: never touched */
+    int fd = open(held, O_RDWR | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    /* held by another process: a child that locks it and waits for our word */
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(go[1]);
+        int f = open(held, O_RDWR);
+        char c;
+        _exit(f >= 0 && flock(f, LOCK_EX) == 0 &&
+                      read(go[0], &c, 1) >= 0 ? 0 : 1);
+    }
+    close(go[0]);
+    close(fd);
+    /* wait until the child holds it */
+    for (int i = 0; i < 5000; i++) {
+        int t = open(held, O_RDONLY);
+        int busy = flock(t, LOCK_EX | LOCK_NB) != 0;
+        close(t);
+        if (busy)
+            break;
+        usleep(1000);
+    }
+    for (int round = 0; round < 3; round++) {
+        FILE *f = fopen(stale, "w");
+        cr_assert_not_null(f);
+        fclose(f);
+        f = fopen(other, "w");
+        fclose(f);
+        size_t removed = 0;
+        lease_reports rep = {0, ""};
+        if (round == 0) {
+            cr_assert_eq(fdl_cache_verify(dir, count_leases, &rep, &removed, NULL), FDL_OK);
+            cr_assert_eq(rep.n, 1, "verify reported %zu leases", rep.n);
+            cr_assert(strstr(rep.problem, "no process holds"), "%s", rep.problem);
+        } else if (round == 1) {
+            cr_assert_eq(fdl_cache_prune(dir, 1u << 30, &removed, NULL), FDL_OK);
+        } else {
+            cr_assert_eq(fdl_cache_clear(dir, &removed, NULL), FDL_OK);
+        }
+        cr_assert_eq(removed, 1, "round %d removed %zu files", round, removed);
+        cr_assert_eq(access(stale, F_OK), -1, "round %d kept the stale lease", round);
+        cr_assert_eq(access(held, F_OK), 0, "round %d removed a held lease", round);
+        cr_assert_eq(access(other, F_OK), 0, "round %d removed what is no lease", round);
+    }
+    close(go[1]);
+    int status;
+    waitpid(pid, &status, 0);
+    free(stale);
+    free(held);
+    free(other);
     free(dir);
 }

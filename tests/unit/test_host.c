@@ -863,6 +863,26 @@ Test(host_image, kernel_param_info_of_ptx)
 #endif
 }
 
+/* Issue 40: nvJitLink 13.5's cubin, its section and program header tables at 4 mod 8 (what the
+ * ELF specification allows and the driver loads), lists its kernel and the kernel's parameters
+ * (fdlink run's check); before, the ELF check refused it and the image listed no kernel. */
+Test(host_image, kernel_params_of_nvjitlink_13_5s_cubin)
+{
+    FILE *f = fopen(FDL_TEST_DATA "/link/nvjitlink135/twice_sm90.cubin", "rb");
+    cr_assert_not_null(f);
+    static unsigned char cubin[65536];
+    size_t n = fread(cubin, 1, sizeof cubin, f);
+    fclose(f);
+    cr_assert_gt(n, 64);
+    size_t count = 0, sizes[2] = {0, 0};
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_image_kernel_params(cubin, n, "twice", &count, sizes, 2, &err);
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    cr_assert_eq(count, 2);
+    cr_assert_eq(sizes[0], 8, "float *x");
+    cr_assert_eq(sizes[1], 4, "int n");
+}
+
 /* fdl_image_kernel_params without a GPU: PTX says the count (no sizes), bad arguments are
  * refused, bytes that are no image list no kernel. */
 Test(host_image, kernel_params_of_ptx_and_of_no_image)

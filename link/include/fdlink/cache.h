@@ -73,7 +73,7 @@ typedef struct fdl_cache_stats {
 /** One entry or temporary file, as fdl_cache_list and fdl_cache_verify report it. */
 typedef struct fdl_cache_entry {
     const char *name;    /**< file name in the directory */
-    const char *kind;    /**< "link", "nvrtc", "check", "temporary", or "unknown" */
+    const char *kind;    /**< "link", "nvrtc", "check", "temporary", "lease" or "unknown" */
     uint64_t size;       /**< bytes of the file */
     int64_t mtime;       /**< last use, seconds since the epoch */
     const char *problem; /**< fdl_cache_verify: why it is bad (then removed), else NULL */
@@ -123,9 +123,10 @@ FDL_API int fdl_cache_stats_get(fdl_cache_stats *out, const char *dir, fdl_error
 FDL_API int fdl_cache_list(const char *dir, fdl_cache_entry_fn fn, void *ctx, fdl_error *err);
 
 /**
- * Remove every entry, counter and stale temporary file of @p dir (the directory stays), and
- * empty this process's memory cache. A temporary file of a writer that still runs on this host,
- * or of another host's writer, younger than an hour, stays: its writer renames it into place.
+ * Remove every entry, counter and stale temporary file of @p dir (the directory stays), and the
+ * leases no process holds, and empty this process's memory cache. A temporary file of a writer
+ * that still runs on this host, or of another host's writer, younger than an hour, stays: its
+ * writer renames it into place; so does a lease that a process holds.
  * @param removed receives how many files were removed (may be NULL)
  * @return FDL_OK, FDL_EIO (a file could not be removed), FDL_ENOTFOUND, FDL_EINVAL
  * Ownership: nothing is allocated for the caller.
@@ -134,8 +135,9 @@ FDL_API int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err);
 
 /**
  * Remove least recently used entries until @p dir holds at most @p max_size bytes (0: the bound
- * in force, FDLINK_CACHE_MAX_SIZE or 512 MiB), and temporary files whose writer is gone (its
- * process no longer runs on this host, or the file is older than an hour).
+ * in force, FDLINK_CACHE_MAX_SIZE or 512 MiB), temporary files whose writer is gone (its
+ * process no longer runs on this host, or the file is older than an hour) and the leases
+ * ("<key>.lease") that no process holds (a killed link's, or one whose store failed).
  * @param removed receives how many files were removed (may be NULL)
  * @return FDL_OK, FDL_EIO, FDL_ENOTFOUND, FDL_EINVAL
  * Ownership: nothing is allocated for the caller.
@@ -143,9 +145,9 @@ FDL_API int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err);
 FDL_API int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_error *err);
 
 /**
- * Read and check every entry of @p dir (header, key, lengths, checksum), remove the bad ones and
- * the temporary files whose writer is gone, and report each bad one to @p fn (may be NULL) with
- * its problem.
+ * Read and check every entry of @p dir (header, key, lengths, checksum), remove the bad ones,
+ * the temporary files whose writer is gone and the leases no process holds, and report each one
+ * to @p fn (may be NULL) with its problem.
  * @param bad receives how many bad files were found (may be NULL)
  * @return FDL_OK (also when bad entries were found and removed), FDL_EIO, FDL_ENOTFOUND,
  *         FDL_EINVAL

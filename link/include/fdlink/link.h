@@ -613,6 +613,15 @@ FDL_API const char *fdl_link_input(const fdl_link *link, size_t i, fdl_input_kin
  */
 FDL_API int fdl_link_backend_version(unsigned *major, unsigned *minor, fdl_error *err);
 
+/**
+ * Version of the NVRTC library that compiles CUDA C inputs, loading it if needed: with
+ * fdl_link_backend_version, whether the pair agrees (an NVRTC newer than nvJitLink writes LTO-IR
+ * and PTX that nvJitLink cannot link).
+ * @return FDL_OK, FDL_ENOLIB (no NVRTC, or one that does not say its version), FDL_EINVAL
+ * Thread-safety: safe.
+ */
+FDL_API int fdl_nvrtc_version(unsigned *major, unsigned *minor, fdl_error *err);
+
 /* ---- inspection ------------------------------------------------------------------------- */
 
 /** Kind of a symbol in a cubin. Values are pinned. */

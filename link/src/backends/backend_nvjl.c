@@ -63,6 +63,16 @@ static int run_nvjitlink(fdl_link *link, fdl_error *err)
             rc = linker_died(link, &run, ins, err);
             goto cleanup;
         }
+        if (rc == FDL_ELINK && run.r == NVJITLINK_ERROR_OUTDATED_LIBRARY) {
+            /* an input newer than the linker that the skew check did not know: said alike */
+            char *log = run.error;
+            run.error = NULL;
+            if (!fdl__link_set_log(link, 0, log))
+                rc = fdl__fail(err, FDL_ENOMEM, "out of memory keeping the linker log");
+            else
+                rc = fdl__link_outdated_error(link, run.refused ? run.refused : "", err);
+            goto cleanup;
+        }
         if (rc == FDL_ELINK) {
             char symbol[FDL_ERROR_SYMBOL_MAX];
             char *log = run.error;

@@ -173,6 +173,10 @@ int fdl_cache_clear(const char *dir, size_t *removed, fdl_error *err)
         }
     }
     fdl__cdir_scan_free(&s);
+    /* the leases that no process holds (issue 40); held ones stay with their links */
+    size_t leases = rc == FDL_OK ? fdl__cache_leases_sweep(d, NULL, NULL) : 0;
+    if (removed)
+        *removed += leases;
     if (rc == FDL_OK)
         rc = fdl__cache_memos_remove(d, err);
     /* the counters (stats, tier_remote.c's remote-stats), or whatever was planted under their
@@ -220,6 +224,7 @@ int fdl_cache_prune(const char *dir, uint64_t max_size, size_t *removed, fdl_err
         return FDL_EINVAL;
     }
     size_t n = remove_stale_temps(d, &s, NULL, NULL);
+    n += fdl__cache_leases_sweep(d, NULL, NULL);
     n += fdl__cdir_evict(d, &s, bound);
     fdl__cdir_scan_free(&s);
     if (removed)
@@ -240,6 +245,7 @@ int fdl__cache_verify(const char *dir, fdl__cache_payload_fn payload, fdl_cache_
     if (s.n > 1) /* qsort may not be given NULL, even for no elements */
         qsort(s.v, s.n, sizeof *s.v, by_name); /* reports in a stable order */
     size_t nbad = remove_stale_temps(d, &s, fn, ctx);
+    nbad += fdl__cache_leases_sweep(d, fn, ctx);
     for (size_t i = 0; i < s.n; i++) {
         if (s.v[i].temp)
             continue;

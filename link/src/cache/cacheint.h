@@ -175,6 +175,15 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
                                        const unsigned char key[FDL__CACHE_KEY_SIZE],
                                        long timeout_ms, fdl__cache_lease *lease,
                                        fdl__cache_sections *out);
+/* Whether @p name is a lease file's name ("<32 hex digits>.lease"). */
+int fdl__cache_lease_is_name(const char *name);
+/*
+ * Remove the lease files of @p dir that no process holds (their holder was killed, or its store
+ * failed) or, where locks are not to be had, whose holder's words name a process of this boot of
+ * this host that is gone; each reported to @p fn (may be NULL) as kind "lease". Leases held stay.
+ * Returns how many were removed (issue 40: `fdlink cache prune`, `clear` and `verify`).
+ */
+size_t fdl__cache_leases_sweep(const char *dir, fdl_cache_entry_fn fn, void *ctx);
 /* Give the lease up (its file removed first, so that a waiter looks at the entry). */
 void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CACHE_KEY_SIZE],
                               fdl__cache_lease *lease);

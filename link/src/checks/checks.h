@@ -43,6 +43,10 @@ int fdl__lto_cubin_keeps(const void *data, size_t n, const char *name);
 /* Whether the declaration check of @p link runs nvJitLink (LTO-IR inputs, declarations given). */
 int fdl__check_decls_links(const fdl_link *link);
 extern const fdl__link_check fdl__check_duplicates; /* check_dups.c */
+/* An LTO-IR or PTX input newer than nvJitLink, named (check_skew.c, issue 40). */
+extern const fdl__link_check fdl__check_skew;
+/* nvJitLink's NVJITLINK_ERROR_OUTDATED_LIBRARY for @p input, said as the skew check says it. */
+int fdl__link_outdated_error(fdl_link *link, const char *input, fdl_error *err);
 
 /* The kernels' parameter classes of a completed link, from the PTX it saw, into link->params
  * (params.c); out of memory leaves them unknown. */

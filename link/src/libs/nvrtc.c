@@ -599,6 +599,26 @@ cleanup:
     return rc;
 }
 
+int fdl_nvrtc_version(unsigned *major, unsigned *minor, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(major) || !FDL__CHECK_ARG(minor))
+        return fdl__fail(err, FDL_EINVAL, "fdl_nvrtc_version: major or minor is NULL");
+    *major = 0;
+    *minor = 0;
+    fdl__lib_probe p;
+    fdl__probe_nvrtc(&p);
+    if (p.status != FDL_OK) {
+        if (err)
+            *err = p.error;
+        return p.status;
+    }
+    if (p.major < 0)
+        return fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version (nvrtcVersion failed)");
+    *major = (unsigned)p.major;
+    *minor = (unsigned)p.minor;
+    return FDL_OK;
+}
+
 void fdl__probe_nvrtc(fdl__lib_probe *out)
 {
     memset(out, 0, sizeof *out);
