@@ -382,7 +382,8 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
         if (fdl_link_add_file(link, a->inputs[i], a->kinds[i], &err) != FDL_OK) {
             cli_diag_report(&a->diag, link, &err, &promoted);
             cli_print_error(&err);
-            if (err.code == FDL_EPARSE) /* NVRTC's log for a CUDA C input: what it adds */
+            if (err.code == FDL_EPARSE || err.code == FDL_EABI) /* NVRTC's log for a CUDA C
+                                                                 * input: what it adds */
                 cli_print_log_rest(err.log, &err, a->opts.verbose || a->whole_logs);
             goto fail;
         }
