@@ -870,9 +870,27 @@ Test(link_cuda, declarations_header_catches_what_ptx_cannot_show)
     cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
     size_t size;
     char *src = slurp(fx("mul_stale.cu"), &size);
-    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul_stale.cu", NULL, &err), FDL_EPARSE);
+    /* NVRTC's refusal said as the ABI error it is (ABI-5, issue 38): where the definition is,
+     * its types, the declaration's, and where that is; NVRTC's words stay in the log */
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul_stale.cu", NULL, &err), FDL_EABI,
+                 "%s", err.message);
     cr_assert_str_eq(err.source, "mul_stale.cu");
-    cr_assert(strstr(err.message, "mul_f32_f32"), "%s", err.message);
+    cr_assert_eq(err.line, 4);
+    cr_assert_eq(err.column, 27);
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    char want[400];
+    snprintf(want, sizeof want, "mul_f32_f32: defined as (float *, float, int), declared "
+             "float32(float32, float32) (ABI-5; declared at %s:2:1)", fx("mul.decl"));
+    cr_assert_str_eq(err.message, want);
+    cr_assert_not_null(err.log);
+    cr_assert(strstr(err.log, "has \"C\" linkage"), "%s", err.log);
+    /* both records: NVRTC's and fdlink's, the rule as its code */
+    size_t nd = fdl_link_diagnostic_count(link);
+    cr_assert_geq(nd, 2);
+    const fdl_diagnostic *last = fdl_link_diagnostic(link, nd - 1);
+    cr_assert_str_eq(last->tool, "fdlink");
+    cr_assert_str_eq(last->code, "ABI-5");
+    cr_assert_str_eq(fdl_link_diagnostic(link, nd - 2)->tool, "nvrtc");
     fdl_link_destroy(link);
     /* without the declarations it compiles: the failure above is the header's doing */
     link = make_link(FDL_LTO_AUTO, 0);
@@ -881,6 +899,52 @@ Test(link_cuda, declarations_header_catches_what_ptx_cannot_show)
     fdl_link_destroy(link);
     free(src);
     fdl_decls_destroy(decls);
+}
+
+/* The definition's types as fdlink reads them from the source at NVRTC's position (issue 38):
+ * names, comments, newlines and default arguments left out; a declarator beyond the scan's
+ * bound said without its types, never read past. */
+static void conflict_says(const char *src, const char *want)
+{
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_cuda(link, src, strlen(src), "c.cu", NULL, &err), FDL_EABI, "%s",
+                 err.message);
+    cr_assert_str_eq(err.source, "c.cu");
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    cr_assert(strncmp(err.message, want, strlen(want)) == 0, "%s", err.message);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_cuda, conflicting_definitions_are_named_with_their_types) /* ABI-5, ABI-2, ABI-11 */
+{
+    conflict_says("struct P { float x, y; };\n"
+                  "extern \"C\" __device__ int mul_f32_f32(float *__restrict__ /* slot */ r,\n"
+                  "    struct P, unsigned int b[2] = 0) { return 0; }\n",
+                  "mul_f32_f32: defined as (float *__restrict__, struct P, unsigned int[2]), "
+                  "declared float32(float32, float32) (ABI-5; ");
+    conflict_says("/* a; comment */ extern \"C\" // x;\n"
+                  "#define X ;\n"
+                  "__device__ long mul_f32_f32(float *r, float a, float b) { return 0; }\n",
+                  "mul_f32_f32: defined as long (float *, float, float), declared "
+                  "float32(float32, float32): a foreign function returns int, its status "
+                  "(ABI-2; ");
+    conflict_says("extern \"C\" __global__ void mul_f32_f32(float *r, float a, float b) {}\n",
+                  "mul_f32_f32: defined as a kernel, __global__ void (float *, float, float), "
+                  "but a foreign function must be a device function (ABI-11; ");
+    /* a declarator longer than the scan reads: no types, the rest of the record as ever */
+    size_t pad = 6000;
+    char *src = malloc(pad + 200);
+    cr_assert_not_null(src);
+    int n = snprintf(src, 200, "extern \"C\" __device__ int mul_f32_f32(double *r /* ");
+    memset(src + n, 'x', pad);
+    snprintf(src + n + pad, 200, " */, float a, float b) { return 0; }\n");
+    conflict_says(src, "mul_f32_f32: defined as other types, declared float32(float32, float32) "
+                       "(ABI-5; ");
+    free(src);
 }
 
 Test(link_cuda, ltoir_output_needs_lto)
@@ -1847,10 +1911,12 @@ Test(link_cuda_compile, disagreements_are_refused_with_the_log)
     char *src = slurp(fx("mul_stale.cu"), &size);
     cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, &log, src, size, "mul_stale.cu", "sm_90",
                                   decls, NULL, NULL, &err),
-                 FDL_EPARSE);
+                 FDL_EABI);
     cr_assert_null(out);
     cr_assert_eq(n, 0);
     cr_assert_str_eq(err.source, "mul_stale.cu");
+    cr_assert(strstr(err.message, "defined as (float *, float, int), declared float32(float32, "
+                                  "float32) (ABI-5; declared at "), "%s", err.message);
     cr_assert_null(err.log);
     cr_assert_not_null(log);
     cr_assert(strstr(log, "mul_stale.cu("), "%s", log);

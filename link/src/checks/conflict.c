@@ -227,65 +227,69 @@ static int param_list(fdl__buf *out, const char *s, size_t n, size_t at, size_t 
 }
 
 /*
- * What comes before the function's name in its declaration, back to the previous ';', '{' or '}'
- * (within SCAN_MAX bytes), as tokens: "float", "__global__ void". Linkage and storage words are
- * left out. @p kernel: set when __global__ is among them.
+ * What comes before the function's name at @p at in its declaration, back to the previous ';',
+ * '{', '}' or preprocessor line (read forward from a line start at most SCAN_MAX bytes before,
+ * comments and literals stepped over), as "float " or "__global__ void ". Linkage and storage
+ * words are left out. @p kernel: set when __global__ is among them.
  */
 static void prefix(fdl__buf *out, const char *s, size_t at, int *kernel)
 {
     *kernel = 0;
-    size_t b = at > SCAN_MAX ? at - SCAN_MAX : 0;
-    for (size_t i = at; i > b; i--)
-        if (s[i - 1] == ';' || s[i - 1] == '{' || s[i - 1] == '}') {
+    size_t i = at > SCAN_MAX ? at - SCAN_MAX : 0, b;
+    if (i > 0 && s[i - 1] != '\n') { /* from the next line's start */
+        const char *nl = memchr(s + i, '\n', at - i);
+        i = nl ? (size_t)(nl - s) + 1 : at;
+    }
+    b = i;
+    int line_start = 1;
+    while (i < at) {
+        if (s[i] == '\n') {
+            line_start = 1;
+            i++;
+            continue;
+        }
+        size_t j = skip_space(s, at, i);
+        if (j != i) {
+            for (size_t k = i; k < j; k++)
+                line_start |= s[k] == '\n';
+            i = j;
+            continue;
+        }
+        if (line_start && s[i] == '#') { /* a preprocessor line, continuations included */
+            while (i < at && (s[i] != '\n' || (i > 0 && s[i - 1] == '\\')))
+                i++;
             b = i;
-            break;
+            continue;
         }
-    /* a comment that began before the window (its end in it) is left out */
-    for (size_t i = at; i > b + 1; i--)
-        if (s[i - 2] == '*' && s[i - 1] == '/') {
-            int opened = 0;
-            for (size_t k = b; k + 1 < i - 1 && !opened; k++)
-                opened = s[k] == '/' && s[k + 1] == '*';
-            if (!opened)
-                b = i;
-            break;
+        line_start = 0;
+        if (s[i] == '"' || s[i] == '\'') {
+            char q = s[i];
+            for (i++; i < at && s[i] != q; i++)
+                i += s[i] == '\\';
+            i += i < at;
+            continue;
         }
-    /* preprocessor lines and // comments, line by line */
+        if (s[i] == ';' || s[i] == '{' || s[i] == '}')
+            b = i + 1;
+        i++;
+    }
     toks k;
-    size_t lb = b;
+    tokenize(&k, s, b, at);
     fdl__buf kept = {0};
     int first = 1;
-    while (lb < at) {
-        const char *nl = memchr(s + lb, '\n', at - lb);
-        size_t le = nl ? (size_t)(nl - s) : at;
-        size_t x = lb;
-        while (x < le && (s[x] == ' ' || s[x] == '\t'))
-            x++;
-        if (x < le && s[x] != '#') {
-            size_t ce = le;
-            for (size_t q = x; q + 1 < le; q++)
-                if (s[q] == '/' && s[q + 1] == '/') {
-                    ce = q;
-                    break;
-                }
-            tokenize(&k, s, x, ce);
-            for (size_t i = 0; i < k.n; i++) {
-                if (tok_is(&k, i, "__global__"))
-                    *kernel = 1;
-                if (tok_is(&k, i, "extern") || tok_is(&k, i, "\"C\"") ||
-                    tok_is(&k, i, "__device__") || tok_is(&k, i, "static") ||
-                    tok_is(&k, i, "inline") || tok_is(&k, i, "__forceinline__") ||
-                    tok_is(&k, i, "__noinline__"))
-                    continue;
-                if (!first && (tok_word(&k, i) || tok_is(&k, i, "*")))
-                    fdl__buf_puts(&kept, " ");
-                fdl__buf_append(&kept, k.t[i], k.len[i]);
-                first = 0;
-            }
-        }
-        lb = le + 1;
+    for (size_t t = 0; t < k.n; t++) {
+        if (tok_is(&k, t, "__global__"))
+            *kernel = 1;
+        if (tok_is(&k, t, "extern") || tok_is(&k, t, "\"C\"") || tok_is(&k, t, "__device__") ||
+            tok_is(&k, t, "static") || tok_is(&k, t, "inline") ||
+            tok_is(&k, t, "__forceinline__") || tok_is(&k, t, "__noinline__"))
+            continue;
+        if (!first && (tok_word(&k, t) || tok_is(&k, t, "*")))
+            fdl__buf_puts(&kept, " ");
+        fdl__buf_append(&kept, k.t[t], k.len[t]);
+        first = 0;
     }
-    if (!kept.oom && kept.len && kept.len < TEXT_MAX) {
+    if (!kept.oom && kept.len && kept.len < TEXT_MAX && !k.over) {
         fdl__buf_append(out, kept.data, kept.len);
         fdl__buf_puts(out, " ");
     }
