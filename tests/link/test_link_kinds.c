@@ -711,6 +711,38 @@ Test(link_decls, mangled_ltoir_is_abi_7)
     expect_decl_error("mangled.ltoir", source, message);
 }
 
+/* issue 38: a C++ definition of other types than declared (a Numba-ABI function written as a
+ * plain one) is named with LTO as without it: the keeper keeps that form too */
+Test(link_decls, mangled_plain_ltoir_is_abi_7_as_its_ptx)
+{
+    char source[600], message[600];
+    snprintf(message, sizeof message,
+             "mul_f32_f32: defined only with a C++ mangled name _Z11mul_f32_f32ff; declare it "
+             "extern \"C\" (ABI-7; declared at %s:2:1)",
+             fx("mul.decl"));
+    expect_decl_error("mangled_plain.ptx", fx("mangled_plain.ptx"), message);
+    snprintf(source, sizeof source, "%s[post-LTO ptx]", fx("mangled_plain.ltoir"));
+    expect_decl_error("mangled_plain.ltoir", source, message);
+}
+
+/* issue 38: without declarations, an undefined C name beside LTO-IR says why a C++ definition
+ * cannot be seen, and what makes fdlink look for one */
+Test(link_decls, undefined_beside_ltoir_without_declarations_says_why)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    add(link, "caller.ltoir", 0);
+    add(link, "mangled_plain.ltoir", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert(strstr(err.message, "mul_f32_f32: undefined reference; defined in no input, and "
+                                  "not declared (no declarations were given) (link-time "
+                                  "optimisation keeps only what is called, so a definition "
+                                  "under a C++ name is not seen here: give the declarations, "
+                                  "--decl, and fdlink looks for it under its C++ names too)"),
+              "%s", err.message);
+    fdl_link_destroy(link);
+}
+
 Test(link_decls, kernel_in_a_cubin_is_abi_11)
 {
     char message[600];
