@@ -222,7 +222,7 @@ void help_link(FILE *out)
 static void print_log(const char *log)
 {
     if (log && log[0])
-        fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+        fprintf(cli_stderr(), "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 }
 
 /* Diagnostics of the link: the cache's (FDL_EIO, never fatal) are warnings. */
@@ -250,7 +250,7 @@ int cli_link_args_init(cli_link_args *a, int argc)
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     a->kinds = calloc((size_t)argc + 1, sizeof *a->kinds);
     if (!a->inputs || !a->kinds) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         return 0;
     }
     return 1;
@@ -330,7 +330,7 @@ int cli_no_gpu_here(const fdl_error *err)
 void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
 {
     if (a->opts.backend == FDL_BACKEND_CULINK && cli_no_gpu_here(err))
-        fprintf(stderr,
+        fprintf(cli_stderr(),
                 "fdlink: error: the culink backend needs the CUDA driver and a GPU (%s); the "
                 "default backend, nvjitlink, needs neither\n",
                 err->message);
@@ -338,7 +338,20 @@ void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
         cli_print_error(err);
 }
 
+static int link_build(cli_link_args *a, fdl_link **out);
+
 int cli_link_build(cli_link_args *a, fdl_link **out)
+{
+    /* NVIDIA's libraries may write to fd 2 (nvJitLink's "fatal   : Memory allocation failure"
+     * under a memory limit, in its option probe): after fdlink's own message, never before */
+    cli_capture cap;
+    cli_capture_begin(&cap);
+    int rc = link_build(a, out);
+    cli_capture_end(&cap);
+    return rc;
+}
+
+static int link_build(cli_link_args *a, fdl_link **out)
 {
     fdl_error err = FDL_ERROR_INIT;
     size_t ndiags = 0;
@@ -355,7 +368,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     a->opts.cuda = &a->cuda;
     a->decls = calloc(a->decl_paths.n + 1, sizeof *a->decls);
     if (!a->decls) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         return 1;
     }
     for (; a->nsets < a->decl_paths.n; a->nsets++) {
@@ -369,7 +382,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
         goto fail;
     }
     if (fdl_link_set_diag(link, on_link_diag, &ndiags) != FDL_OK) {
-        fprintf(stderr, "fdlink: error: cannot set the diagnostic callback\n");
+        fprintf(cli_stderr(), "fdlink: error: cannot set the diagnostic callback\n");
         goto fail;
     }
     for (size_t i = 0; i < a->nsets; i++) {
@@ -405,7 +418,7 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     if (cli_diag_report(&a->diag, link, NULL, &promoted) != 0)
         goto fail;
     if (promoted) {
-        fprintf(stderr, "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
+        fprintf(cli_stderr(), "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
                         "linked\n", promoted, promoted == 1 ? "" : "s", promoted == 1 ? "" : "s");
         goto fail;
     }
@@ -455,34 +468,34 @@ static void print_link_report(fdl_link *link, const char *out_path)
     size_t nv_hits = 0, nv_compiled = 0;
     fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
     if (cached == FDL_CACHE_UNUSED)
-        fprintf(stderr, "fdlink: cache: not used\n");
+        fprintf(cli_stderr(), "fdlink: cache: not used\n");
     else
-        fprintf(stderr, "fdlink: cache: %s key %s\n",
+        fprintf(cli_stderr(), "fdlink: cache: %s key %s\n",
                 cached == FDL_CACHE_MISS          ? "miss, linked"
                 : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
                 : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
                                                   : "hit (disk)",
                 key);
     if (nv_hits || nv_compiled)
-        fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
+        fprintf(cli_stderr(), "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
                 nv_hits, nv_compiled);
     size_t bc_hits = 0, bc_compiled = 0;
     fdl_link_nvvm_cache(link, &bc_hits, &bc_compiled);
     if (bc_hits || bc_compiled)
-        fprintf(stderr, "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled by "
+        fprintf(cli_stderr(), "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled by "
                 "libNVVM\n", bc_hits, bc_compiled);
     int threads = 0, tokens = 0, jobserver = 0;
     fdl_link_jobs(link, &threads, &tokens, &jobserver);
     if (jobserver)
-        fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
+        fprintf(cli_stderr(), "fdlink: split compilation: %d thread%s (%d token%s of the "
                 "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
                 tokens == 1 ? "" : "s",
                 fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
     else if (threads && fdl_link_jobs_memory_bound(link))
-        fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
+        fprintf(cli_stderr(), "fdlink: split compilation: %d thread%s (the memory budget)\n",
                 threads, threads == 1 ? "" : "s");
     else if (threads)
-        fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
+        fprintf(cli_stderr(), "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
                 threads, threads == 1 ? "" : "s");
 }
 
