@@ -201,6 +201,10 @@ void cli_capture_begin(cli_capture *c);
 void cli_capture_end(cli_capture *c);
 /* The standard error stream for fdlink's own messages: the terminal's while fd 2 is captured. */
 FILE *cli_stderr(void);
+/* Its file descriptor (STDERR_FILENO when nothing is captured). */
+int cli_stderr_fd(void);
+/* End the capture in progress, if any (the process is ending from inside a library). */
+void cli_capture_end_active(void);
 
 /*
  * Load the declarations, create the link, add the inputs and complete it, printing every error,

@@ -89,8 +89,10 @@ static void exit_guard(void)
     static const char msg[] = "fdlink: error: the process was ended from inside a library it "
                               "loaded (an initialiser that calls exit); try FDLINK_PROBE_LIBS=1 "
                               "or fdlink doctor\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    /* fdlink's line first, then what the libraries wrote meanwhile (fd 2 may be captured) */
+    ssize_t w = write(cli_stderr_fd(), msg, sizeof msg - 1);
     (void)w;
+    cli_capture_end_active();
     _exit(1);
 }
 

@@ -17,10 +17,24 @@
 /* The terminal's standard error while fd 2 is captured; NULL otherwise. The CLI is the process's
  * one owner of its file descriptors: this state is the CLI's, never the library's. */
 static FILE *g_real_stderr;
+static cli_capture *g_capture; /* the capture in progress, for an exit from inside a library */
+static pid_t g_capture_pid;    /* the process that captures (not a child forked meanwhile) */
 
 FILE *cli_stderr(void)
 {
     return g_real_stderr ? g_real_stderr : stderr;
+}
+
+int cli_stderr_fd(void)
+{
+    /* a child forked by the library (its probe of a library) has its own fd 2 */
+    return g_real_stderr && getpid() == g_capture_pid ? fileno(g_real_stderr) : STDERR_FILENO;
+}
+
+void cli_capture_end_active(void)
+{
+    if (g_capture && getpid() == g_capture_pid)
+        cli_capture_end(g_capture);
 }
 
 #define CAPTURE_SHOW_MAX (1u << 20) /* bytes of captured text shown at most */
@@ -51,12 +65,15 @@ void cli_capture_begin(cli_capture *c)
     setvbuf(real, NULL, _IONBF, 0);
     g_real_stderr = real;
     c->tmp = tmp;
+    g_capture = c;
+    g_capture_pid = getpid();
 }
 
 void cli_capture_end(cli_capture *c)
 {
     if (c->tmp < 0)
         return;
+    g_capture = NULL;
     fflush(stderr); /* what a library wrote through stdio's stderr */
     int restored = dup2(fileno(g_real_stderr), STDERR_FILENO) >= 0;
     fclose(g_real_stderr);

@@ -735,10 +735,11 @@ Test(link_decls, undefined_beside_ltoir_without_declarations_says_why)
     add(link, "mangled_plain.ltoir", 0);
     cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
     cr_assert(strstr(err.message, "mul_f32_f32: undefined reference; defined in no input, and "
-                                  "not declared (no declarations were given) (link-time "
-                                  "optimisation keeps only what is called, so a definition "
-                                  "under a C++ name is not seen here: give the declarations, "
-                                  "--decl, and fdlink looks for it under its C++ names too)"),
+                                  "not declared (no declarations were given) (a definition under "
+                                  "a C++ name, without extern \"C\", is dropped unseen by "
+                                  "link-time optimisation, which keeps only what is called: with "
+                                  "the declarations, --decl, fdlink looks for it under its C++ "
+                                  "names too)"),
               "%s", err.message);
     fdl_link_destroy(link);
 }

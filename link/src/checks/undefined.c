@@ -255,9 +255,9 @@ void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *er
         /* whole-program LTO drops a definition nothing calls, one under a C++ name included,
          * and LTO-IR cannot be read otherwise: the declarations let the check keep and name it
          * (ABI-7, check_decls.c's keeper), as the PTX of the same code shows it (issue 38) */
-        snprintf(hint, sizeof hint, " (link-time optimisation keeps only what is called, so a "
-                 "definition under a C++ name is not seen here: give the declarations, --decl, "
-                 "and fdlink looks for it under its C++ names too)");
+        snprintf(hint, sizeof hint, " (a definition under a C++ name, without extern \"C\", is "
+                 "dropped unseen by link-time optimisation, which keeps only what is called: "
+                 "with the declarations, --decl, fdlink looks for it under its C++ names too)");
     /* the input that refers to it is err->source, with the line of a PTX reference */
     fdl__error(err, FDL_ELINK, where, line, column, symbol, "%s: undefined reference%s; %s%s",
                shown, where ? "" : " in an input", declared, hint);
