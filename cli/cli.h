@@ -190,8 +190,28 @@ void cli_print_device_error(const cli_link_args *a, const fdl_error *err);
 int cli_parse_device(const char *v, int *out);
 
 /*
- * Load the declarations, create the link, add the inputs and complete it, printing every error.
- * Returns 0 with *out the caller's, or 1.
+ * What NVIDIA's libraries write to the process's standard error (fd 2) during the calls into
+ * libfdlink that load and run them (nvJitLink, NVRTC, libNVVM; issue 38): fd 2 goes to an
+ * unlinked temporary file between cli_capture_begin and cli_capture_end, fdlink's own messages
+ * meanwhile to the terminal's standard error (cli_stderr), and at the end what was captured is
+ * written after them, as the log it is. The library itself never touches the process's file
+ * descriptors. Without a free file descriptor or a temporary file, nothing is captured.
+ */
+typedef struct cli_capture {
+    int tmp; /* the temporary file, or -1 when not capturing */
+} cli_capture;
+void cli_capture_begin(cli_capture *c);
+void cli_capture_end(cli_capture *c);
+/* The standard error stream for fdlink's own messages: the terminal's while fd 2 is captured. */
+FILE *cli_stderr(void);
+/* Its file descriptor (STDERR_FILENO when nothing is captured). */
+int cli_stderr_fd(void);
+/* End the capture in progress, if any (the process is ending from inside a library). */
+void cli_capture_end_active(void);
+
+/*
+ * Load the declarations, create the link, add the inputs and complete it, printing every error,
+ * with fd 2 captured meanwhile (cli_capture_begin). Returns 0 with *out the caller's, or 1.
  */
 int cli_link_build(cli_link_args *a, fdl_link **out);
 

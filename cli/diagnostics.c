@@ -285,7 +285,7 @@ static int emit(const cli_diag_opts *o, const fdl_diagnostic *const *all, size_t
     fdl_diagnostic extra;
     fdl__buf out = {0};
     if (!v || !sev) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         rc = 1;
         goto cleanup;
     }
@@ -323,7 +323,7 @@ static int emit(const cli_diag_opts *o, const fdl_diagnostic *const *all, size_t
         write_json(&j, v, sev, n, failure ? failure->log : NULL);
     fdl_error err = FDL_ERROR_INIT;
     if (!fdl__json_finish(&j)) {
-        fprintf(stderr, "fdlink: error: out of memory writing the diagnostics\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory writing the diagnostics\n");
         rc = 1;
     } else if (o->output) {
         if (fdl__write_atomic(o->output, out.data, out.len, &err) != FDL_OK) {
@@ -331,7 +331,7 @@ static int emit(const cli_diag_opts *o, const fdl_diagnostic *const *all, size_t
             rc = 1;
         }
     } else if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
-        fprintf(stderr, "fdlink: error: cannot write the diagnostics to stdout\n");
+        fprintf(cli_stderr(), "fdlink: error: cannot write the diagnostics to stdout\n");
         rc = 1;
     }
 cleanup:
@@ -347,7 +347,7 @@ int cli_diag_report(const cli_diag_opts *o, const fdl_link *link, const fdl_erro
     size_t total = fdl_link_diagnostic_count(link);
     const fdl_diagnostic **all = calloc(total + 1, sizeof *all);
     if (!all) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         return 1;
     }
     for (size_t i = 0; i < total; i++)
@@ -365,7 +365,7 @@ int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t
     char (*codes)[16] = calloc(n + 1, sizeof *codes);
     int rc = 1, promoted = 0;
     if (!recs || !all || !codes) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         goto cleanup;
     }
     for (size_t i = 0; i < n; i++) {

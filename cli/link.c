@@ -239,7 +239,7 @@ void help_link(FILE *out)
 static void print_log(const char *log)
 {
     if (log && log[0])
-        fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+        fprintf(cli_stderr(), "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 }
 
 /* Diagnostics of the link: the cache's (FDL_EIO, never fatal) are warnings. */
@@ -267,7 +267,7 @@ int cli_link_args_init(cli_link_args *a, int argc)
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     a->kinds = calloc((size_t)argc + 1, sizeof *a->kinds);
     if (!a->inputs || !a->kinds) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         return 0;
     }
     return 1;
@@ -348,7 +348,7 @@ int cli_no_gpu_here(const fdl_error *err)
 void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
 {
     if (a->opts.backend == FDL_BACKEND_CULINK && cli_no_gpu_here(err))
-        fprintf(stderr,
+        fprintf(cli_stderr(),
                 "fdlink: error: the culink backend needs the CUDA driver and a GPU (%s); the "
                 "default backend, nvjitlink, needs neither\n",
                 err->message);
@@ -361,7 +361,6 @@ void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
 static int link_prepare(cli_link_args *a, fdl_link **out, size_t *ndiags)
 {
     fdl_error err = FDL_ERROR_INIT;
-    int promoted = 0;
     *out = NULL;
     fdl_link *link = NULL;
     a->opts.extra = a->extra.v;
@@ -373,7 +372,7 @@ static int link_prepare(cli_link_args *a, fdl_link **out, size_t *ndiags)
     a->cuda.extra = a->xnvrtc.v;
     a->opts.cuda = &a->cuda;
     if (!a->decls && !(a->decls = calloc(a->decl_paths.n + 1, sizeof *a->decls))) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         return 1;
     }
     for (; a->nsets < a->decl_paths.n; a->nsets++) {
@@ -387,7 +386,7 @@ static int link_prepare(cli_link_args *a, fdl_link **out, size_t *ndiags)
         goto fail;
     }
     if (fdl_link_set_diag(link, on_link_diag, ndiags) != FDL_OK) {
-        fprintf(stderr, "fdlink: error: cannot set the diagnostic callback\n");
+        fprintf(cli_stderr(), "fdlink: error: cannot set the diagnostic callback\n");
         goto fail;
     }
     for (size_t i = 0; i < a->nsets; i++) {
@@ -400,7 +399,8 @@ static int link_prepare(cli_link_args *a, fdl_link **out, size_t *ndiags)
         if (fdl_link_add_file(link, a->inputs[i], a->kinds[i], &err) != FDL_OK) {
             cli_diag_report(&a->diag, link, &err, &promoted);
             cli_print_error(&err);
-            if (err.code == FDL_EPARSE) /* NVRTC's log for a CUDA C input: what it adds */
+            if (err.code == FDL_EPARSE || err.code == FDL_EABI) /* NVRTC's log for a CUDA C
+                                                                 * input: what it adds */
                 cli_print_log_rest(err.log, &err, a->opts.verbose || a->whole_logs);
             goto fail;
         }
@@ -434,14 +434,14 @@ static int link_finish(cli_link_args *a, fdl_link *link, int rc, fdl_error *err,
     if (cli_diag_report(&a->diag, link, NULL, &promoted) != 0)
         return 1;
     if (promoted) {
-        fprintf(stderr, "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
+        fprintf(cli_stderr(), "fdlink: error: %d warning%s treated as error%s (-Werror); nothing "
                         "linked\n", promoted, promoted == 1 ? "" : "s", promoted == 1 ? "" : "s");
         return 1;
     }
     return 0;
 }
 
-int cli_link_build(cli_link_args *a, fdl_link **out)
+static int link_build(cli_link_args *a, fdl_link **out)
 {
     fdl_error err = FDL_ERROR_INIT;
     size_t ndiags = 0;
@@ -456,6 +456,17 @@ int cli_link_build(cli_link_args *a, fdl_link **out)
     }
     *out = link;
     return 0;
+}
+
+int cli_link_build(cli_link_args *a, fdl_link **out)
+{
+    /* NVIDIA's libraries may write to fd 2 (nvJitLink's "fatal   : Memory allocation failure"
+     * under a memory limit, in its option probe): after fdlink's own message, never before */
+    cli_capture cap;
+    cli_capture_begin(&cap);
+    int rc = link_build(a, out);
+    cli_capture_end(&cap);
+    return rc;
 }
 
 int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out, size_t *n,
@@ -510,7 +521,7 @@ int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out
                     cli_fat_target *g = realloc(t, nc * sizeof *t);
                     if (!g) {
                         free(t);
-                        fprintf(stderr, "fdlink: error: out of memory\n");
+                        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
                         return 1;
                     }
                     t = g;
@@ -544,7 +555,7 @@ int cli_link_fat_targets(cli_link_args *a, const char *cmd, cli_fat_target **out
     return 0;
 }
 
-int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_link **links)
+static int link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_link **links)
 {
     fdl_error *errs = calloc(n, sizeof *errs);
     size_t *ndiags = calloc(n, sizeof *ndiags);
@@ -552,7 +563,7 @@ int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_
     for (size_t i = 0; i < n; i++)
         links[i] = NULL;
     if (!errs || !ndiags) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         goto cleanup;
     }
     /* the inputs read and CUDA C compiled per architecture here; the links side by side */
@@ -560,7 +571,7 @@ int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_
         a->opts.arch = t[i].sm;
         a->opts.emit_ptx = t[i].ptx;
         if (link_prepare(a, &links[i], &ndiags[i]) != 0) {
-            fprintf(stderr, "fdlink: note: in the link for %s\n", t[i].sm);
+            fprintf(cli_stderr(), "fdlink: note: in the link for %s\n", t[i].sm);
             goto cleanup;
         }
     }
@@ -569,7 +580,7 @@ int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_
     for (size_t i = 0; i < n; i++) {
         int lrc = errs[i].code;
         if (link_finish(a, links[i], lrc, &errs[i], ndiags[i]) != 0) {
-            fprintf(stderr, "fdlink: note: in the link for %s\n", t[i].sm);
+            fprintf(cli_stderr(), "fdlink: note: in the link for %s\n", t[i].sm);
             rc = 1;
         }
     }
@@ -581,6 +592,15 @@ cleanup:
         }
     free(errs);
     free(ndiags);
+    return rc;
+}
+
+int cli_link_build_fat(cli_link_args *a, const cli_fat_target *t, size_t n, fdl_link **links)
+{
+    cli_capture cap; /* what the libraries write to fd 2 after fdlink's messages (cli_link_build) */
+    cli_capture_begin(&cap);
+    int rc = link_build_fat(a, t, n, links);
+    cli_capture_end(&cap);
     return rc;
 }
 
@@ -623,34 +643,34 @@ static void print_link_report(fdl_link *link, const char *out_path)
     size_t nv_hits = 0, nv_compiled = 0;
     fdl_link_nvrtc_cache(link, &nv_hits, &nv_compiled);
     if (cached == FDL_CACHE_UNUSED)
-        fprintf(stderr, "fdlink: cache: not used\n");
+        fprintf(cli_stderr(), "fdlink: cache: not used\n");
     else
-        fprintf(stderr, "fdlink: cache: %s key %s\n",
+        fprintf(cli_stderr(), "fdlink: cache: %s key %s\n",
                 cached == FDL_CACHE_MISS          ? "miss, linked"
                 : cached == FDL_CACHE_HIT_MEMORY  ? "hit (memory)"
                 : cached == FDL_CACHE_HIT_REMOTE ? "hit (remote)"
                                                   : "hit (disk)",
                 key);
     if (nv_hits || nv_compiled)
-        fprintf(stderr, "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
+        fprintf(cli_stderr(), "fdlink: cache: CUDA C inputs: %zu from the cache, %zu compiled\n",
                 nv_hits, nv_compiled);
     size_t bc_hits = 0, bc_compiled = 0;
     fdl_link_nvvm_cache(link, &bc_hits, &bc_compiled);
     if (bc_hits || bc_compiled)
-        fprintf(stderr, "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled by "
+        fprintf(cli_stderr(), "fdlink: cache: bitcode inputs: %zu from the cache, %zu compiled by "
                 "libNVVM\n", bc_hits, bc_compiled);
     int threads = 0, tokens = 0, jobserver = 0;
     fdl_link_jobs(link, &threads, &tokens, &jobserver);
     if (jobserver)
-        fprintf(stderr, "fdlink: split compilation: %d thread%s (%d token%s of the "
+        fprintf(cli_stderr(), "fdlink: split compilation: %d thread%s (%d token%s of the "
                 "jobserver%s)\n", threads, threads == 1 ? "" : "s", tokens,
                 tokens == 1 ? "" : "s",
                 fdl_link_jobs_memory_bound(link) ? "; the memory budget" : "");
     else if (threads && fdl_link_jobs_memory_bound(link))
-        fprintf(stderr, "fdlink: split compilation: %d thread%s (the memory budget)\n",
+        fprintf(cli_stderr(), "fdlink: split compilation: %d thread%s (the memory budget)\n",
                 threads, threads == 1 ? "" : "s");
     else if (threads)
-        fprintf(stderr, "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
+        fprintf(cli_stderr(), "fdlink: split compilation: %d thread%s (FDLINK_JOBS or --jobs)\n",
                 threads, threads == 1 ? "" : "s");
 }
 
@@ -678,7 +698,7 @@ static int link_fat(link_cmd *c, const cli_fat_target *t, size_t n, const char *
     links = calloc(n, sizeof *links);
     entries = calloc(2 * n, sizeof *entries);
     if (!links || !entries) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
+        fprintf(cli_stderr(), "fdlink: error: out of memory\n");
         goto cleanup;
     }
     if (cli_link_build_fat(&c->a, t, n, links) != 0)

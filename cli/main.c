@@ -90,7 +90,7 @@ static volatile int g_main_returned;
 static void say(const char *const *parts)
 {
     for (size_t i = 0; parts[i]; i++) {
-        ssize_t w = write(STDERR_FILENO, parts[i], strlen(parts[i]));
+        ssize_t w = write(cli_stderr_fd(), parts[i], strlen(parts[i]));
         (void)w;
     }
 }
@@ -99,19 +99,22 @@ static void exit_guard(void)
 {
     if (g_main_returned)
         return;
-    /* the library being loaded now, when the exit came from its initialiser (issue 40) */
+    /* the library being loaded now, when the exit came from its initialiser (issue 40);
+     * fdlink's line first, then what the libraries wrote meanwhile (fd 2 may be captured) */
     const char *lib = fdl__lib_loading();
     if (lib) {
         const char *const parts[] = {"fdlink: error: ", lib,
                                      " ended the process while loading (its initialiser calls "
                                      "exit); try FDLINK_PROBE_LIBS=1 or fdlink doctor\n", NULL};
         say(parts);
+        cli_capture_end_active();
         _exit(1);
     }
     static const char *const parts[] = {"fdlink: error: the process was ended from inside a "
                                         "library it loaded (an initialiser that calls exit); try "
                                         "FDLINK_PROBE_LIBS=1 or fdlink doctor\n", NULL};
     say(parts);
+    cli_capture_end_active();
     _exit(1);
 }
 

@@ -1,5 +1,7 @@
 /* fdlink CLI: printing and argument helpers shared by the subcommands. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,100 @@
 
 #include "cli.h"
 #include "internal.h"
+
+/* ---- fd 2 captured around calls into NVIDIA's libraries (cli.h) -------------------------- */
+
+/* The terminal's standard error while fd 2 is captured; NULL otherwise. The CLI is the process's
+ * one owner of its file descriptors: this state is the CLI's, never the library's. */
+static FILE *g_real_stderr;
+static cli_capture *g_capture; /* the capture in progress, for an exit from inside a library */
+static pid_t g_capture_pid;    /* the process that captures (not a child forked meanwhile) */
+
+FILE *cli_stderr(void)
+{
+    return g_real_stderr ? g_real_stderr : stderr;
+}
+
+int cli_stderr_fd(void)
+{
+    /* a child forked by the library (its probe of a library) has its own fd 2 */
+    return g_real_stderr && getpid() == g_capture_pid ? fileno(g_real_stderr) : STDERR_FILENO;
+}
+
+void cli_capture_end_active(void)
+{
+    if (g_capture && getpid() == g_capture_pid)
+        cli_capture_end(g_capture);
+}
+
+#define CAPTURE_SHOW_MAX (1u << 20) /* bytes of captured text shown at most */
+
+void cli_capture_begin(cli_capture *c)
+{
+    c->tmp = -1;
+    if (g_real_stderr)
+        return; /* already capturing: the outer capture gets it all */
+    fflush(stderr);
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/fdlink-stderr-XXXXXX", dir && dir[0] ? dir : "/tmp");
+    int tmp = n > 0 && (size_t)n < sizeof path ? mkstemp(path) : -1;
+    if (tmp < 0)
+        return;
+    unlink(path);
+    int saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    FILE *real = saved >= 0 ? fdopen(saved, "w") : NULL;
+    if (!real || dup2(tmp, STDERR_FILENO) < 0) {
+        if (real)
+            fclose(real);
+        else if (saved >= 0)
+            close(saved);
+        close(tmp);
+        return;
+    }
+    setvbuf(real, NULL, _IONBF, 0);
+    g_real_stderr = real;
+    c->tmp = tmp;
+    g_capture = c;
+    g_capture_pid = getpid();
+}
+
+void cli_capture_end(cli_capture *c)
+{
+    if (c->tmp < 0)
+        return;
+    g_capture = NULL;
+    fflush(stderr); /* what a library wrote through stdio's stderr */
+    int restored = dup2(fileno(g_real_stderr), STDERR_FILENO) >= 0;
+    fclose(g_real_stderr);
+    g_real_stderr = NULL;
+    off_t size = lseek(c->tmp, 0, SEEK_END);
+    if (restored && size > 0 && lseek(c->tmp, 0, SEEK_SET) == 0) {
+        /* after fdlink's own lines: the libraries' text, as a log (bounded) */
+        size_t want = (size_t)size < CAPTURE_SHOW_MAX ? (size_t)size : CAPTURE_SHOW_MAX;
+        char *text = malloc(want + 1);
+        size_t got = 0;
+        while (text && got < want) {
+            ssize_t r = read(c->tmp, text + got, want - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        if (text && got) {
+            fwrite(text, 1, got, stderr);
+            if (text[got - 1] != '\n')
+                fputc('\n', stderr);
+            if ((size_t)size > got)
+                fprintf(stderr, "fdlink: note: %lld more bytes of the libraries' output left "
+                        "out\n", (long long)((size_t)size - got));
+        }
+        free(text);
+    }
+    close(c->tmp);
+    c->tmp = -1;
+}
 
 void cli_veprintf(const char *fmt, va_list ap)
 {
@@ -32,16 +128,16 @@ void cli_veprintf(const char *fmt, va_list ap)
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         if (c == '\n')
-            fputs("\\n", stderr);
+            fputs("\\n", cli_stderr());
         else if (c == '\t')
-            fputs("\\t", stderr);
+            fputs("\\t", cli_stderr());
         else if (c < 0x20 || c == 0x7f)
-            fprintf(stderr, "\\x%02x", c);
+            fprintf(cli_stderr(), "\\x%02x", c);
         else
-            fputc(c, stderr);
+            fputc(c, cli_stderr());
     }
     if (newline)
-        fputc('\n', stderr);
+        fputc('\n', cli_stderr());
     free(big);
 }
 
@@ -164,7 +260,7 @@ void cli_print_log_rest(const char *log, const fdl_error *err, int verbose)
     if (!log || !log[0])
         return;
     if (verbose || !err) {
-        fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+        fprintf(cli_stderr(), "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
         return;
     }
     /* entries are kept or dropped whole (an NVRTC entry: its line, the source line, the
@@ -187,7 +283,7 @@ void cli_print_log_rest(const char *log, const fdl_error *err, int verbose)
     }
     /* nothing but blank lines or a summary: nothing added */
     if (kept && out.data && !out.oom)
-        fputs(out.data, stderr);
+        fputs(out.data, cli_stderr());
     fdl__buf_free(&out);
 }
 

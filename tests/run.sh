@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 dpkg -s libcriterion-dev >/dev/null 2>&1 || need+=(libcriterion-dev)
-dpkg -s libxxhash-dev >/dev/null 2>&1 || need+=(libxxhash-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
 # builds on a farm: the ccache test, and dpkg-shlibdeps for the Debian package's dependencies

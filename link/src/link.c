@@ -490,6 +490,8 @@ static int add_cuda(fdl_link *link, const char *source, size_t size, const char 
         rc = fdl__error(err, FDL_ENOMEM, name, 0, 0, NULL, "out of memory keeping diagnostics");
         goto cleanup;
     }
+    if (rc == FDL_EPARSE && fdl__link_cuda_conflict(link, source, size, name, log, err))
+        rc = FDL_EABI; /* a definition that disagrees with its declaration (ABI-5) */
     if (rc != FDL_OK) {
         /* the whole compiler log stays with the link, where err->log can borrow it */
         if (log && fdl__link_set_log(link, 0, log)) {

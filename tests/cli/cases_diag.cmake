@@ -30,3 +30,17 @@ set_tests_properties(cli_diag_sarif_schema PROPERTIES LABELS cli SKIP_RETURN_COD
 # fdlink check's ABI diagnostics as SARIF (rule ABI-5, at the PTX line)
 fdlink_cli_test(diag_check_sarif
   ARGS check --decl check/functions.decl --diagnostics-format=sarif check/wrong_width.ptx)
+# a CUDA C definition that disagrees with its force-included prototype: NVRTC's refusal said as
+# the ABI error (issue 38), in text, JSON and SARIF; NVRTC's own record stays
+fdlink_cli_test(diag_abi_conflict ABSENT m.cubin
+  ARGS link -arch=sm_90 --decl diag/wide.decl -o @OUT@/m.cubin diag/mul_float.cu)
+fdlink_cli_test(diag_abi_conflict_verbose ABSENT m.cubin
+  ARGS link -arch=sm_90 --decl diag/wide.decl -v --no-cache -o @OUT@/m.cubin diag/mul_float.cu)
+fdlink_cli_test(diag_abi_conflict_json ABSENT m.cubin
+  ARGS link -arch=sm_90 --decl diag/wide.decl --diagnostics-format=json -o @OUT@/m.cubin
+       diag/mul_float.cu)
+fdlink_cli_test(diag_abi_conflict_sarif ABSENT m.cubin
+  ARGS link -arch=sm_90 --decl diag/wide.decl --diagnostics-format=sarif -o @OUT@/m.cubin
+       diag/mul_float.cu)
+fdlink_cli_test(diag_abi_conflict_return ABSENT m.cubin
+  ARGS link -arch=sm_90 --decl diag/wide.decl -o @OUT@/m.cubin diag/ret_float.cu)

@@ -91,16 +91,24 @@ fetchcontent)
   [ -f "$work/b/app.cubin" ] || { echo "app.cubin was not linked"; exit 1; }
   guest_checks "$work/b/_deps/fdlink-build"
   # without xxhash.h (hidden: CMake's system paths off, and the folder fdlink's own build found it
-  # in ignored, wherever that is), the parent's configure says what to install
+  # in ignored, wherever that is), the parent's configure takes fdlink's bundled copy (issue 38)
+  # and says so; FDLINK_XXHASH=system refuses, naming the package
   xxdir=$(sed -n 's/^FDLINK_XXHASH_INCLUDE_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
-  if cmake -S "$here/consumer" -B "$work/noxx" -G "$gen" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON \
-       -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF ${xxdir:+"-DCMAKE_IGNORE_PATH=$xxdir"} >"$log" 2>&1; then
-    echo "configure without xxhash.h should fail"; exit 1
+  [ "$xxdir" = FDLINK_XXHASH_INCLUDE_DIR-NOTFOUND ] && xxdir=
+  cmake -S "$here/consumer" -B "$work/noxx" -G "$gen" -DFDLINK_SOURCE_DIR="$src" -DCONSUMER_FETCHCONTENT=ON \
+    -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF ${xxdir:+"-DCMAKE_IGNORE_PATH=$xxdir"} >"$log" 2>&1 ||
+    { cat "$log"; echo "configure without xxhash.h failed (the bundled copy should do)"; exit 1; }
+  grep -q "fdlink: xxhash.h: the bundled copy (xxHash 0.8.2" "$log" ||
+    { cat "$log"; echo "configure without xxhash.h did not say it took the bundled copy"; exit 1; }
+  if cmake -S "$here/consumer" -B "$work/noxx-system" -G "$gen" -DFDLINK_SOURCE_DIR="$src" \
+       -DCONSUMER_FETCHCONTENT=ON -DFDLINK_XXHASH=system -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF \
+       ${xxdir:+"-DCMAKE_IGNORE_PATH=$xxdir"} >"$log" 2>&1; then
+    echo "configure with FDLINK_XXHASH=system without xxhash.h should fail"; exit 1
   fi
   msg=$(tr -s ' \n' '  ' <"$log" | grep -o "fdlink: xxhash.h not found.*libxxhash-dev") ||
     { cat "$log"; echo "the error does not name libxxhash-dev"; exit 1; }
   grep -q "link cache" <<<"$msg" || { echo "the error does not say what needs xxhash: $msg"; exit 1; }
-  echo "without xxhash.h: $msg"
+  echo "without xxhash.h: the bundled copy; with FDLINK_XXHASH=system: $msg"
   ;;
 install | buildtree | subdir)
   if [ "$step" != run ]; then

@@ -6,6 +6,10 @@
  *                                        file descriptor N, then waits for ever (a linker that
  *                                        runs long: the test signals fdlink meanwhile and watches
  *                                        N's pipe for the end of every process holding it).
+ *   FDL_FAKE_STDERR=create|complete      nvJitLinkCreate (the option probe, in fdlink's process) or
+ *                                        nvJitLinkComplete writes to the process's standard error,
+ *                                        through stdio and through fd 2, then fails (issue 38: what
+ *                                        a library writes comes after fdlink's message, as its log).
  * Otherwise it says version 13.0, accepts a handle, options and inputs, and fails the link.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -33,11 +37,27 @@ __attribute__((constructor)) static void misbehave(void)
 
 static int handle_storage;
 
+/* FDL_FAKE_STDERR=@p when: nvJitLink's own words on stderr, as it writes them when it runs out
+ * of memory; 1 when it did (the call then fails). */
+static int say_on_stderr(const char *when)
+{
+    const char *how = getenv("FDL_FAKE_STDERR");
+    if (!how || strcmp(how, when) != 0)
+        return 0;
+    fprintf(stderr, "fatal   : Memory allocation failure\n");
+    fflush(stderr);
+    static const char raw[] = "nvJitLink (fake): written to fd 2\n";
+    return write(2, raw, sizeof raw - 1) >= 0 || 1;
+}
+
 int nvJitLinkCreate(void **h, unsigned n, const char **opts);
 int nvJitLinkCreate(void **h, unsigned n, const char **opts)
 {
     (void)n;
     (void)opts;
+    *h = NULL;
+    if (say_on_stderr("create"))
+        return 6; /* NVJITLINK_ERROR_INTERNAL */
     *h = &handle_storage;
     return 0;
 }
@@ -60,6 +80,8 @@ int nvJitLinkComplete(void *h);
 int nvJitLinkComplete(void *h)
 {
     (void)h;
+    if (say_on_stderr("complete"))
+        return 6;
     const char *fd = getenv("FDL_FAKE_HANG_FD");
     if (fd) {
         char line[32];

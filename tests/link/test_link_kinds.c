@@ -711,6 +711,39 @@ Test(link_decls, mangled_ltoir_is_abi_7)
     expect_decl_error("mangled.ltoir", source, message);
 }
 
+/* issue 38: a C++ definition of other types than declared (a Numba-ABI function written as a
+ * plain one) is named with LTO as without it: the keeper keeps that form too */
+Test(link_decls, mangled_plain_ltoir_is_abi_7_as_its_ptx)
+{
+    char source[600], message[600];
+    snprintf(message, sizeof message,
+             "mul_f32_f32: defined only with a C++ mangled name _Z11mul_f32_f32ff; declare it "
+             "extern \"C\" (ABI-7; declared at %s:2:1)",
+             fx("mul.decl"));
+    expect_decl_error("mangled_plain.ptx", fx("mangled_plain.ptx"), message);
+    snprintf(source, sizeof source, "%s[post-LTO ptx]", fx("mangled_plain.ltoir"));
+    expect_decl_error("mangled_plain.ltoir", source, message);
+}
+
+/* issue 38: without declarations, an undefined C name beside LTO-IR says why a C++ definition
+ * cannot be seen, and what makes fdlink look for one */
+Test(link_decls, undefined_beside_ltoir_without_declarations_says_why)
+{
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    add(link, "caller.ltoir", 0);
+    add(link, "mangled_plain.ltoir", 0);
+    cr_assert_eq(fdl_link_complete(link, &err), FDL_ELINK, "%s", err.message);
+    cr_assert(strstr(err.message, "mul_f32_f32: undefined reference; defined in no input, and "
+                                  "not declared (no declarations were given) (a definition under "
+                                  "a C++ name, without extern \"C\", is dropped unseen by "
+                                  "link-time optimisation, which keeps only what is called: with "
+                                  "the declarations, --decl, fdlink looks for it under its C++ "
+                                  "names too)"),
+              "%s", err.message);
+    fdl_link_destroy(link);
+}
+
 Test(link_decls, kernel_in_a_cubin_is_abi_11)
 {
     char message[600];
@@ -870,9 +903,27 @@ Test(link_cuda, declarations_header_catches_what_ptx_cannot_show)
     cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
     size_t size;
     char *src = slurp(fx("mul_stale.cu"), &size);
-    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul_stale.cu", NULL, &err), FDL_EPARSE);
+    /* NVRTC's refusal said as the ABI error it is (ABI-5, issue 38): where the definition is,
+     * its types, the declaration's, and where that is; NVRTC's words stay in the log */
+    cr_assert_eq(fdl_link_add_cuda(link, src, size, "mul_stale.cu", NULL, &err), FDL_EABI,
+                 "%s", err.message);
     cr_assert_str_eq(err.source, "mul_stale.cu");
-    cr_assert(strstr(err.message, "mul_f32_f32"), "%s", err.message);
+    cr_assert_eq(err.line, 4);
+    cr_assert_eq(err.column, 27);
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    char want[400];
+    snprintf(want, sizeof want, "mul_f32_f32: defined as (float *, float, int), declared "
+             "float32(float32, float32) (ABI-5; declared at %s:2:1)", fx("mul.decl"));
+    cr_assert_str_eq(err.message, want);
+    cr_assert_not_null(err.log);
+    cr_assert(strstr(err.log, "has \"C\" linkage"), "%s", err.log);
+    /* both records: NVRTC's and fdlink's, the rule as its code */
+    size_t nd = fdl_link_diagnostic_count(link);
+    cr_assert_geq(nd, 2);
+    const fdl_diagnostic *last = fdl_link_diagnostic(link, nd - 1);
+    cr_assert_str_eq(last->tool, "fdlink");
+    cr_assert_str_eq(last->code, "ABI-5");
+    cr_assert_str_eq(fdl_link_diagnostic(link, nd - 2)->tool, "nvrtc");
     fdl_link_destroy(link);
     /* without the declarations it compiles: the failure above is the header's doing */
     link = make_link(FDL_LTO_AUTO, 0);
@@ -881,6 +932,52 @@ Test(link_cuda, declarations_header_catches_what_ptx_cannot_show)
     fdl_link_destroy(link);
     free(src);
     fdl_decls_destroy(decls);
+}
+
+/* The definition's types as fdlink reads them from the source at NVRTC's position (issue 38):
+ * names, comments, newlines and default arguments left out; a declarator beyond the scan's
+ * bound said without its types, never read past. */
+static void conflict_says(const char *src, const char *want)
+{
+    fdl_decls *decls = load_decls();
+    fdl_link *link = make_link(FDL_LTO_AUTO, 0);
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    cr_assert_eq(fdl_link_add_cuda(link, src, strlen(src), "c.cu", NULL, &err), FDL_EABI, "%s",
+                 err.message);
+    cr_assert_str_eq(err.source, "c.cu");
+    cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    cr_assert(strncmp(err.message, want, strlen(want)) == 0, "%s", err.message);
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+Test(link_cuda, conflicting_definitions_are_named_with_their_types) /* ABI-5, ABI-2, ABI-11 */
+{
+    conflict_says("struct P { float x, y; };\n"
+                  "extern \"C\" __device__ int mul_f32_f32(float *__restrict__ /* slot */ r,\n"
+                  "    struct P, unsigned int b[2] = 0) { return 0; }\n",
+                  "mul_f32_f32: defined as (float *__restrict__, struct P, unsigned int[2]), "
+                  "declared float32(float32, float32) (ABI-5; ");
+    conflict_says("/* a; comment */ extern \"C\" // x;\n"
+                  "#define X ;\n"
+                  "__device__ long mul_f32_f32(float *r, float a, float b) { return 0; }\n",
+                  "mul_f32_f32: defined as long (float *, float, float), declared "
+                  "float32(float32, float32): a foreign function returns int, its status "
+                  "(ABI-2; ");
+    conflict_says("extern \"C\" __global__ void mul_f32_f32(float *r, float a, float b) {}\n",
+                  "mul_f32_f32: defined as a kernel, __global__ void (float *, float, float), "
+                  "but a foreign function must be a device function (ABI-11; ");
+    /* a declarator longer than the scan reads: no types, the rest of the record as ever */
+    size_t pad = 6000;
+    char *src = malloc(pad + 200);
+    cr_assert_not_null(src);
+    int n = snprintf(src, 200, "extern \"C\" __device__ int mul_f32_f32(double *r /* ");
+    memset(src + n, 'x', pad);
+    snprintf(src + n + pad, 200, " */, float a, float b) { return 0; }\n");
+    conflict_says(src, "mul_f32_f32: defined as other types, declared float32(float32, float32) "
+                       "(ABI-5; ");
+    free(src);
 }
 
 Test(link_cuda, ltoir_output_needs_lto)
@@ -1847,10 +1944,12 @@ Test(link_cuda_compile, disagreements_are_refused_with_the_log)
     char *src = slurp(fx("mul_stale.cu"), &size);
     cr_assert_eq(fdl_cuda_compile(&out, &n, NULL, &log, src, size, "mul_stale.cu", "sm_90",
                                   decls, NULL, NULL, &err),
-                 FDL_EPARSE);
+                 FDL_EABI);
     cr_assert_null(out);
     cr_assert_eq(n, 0);
     cr_assert_str_eq(err.source, "mul_stale.cu");
+    cr_assert(strstr(err.message, "defined as (float *, float, int), declared float32(float32, "
+                                  "float32) (ABI-5; declared at "), "%s", err.message);
     cr_assert_null(err.log);
     cr_assert_not_null(log);
     cr_assert(strstr(log, "mul_stale.cu("), "%s", log);

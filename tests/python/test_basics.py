@@ -79,8 +79,9 @@ def test_abi_error_names_file_line_symbol(arch):
 
 def test_cuda_c_that_disagrees_does_not_compile(arch):
     bad = 'extern "C" __device__ int mul_f32_f32(double *r, double a, double b) { return 0; }'
-    with pytest.raises(fdlink.ParseError) as e:
+    with pytest.raises(fdlink.ABIError) as e:  # the ABI error it is (issue 38)
         fdlink.Library(MUL_DECL, [bad], arch=arch)
+    assert e.value.rule == "ABI-5"
     assert e.value.log  # NVRTC's whole log
     assert any(d["tool"] == "nvrtc" and d["severity"] == "error"
                for d in e.value.diagnostics)
@@ -114,9 +115,37 @@ def test_compile_to_checked_ltoir_and_ptx(arch):
     mod = fdlink.Library(MUL_DECL, [ir], arch=arch).link(SAXPY_CU)
     assert mod.cubin[:4] == b"\x7fELF"
     bad = 'extern "C" __device__ int mul_f32_f32(float *r, double a, float b) { return 0; }'
-    with pytest.raises(fdlink.ParseError) as e:
+    with pytest.raises(fdlink.ABIError) as e:
         fdlink.compile(bad, decls=MUL_DECL, arch=arch, name="bad.cu")
     assert e.value.source == "bad.cu" and e.value.line == 1 and e.value.log
+    assert e.value.rule == "ABI-5"
+
+
+def test_cuda_c_that_disagrees_with_its_declaration_is_an_abi_error(arch):
+    # NVRTC refuses the definition (the declarations' prototypes are pre-included); fdlink says
+    # it as the ABI error it is: both signatures, the rule, the declaration (issue 38)
+    decl = "# widths\nmul_f32_f32: float64(float64, float64)\n"
+    want = ("mul.cu:1:27: mul_f32_f32: defined as (float *, float, float), declared "
+            "float64(float64, float64) (ABI-5; declared at wide.decl:2:1)")
+    with pytest.raises(fdlink.ABIError) as e:
+        fdlink.Library(decl, [fdlink.Source(MUL_CU, name="mul.cu")], arch=arch,
+                       name="wide.decl")
+    err = e.value
+    assert str(err) == want
+    assert (err.rule, err.declaration, err.symbol) == ("ABI-5", "wide.decl:2:1", "mul_f32_f32")
+    assert (err.source, err.line, err.column, err.status) == ("mul.cu", 1, 27, "FDL_EABI")
+    # NVRTC's own words stay: in the log and as its record beside fdlink's
+    assert 'has "C" linkage' in err.log
+    tools = [(d["tool"], d["code"]) for d in err.diagnostics]
+    assert ("fdlink", "ABI-5") in tools and ("nvrtc", "") in tools
+    with pytest.raises(fdlink.ABIError) as e:
+        fdlink.compile(MUL_CU, decls=decl, arch=arch, name="mul.cu")
+    assert e.value.rule == "ABI-5" and "defined as (float *, float, float)" in str(e.value)
+    # a status return that is not an int: ABI-2, with the type as written
+    ret = MUL_CU.replace("__device__ int", "__device__ float")
+    with pytest.raises(fdlink.ABIError) as e:
+        fdlink.compile(ret, decls=MUL_DECL, arch=arch, name="ret.cu")
+    assert e.value.rule == "ABI-2" and "defined as float (float *, float, float)" in str(e.value)
 
 
 def test_library_check_without_link(arch):

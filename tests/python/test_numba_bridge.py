@@ -86,6 +86,18 @@ def test_wrong_width_is_refused_with_the_decl_line(arch):
     assert "declared at wide.decl:2:1" in str(err)
 
 
+def test_cuda_c_that_disagrees_is_refused_as_an_abi_error(arch):
+    # NVRTC refuses it (the prototypes are pre-included): an ABIError with both signatures
+    fn = _bridge()
+    decl = "# widths\nmul_f32_f32: float64(float64, float64)\n"
+    with pytest.raises(fdlink.ABIError) as e:
+        fn.declare_device(decl, [fdlink.Source(MUL_CU, name="mul.cu")], arch=arch,
+                          name="wide.decl")
+    err = e.value
+    assert (err.rule, err.declaration, err.symbol) == ("ABI-5", "wide.decl:2:1", "mul_f32_f32")
+    assert "defined as (float *, float, float), declared float64(float64, float64)" in str(err)
+
+
 def test_missing_definition_is_refused_with_the_decl_line(arch):
     fn = _bridge()
     decl = MUL_DECL + "missing_fn: float32(float32)\n"

@@ -350,8 +350,14 @@ FDL_API int fdl_link_add_file(fdl_link *link, const char *path, fdl_input_kind k
  * Add CUDA C source, compiled now with NVRTC to PTX or LTO-IR (see fdl_nvrtc_options).
  * @param opts NULL for the link's fdl_link_options.cuda (or the defaults)
  * @return FDL_OK, FDL_EPARSE (compile error: err->source @p name, err->line and the first error's
- *         text; err->log the whole NVRTC log, borrowed from the link), FDL_ENOLIB, FDL_EINVAL
- *         (bad options, e.g. LTO-IR output with LTO off or cuLink), FDL_ENOMEM
+ *         text; err->log the whole NVRTC log, borrowed from the link), FDL_EABI (NVRTC refused a
+ *         definition for disagreeing with a declaration's prototype, pre-included: err at the
+ *         definition, err->symbol the name, the message its types against the declaration's
+ *         with the rule and where it is declared, "mul_f32_f32: defined as (float *, float,
+ *         float), declared float64(float64, float64) (ABI-5; declared at wide.decl:1:1)";
+ *         err->log NVRTC's log, whose records stay among the link's diagnostics beside
+ *         fdlink's), FDL_ENOLIB, FDL_EINVAL (bad options, e.g. LTO-IR output with LTO off or
+ *         cuLink), FDL_ENOMEM
  */
 FDL_API int fdl_link_add_cuda(fdl_link *link, const char *source, size_t size, const char *name,
                               const fdl_nvrtc_options *opts, fdl_error *err);
@@ -420,7 +426,8 @@ FDL_API const void *fdl_link_input_data(const fdl_link *link, size_t i, size_t *
  *               FDL_CUDA_OUTPUT_AUTO when the link could use it (nvJitLink, LTO not off)
  * @param nvrtc_opts (may be NULL: link_opts->cuda, else the defaults) as fdl_link_add_cuda
  * @return FDL_OK, FDL_EPARSE (does not compile: err has the first error's location; the whole
- *         log in *log), FDL_EABI, FDL_ELINK (as fdl_link_check), FDL_ENOLIB (NVRTC or
+ *         log in *log), FDL_EABI (as fdl_link_add_cuda and fdl_link_check), FDL_ELINK (as
+ *         fdl_link_check), FDL_ENOLIB (NVRTC or
  *         nvJitLink), FDL_EINVAL (bad options, NULL arguments), FDL_EKIND (a NUL byte in the
  *         source), FDL_ENOMEM; on failure *out is NULL and *size 0. err->log is NULL on return
  *         (the link it would point into is gone): the log is in *log

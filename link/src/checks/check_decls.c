@@ -53,10 +53,57 @@ static void binary_diag(diag_sink *s, const char *source, const fdl_decl *d, int
     sink_diag(s, &e);
 }
 
+/* `T`, `T *`, `const T *` of @p t (@p as_const: its pointee const) into @p b. */
+static void put_type(fdl__buf *b, fdl_type t, int as_const)
+{
+    fdl__buf_printf(b, "%s%s", as_const && t.depth ? "const " : "", fdl__abi_c_type(t.base));
+    if (t.depth)
+        fdl__buf_puts(b, " ");
+    for (unsigned i = 0; i < t.depth; i++)
+        fdl__buf_puts(b, "*");
+}
+
+/*
+ * The parameter list and return type of @p d's C++ prototype in one of its other likely forms,
+ * into @p params and @p ret: 0, the other ABI's (a Numba-ABI declaration written as a plain C
+ * function, `float f(float, float)`, and the other way round); 1, its pointer parameters'
+ * pointees const (`const float *`). Returns 0 when the form is the declared one.
+ */
+static int variant(fdl__buf *ret, fdl__buf *params, const fdl_decl *d, int form)
+{
+    int any_pointer = 0;
+    for (size_t i = 0; i < d->sig.nparams; i++)
+        any_pointer |= d->sig.params[i].depth > 0;
+    if (form == 1 && !any_pointer)
+        return 0;
+    int c_form = (d->abi == FDL_ABI_C) == (form == 1); /* form 0 flips the ABI */
+    size_t n = 0;
+    if (c_form) {
+        put_type(ret, d->sig.ret, 0);
+    } else {
+        fdl_type slot = d->sig.ret;
+        slot.depth++;
+        fdl__buf_puts(ret, "int");
+        put_type(params, slot, 0);
+        n++;
+    }
+    for (size_t i = 0; i < d->sig.nparams; i++, n++) {
+        if (n)
+            fdl__buf_puts(params, ", ");
+        put_type(params, d->sig.params[i], form == 1);
+    }
+    if (!n)
+        fdl__buf_puts(params, "void");
+    return 1;
+}
+
 /*
  * LTO-IR that takes the address of every declared function, so that LTO keeps them: under its
  * C name, and under the C++ mangled name of the same prototype, so that a definition made
  * without extern "C" stays in the view and gets the C++ hint (ABI-7) as from every other kind.
+ * Whole-program LTO drops what nothing refers to, and LTO-IR cannot be read otherwise: a C++
+ * definition of other types is kept, and named, only in the forms written here, the other
+ * ABI's (a Numba-ABI function written as a plain C one) and const pointees (issue 38).
  * The C-linkage prototypes go in a namespace (a C++ function may not share a scope with a C one
  * of the same name and parameters); both refer to the symbols the inputs define.
  */
@@ -67,7 +114,7 @@ static int make_keeper(fdl_link *link, fdl_error *err)
     link->keeper_tried = 1;
     int rc;
     char *header = NULL, *log = NULL;
-    fdl__buf src = {0};
+    fdl__buf src = {0}, variants = {0};
     fdl__strv args = {0};
     if ((rc = fdl__link_decls_header(link, &header, err)) != FDL_OK)
         goto cleanup;
@@ -97,8 +144,25 @@ static int make_keeper(fdl_link *link, fdl_error *err)
             fdl__buf_printf(&src,
                             "extern \"C\" __device__ decltype(&::%s) __fdlink_keep_cxx_%zu = "
                             "&::%s;\n",
-                            d->name, keep++, d->name);
+                            d->name, keep, d->name);
+            for (int form = 0; form < 2; form++) { /* overloads: the pointer's type picks one */
+                fdl__buf ret = {0}, params = {0};
+                if (variant(&ret, &params, d, form) && !ret.oom && !params.oom)
+                    fdl__buf_printf(&variants,
+                                    "__device__ %s %s(%s);\n"
+                                    "extern \"C\" __device__ %s (*__fdlink_keep_v%d_%zu)(%s) = "
+                                    "&::%s;\n",
+                                    ret.data, d->name, params.data, ret.data, form, keep,
+                                    params.data, d->name);
+                variants.oom |= ret.oom || params.oom;
+                fdl__buf_free(&ret);
+                fdl__buf_free(&params);
+            }
+            keep++;
         }
+    fdl__buf_puts(&src, "\n/* other forms a C++ definition may have been written in */\n");
+    fdl__buf_append(&src, variants.data ? variants.data : "", variants.len);
+    src.oom |= variants.oom;
     int ok = !src.oom && fdl__link_nvrtc_args(link, 1, NULL, 1, 1, &args);
     if (!ok) {
         rc = fdl__fail(err, FDL_ENOMEM, "out of memory");
@@ -121,6 +185,7 @@ cleanup:
     free(header);
     free(log);
     fdl__buf_free(&src);
+    fdl__buf_free(&variants);
     fdl__strv_free(&args);
     return rc;
 }

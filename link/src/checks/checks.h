@@ -35,6 +35,18 @@ void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *er
  */
 void fdl__link_advice(fdl_link *link, int prepared);
 
+/* ---- conflict.c ------------------------------------------------------------------------------ */
+
+/*
+ * When NVRTC refused CUDA C input @p name (@p source, @p size bytes; its log @p log) because a
+ * definition conflicts with a declared function's force-included prototype, rewrite @p err (the
+ * compile's FDL_EPARSE) as that ABI error: FDL_EABI at the definition, the declared name, the
+ * definition's types against the declaration, the rule and where it is declared; add the record
+ * to the link's diagnostics. @return 1 when rewritten, 0 when @p err is left alone.
+ */
+int fdl__link_cuda_conflict(fdl_link *link, const char *source, size_t size, const char *name,
+                            const char *log, fdl_error *err);
+
 extern const fdl__link_check fdl__check_decls;      /* check_decls.c */
 /* The LTO report of a completed link: a note per declared function (ltoreport.c). */
 void fdl__lto_report(fdl_link *link);

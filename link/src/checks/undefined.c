@@ -247,6 +247,17 @@ void fdl__link_undefined_error(fdl_link *link, const char *symbol, fdl_error *er
         snprintf(shown, sizeof shown, "%s", symbol);
     }
     who_defines(link, symbol, readable, hint, sizeof hint);
+    int lto_inputs = 0;
+    for (size_t i = 0; i < link->ninputs; i++)
+        lto_inputs |= !link->inputs[i].builtin &&
+                      fdl__link_chosen_kind(&link->inputs[i], FDL_KIND_LTOIR);
+    if (!hint[0] && !d && !link->ndecls && lto_inputs && strncmp(symbol, "_Z", 2) != 0)
+        /* whole-program LTO drops a definition nothing calls, one under a C++ name included,
+         * and LTO-IR cannot be read otherwise: the declarations let the check keep and name it
+         * (ABI-7, check_decls.c's keeper), as the PTX of the same code shows it (issue 38) */
+        snprintf(hint, sizeof hint, " (a definition under a C++ name, without extern \"C\", is "
+                 "dropped unseen by link-time optimisation, which keeps only what is called: "
+                 "with the declarations, --decl, fdlink looks for it under its C++ names too)");
     /* the input that refers to it is err->source, with the line of a PTX reference */
     fdl__error(err, FDL_ELINK, where, line, column, symbol, "%s: undefined reference%s; %s%s",
                shown, where ? "" : " in an input", declared, hint);
