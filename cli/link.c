@@ -361,6 +361,7 @@ void cli_print_device_error(const cli_link_args *a, const fdl_error *err)
 static int link_prepare(cli_link_args *a, fdl_link **out, size_t *ndiags)
 {
     fdl_error err = FDL_ERROR_INIT;
+    int promoted = 0;
     *out = NULL;
     fdl_link *link = NULL;
     a->opts.extra = a->extra.v;
