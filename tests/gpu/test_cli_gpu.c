@@ -595,14 +595,14 @@ Test(cli_run, nvjitlink_13_5s_cubin_loads_and_runs)
     write_all(pw, want, sizeof want);
     char exp[512];
     snprintf(exp, sizeof exp, "0=%s", pw);
-    cli_result r = fdlink(dir, "run", FDL_TEST_DATA "/link/nvjitlink135/twice_sm90.cubin", "-k",
+    cli_result r = fdlink(dir, "run", FDL_LINK_DATA "/nvjitlink135/twice_sm90.cubin", "-k",
                           "twice", "--grid", "4", "--block", "256", "f32[1000]=iota", "i32:1000",
                           "--expect", exp, NULL);
     cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
     cr_expect(strstr(r.out, "all 1000 values match") != NULL, "%s", r.out);
     cli_free(&r);
     /* a wrong argument count is caught by the parameter check (before: skipped for this cubin) */
-    r = fdlink(dir, "run", FDL_TEST_DATA "/link/nvjitlink135/twice_sm90.cubin", "-k", "twice",
+    r = fdlink(dir, "run", FDL_LINK_DATA "/nvjitlink135/twice_sm90.cubin", "-k", "twice",
                "f32[4]=iota", NULL);
     cr_expect_eq(r.status, 2, "exit %d\nstderr: %s", r.status, r.err);
     cr_expect(strstr(r.err, "kernel twice takes 2 parameters") != NULL, "%s", r.err);

@@ -974,7 +974,7 @@ Test(link_cuda, conflicting_definitions_are_named_with_their_types) /* ABI-5, AB
     cr_assert_not_null(src);
     int n = snprintf(src, 200, "extern \"C\" __device__ int mul_f32_f32(double *r /* ");
     memset(src + n, 'x', pad);
-    snprintf(src + n + pad, 200, " */, float a, float b) { return 0; }\n");
+    snprintf(src + n + pad, 200 - (size_t)n, " */, float a, float b) { return 0; }\n");
     conflict_says(src, "mul_f32_f32: defined as other types, declared float32(float32, float32) "
                        "(ABI-5; ");
     free(src);

@@ -94,14 +94,6 @@ static int add_library(const fdl__nvjl *nv, nvJitLinkHandle h, const fdl__link_i
     return FDL_OK;
 }
 
-void fdl__nvjl_run_free(fdl__nvjl_run *run)
-{
-    free(run->out);
-    free(run->info);
-    free(run->error);
-    memset(run, 0, sizeof *run);
-}
-
 /*
  * Link @p nins inputs (plus @p extra LTO-IR of @p extra_size bytes when not NULL) with nvJitLink.
  * @return FDL_OK; FDL_ELINK with run->r, run->refused and the logs; FDL_ENOMEM

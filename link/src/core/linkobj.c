@@ -87,3 +87,13 @@ int fdl__link_find_reference(const fdl_link *link, const char *name, const char 
     }
     return 0;
 }
+
+/* Here, below both of its users (linknvjl.c's link and partition.c's, which linknvjl.c calls),
+ * so that no two files call each other. */
+void fdl__nvjl_run_free(fdl__nvjl_run *run)
+{
+    free(run->out);
+    free(run->info);
+    free(run->error);
+    memset(run, 0, sizeof *run);
+}
