@@ -45,6 +45,29 @@ for run in j2 j4 again; do
   cmp -s "$dir/j1.cubin" "$dir/$run.cubin" && echo "$run ($o): identical to --jobs 1" ||
     { echo "FAIL: $run ($o): the cubin differs from --jobs 1's"; fail=1; }
 done
+# oversubscribed (fakecpu.c, preloaded: the processors counted as FAKE_NCPU): ptxas starts that
+# many threads on this machine's cores (on one with --jobs 1), fdlink its 16 group runs, two links
+# at once compete for the cores; the cubin must not depend on which thread finishes first
+if command -v cc > /dev/null && cc -O2 -shared -fPIC -o "$dir/fakecpu.so" "$here/fakecpu.c" -ldl; then
+  over() { # over NAME NCPU OPTIONS...
+    local name=$1 n=$2
+    shift 2
+    FAKE_NCPU=$n FAKE_THREADS_LOG="$dir/$name.threads" LD_PRELOAD="$dir/fakecpu.so" link "$name" big "$@"
+  }
+  over o32j1 32 --jobs 1 & over o64 64 & over o48j3 48 --jobs 3 & wait
+  for run in o32j1:32 o64:64 o48j3:48; do
+    name=${run%:*} n=${run#*:}
+    [ -s "$dir/$name.cubin" ] || { echo "FAIL: link $name"; tail -5 "$dir/$name.log"; fail=1; continue; }
+    threads=$(stat -c %s "$dir/$name.threads" 2> /dev/null || echo 0)
+    # ptxas's n threads, less the one it may run on itself
+    [ "$threads" -ge $((n - 1)) ] || { echo "FAIL: $name: $threads threads started, not $n"; fail=1; }
+    cmp -s "$dir/j1.cubin" "$dir/$name.cubin" &&
+      echo "$name ($n processors counted, $threads threads started): identical to --jobs 1" ||
+      { echo "FAIL: $name: the cubin differs from --jobs 1's"; fail=1; }
+  done
+else
+  echo "no C compiler: the oversubscribed links skipped"
+fi
 FDLINK_PARTITION=0 link whole big || { echo "FAIL: link unpartitioned"; tail -5 "$dir/whole.log"; fail=1; }
 grep -q "partitioned link" "$dir/whole.log" && { echo "FAIL: FDLINK_PARTITION=0 partitioned"; fail=1; }
 # the symbols: every kernel, every variable defined once (reserved shared memory's own aside;
