@@ -3,8 +3,9 @@
 # __device__ counter, a static __device__ word and a __constant__ shared by kernels of different
 # groups) linked by `fdlink link` is partitioned ("partitioned link: 34 kernels in 16 groups"
 # with -v), gives the same cubin byte for byte over repeated links and over job counts (--jobs 1,
-# 2, 4), keeps every kernel and defines every variable once (the symbol table against the same
-# link unpartitioned, FDLINK_PARTITION=0); a small program is not partitioned. With GPU=1 (the
+# 2, 4) and oversubscribed (fakecpu.c preloaded: ptxas on 32-64 threads over one or two cores,
+# three links at once; skipped without a C compiler), keeps every kernel and defines every
+# variable once (the symbol table against the same link unpartitioned, FDLINK_PARTITION=0); a small program is not partitioned. With GPU=1 (the
 # test partition_gpu, label gpu; skips without a GPU) every kernel of both cubins is run
 # (gpu.cu): their outputs equal, and kernels of the first and the last group see one counter and
 # one static word. Skips (77) without nvcc or nvJitLink.
