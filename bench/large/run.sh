@@ -103,7 +103,7 @@ for n in $sizes; do
   for j in 0 8; do # -v, for the partition's line: its cubin against the other -v link's
     jo=; [ $j = 0 ] || jo="--jobs $j"
     run fdv${j}_$n "$d/fdv$j.cubin" "$fdlink" link -v -arch=$arch --no-cache $jo -o "$d/fdv$j.cubin" "${lto[@]}"
-    notes+=("N=$n, fdlink -v $jo: $(grep -o 'partitioned link: .*' "$out/fdv${j}_$n.log" || echo 'not partitioned')")
+    notes+=("N=$n, fdlink -v${jo:+ $jo}: $(grep -o 'partitioned link: .*' "$out/fdv${j}_$n.log" || echo 'not partitioned')")
   done
   [ -s "$d/fdv0.cubin" ] && [ -s "$d/fdv8.cubin" ] &&
     notes+=("N=$n, fdlink -v and -v --jobs 8: $(python3 "$here/cubinsame.py" "$d/fdv0.cubin" "$d/fdv8.cubin"); -v against the default: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdv0.cubin") (ptxas records -v)")
