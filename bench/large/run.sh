@@ -7,7 +7,8 @@
 # so no cache of nvJitLink's or fdlink's serves it. Exit status 1 when a link or a check fails.
 # fdlink's default links a large LTO program partitioned (issue 41, docs/linking.md): its rows
 # show the speed against raw nvJitLink's default, the cubin byte for byte against fdlink's own
-# (again, and with --jobs 8: the same bytes whatever the job count), every kernel's output
+# (again, and with --jobs 8: the same bytes whatever the job count; -v, which ptxas records in
+# .note.nv.tkinfo, against -v only), every kernel's output
 # against raw's (verify.cu) and, where cuobjdump is, how many kernels' SASS equals raw's.
 # BENCH9_QUICK=1: only those rows, and fdlink unpartitioned (FDLINK_PARTITION=0) for comparison.
 set -uo pipefail
@@ -89,13 +90,23 @@ for n in $sizes; do
   run fdlink_lto_$n "$d/fdlink.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdlink.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, defaults" "$d/fdlink.cubin" $base "$d/raw.cubin" "$d/raw.out"
   [ -s "$d/fdlink.cubin" ] && notes+=("N=$n, fdlink's default against raw's default, kernel by kernel: $(python3 "$here/sasssame.py" "$d/fdlink.cubin" "$d/raw.cubin")")
-  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -v -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
-  notes+=("N=$n, fdlink -v: $(grep -o 'partitioned link: .*' "$out/fdagain_$n.log" || echo 'not partitioned')")
-  row $n LTO-IR "fdlink, defaults, -v, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  # like with like: the same options as the first run (-v is on ptxas's command line, which
+  # ptxas records in .note.nv.tkinfo: a -v link differs from one without in that note alone)
+  run fdagain_$n "$d/fdagain.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdagain.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, defaults, again (cubin against the first)" "$d/fdagain.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
   [ -s "$d/fdagain.cubin" ] && notes+=("N=$n, fdlink's default run twice: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdagain.cubin")")
-  run fdjobs_$n "$d/fdjobs.cubin" "$fdlink" link -v -arch=$arch --no-cache --jobs 8 -o "$d/fdjobs.cubin" "${lto[@]}"
-  row $n LTO-IR "fdlink, --jobs 8, -v (cubin against the first)" "$d/fdjobs.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
-  notes+=("N=$n, fdlink -v: $(grep -o 'partitioned link: .*' "$out/fdjobs_$n.log" || echo 'not partitioned')")
+  cmp -s "$d/fdlink.cubin" "$d/fdagain.cubin" || fail=1
+  run fdjobs_$n "$d/fdjobs.cubin" "$fdlink" link -arch=$arch --no-cache --jobs 8 -o "$d/fdjobs.cubin" "${lto[@]}"
+  row $n LTO-IR "fdlink, --jobs 8 (cubin against the first)" "$d/fdjobs.cubin" $base "$d/fdlink.cubin" "$d/raw.out"
+  [ -s "$d/fdjobs.cubin" ] && notes+=("N=$n, fdlink's default and --jobs 8: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdjobs.cubin")")
+  cmp -s "$d/fdlink.cubin" "$d/fdjobs.cubin" || fail=1
+  for j in 0 8; do # -v, for the partition's line: its cubin against the other -v link's
+    jo=; [ $j = 0 ] || jo="--jobs $j"
+    run fdv${j}_$n "$d/fdv$j.cubin" "$fdlink" link -v -arch=$arch --no-cache $jo -o "$d/fdv$j.cubin" "${lto[@]}"
+    notes+=("N=$n, fdlink -v${jo:+ $jo}: $(grep -o 'partitioned link: .*' "$out/fdv${j}_$n.log" || echo 'not partitioned')")
+  done
+  [ -s "$d/fdv0.cubin" ] && [ -s "$d/fdv8.cubin" ] &&
+    notes+=("N=$n, fdlink -v and -v --jobs 8: $(python3 "$here/cubinsame.py" "$d/fdv0.cubin" "$d/fdv8.cubin"); -v against the default: $(python3 "$here/cubinsame.py" "$d/fdlink.cubin" "$d/fdv0.cubin") (ptxas records -v)")
   FDLINK_PARTITION=0 run fdwhole_$n "$d/fdwhole.cubin" "$fdlink" link -arch=$arch --no-cache -o "$d/fdwhole.cubin" "${lto[@]}"
   row $n LTO-IR "fdlink, FDLINK_PARTITION=0 (nvJitLink's -split-compile, before issue 41)" "$d/fdwhole.cubin" $base "$d/raw.cubin" "$d/raw.out"
   [ "${BENCH9_QUICK:-0}" = 1 ] && continue

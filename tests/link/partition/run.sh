@@ -3,8 +3,9 @@
 # __device__ counter, a static __device__ word and a __constant__ shared by kernels of different
 # groups) linked by `fdlink link` is partitioned ("partitioned link: 34 kernels in 16 groups"
 # with -v), gives the same cubin byte for byte over repeated links and over job counts (--jobs 1,
-# 2, 4), keeps every kernel and defines every variable once (the symbol table against the same
-# link unpartitioned, FDLINK_PARTITION=0); a small program is not partitioned. With GPU=1 (the
+# 2, 4) and oversubscribed (fakecpu.c preloaded: ptxas on 32-64 threads over one or two cores,
+# three links at once; skipped without a C compiler), keeps every kernel and defines every
+# variable once (the symbol table against the same link unpartitioned, FDLINK_PARTITION=0); a small program is not partitioned. With GPU=1 (the
 # test partition_gpu, label gpu; skips without a GPU) every kernel of both cubins is run
 # (gpu.cu): their outputs equal, and kernels of the first and the last group see one counter and
 # one static word. Skips (77) without nvcc or nvJitLink.
@@ -45,6 +46,29 @@ for run in j2 j4 again; do
   cmp -s "$dir/j1.cubin" "$dir/$run.cubin" && echo "$run ($o): identical to --jobs 1" ||
     { echo "FAIL: $run ($o): the cubin differs from --jobs 1's"; fail=1; }
 done
+# oversubscribed (fakecpu.c, preloaded: the processors counted as FAKE_NCPU): ptxas starts that
+# many threads on this machine's cores (on one with --jobs 1), fdlink its 16 group runs, two links
+# at once compete for the cores; the cubin must not depend on which thread finishes first
+if command -v cc > /dev/null && cc -O2 -shared -fPIC -o "$dir/fakecpu.so" "$here/fakecpu.c" -ldl; then
+  over() { # over NAME NCPU OPTIONS...
+    local name=$1 n=$2
+    shift 2
+    FAKE_NCPU=$n FAKE_THREADS_LOG="$dir/$name.threads" LD_PRELOAD="$dir/fakecpu.so" link "$name" big "$@"
+  }
+  over o32j1 32 --jobs 1 & over o64 64 & over o48j3 48 --jobs 3 & wait
+  for run in o32j1:32 o64:64 o48j3:48; do
+    name=${run%:*} n=${run#*:}
+    [ -s "$dir/$name.cubin" ] || { echo "FAIL: link $name"; tail -5 "$dir/$name.log"; fail=1; continue; }
+    threads=$(stat -c %s "$dir/$name.threads" 2> /dev/null || echo 0)
+    # ptxas's n threads, less the one it may run on itself
+    [ "$threads" -ge $((n - 1)) ] || { echo "FAIL: $name: $threads threads started, not $n"; fail=1; }
+    cmp -s "$dir/j1.cubin" "$dir/$name.cubin" &&
+      echo "$name ($n processors counted, $threads threads started): identical to --jobs 1" ||
+      { echo "FAIL: $name: the cubin differs from --jobs 1's"; fail=1; }
+  done
+else
+  echo "no C compiler: the oversubscribed links skipped"
+fi
 FDLINK_PARTITION=0 link whole big || { echo "FAIL: link unpartitioned"; tail -5 "$dir/whole.log"; fail=1; }
 grep -q "partitioned link" "$dir/whole.log" && { echo "FAIL: FDLINK_PARTITION=0 partitioned"; fail=1; }
 # the symbols: every kernel, every variable defined once (reserved shared memory's own aside;
