@@ -189,6 +189,7 @@ int fdl_link_create(fdl_link **out, const fdl_link_options *opts, fdl_error *err
         goto cleanup;
     }
     link->lease.fd = -1;
+    link->lease.dfd = -1;
     link->jobs.rfd = link->jobs.wfd = -1;
     if ((rc = copy_options(link, &o, err)) != FDL_OK ||
         (rc = choose_backend(link, err)) != FDL_OK ||

@@ -159,6 +159,8 @@ void fdl__cache_forget(const char *dir, uint32_t kind, const unsigned char key[F
  */
 typedef struct fdl__cache_lease {
     int fd;     /* the lease file, locked; -1 when no lease is held */
+    int dfd;    /* the cache directory, open while the lease is held (its release then needs no
+                 * new descriptor: under a file limit it still removes the file); -1 */
     int waited; /* another process held the key's lease when this one asked */
     struct fdl__remote_lease *remote; /* the lease on a Redis remote, NULL when none is held */
     size_t remote_i;                  /* which remote holds it */

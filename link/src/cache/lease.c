@@ -250,6 +250,7 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
                                        fdl__cache_sections *out)
 {
     lease->fd = -1;
+    lease->dfd = -1;
     lease->waited = 0;
     lease->remote = NULL;
     memset(out, 0, sizeof *out);
@@ -307,7 +308,10 @@ fdl_cache_result fdl__cache_lease_take(fdl__cache_use *u, uint32_t kind,
             lease->fd = -1;
         }
     }
-    close(dfd);
+    if (lease->fd >= 0)
+        lease->dfd = dfd; /* kept for the release */
+    else
+        close(dfd);
     return r;
 }
 
@@ -317,7 +321,8 @@ void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CA
     fdl__cache_remote_unlease(u, lease);
     if (lease->fd < 0)
         return;
-    int dfd = u->dir ? open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    int dfd = lease->dfd >= 0 ? lease->dfd
+                              : u->dir ? open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) {
         char name[64];
         lease_name(key, name);
@@ -327,4 +332,5 @@ void fdl__cache_lease_release(fdl__cache_use *u, const unsigned char key[FDL__CA
     }
     close(lease->fd); /* the lock goes with it */
     lease->fd = -1;
+    lease->dfd = -1;
 }
