@@ -1043,7 +1043,14 @@ int fdl_links_complete(fdl_link *const *links, size_t n, int jobs, fdl_error *er
     }
     r.errs = errs;
     r.rcs = rcs;
-    nthreads = fdl__slots_take(&slots, n > 4096 ? 4096 : (int)n, jobs);
+    /* An isolated link forks, and a fork while other threads of this process run (in the
+     * allocator, in nvJitLink, in dlopen) can leave the child waiting for a lock forever (seen
+     * under AddressSanitizer): isolated links complete one after another, each with every core
+     * for its own split compilation. */
+    int isolated = 0;
+    for (size_t i = 0; i < n; i++)
+        isolated |= fdl__isolate_wanted(&links[i]->opts) || fdl__link_extended_auto(links[i]);
+    nthreads = fdl__slots_take(&slots, isolated ? 1 : n > 4096 ? 4096 : (int)n, jobs);
     have_slots = 1;
     if (pthread_mutex_init(&r.lock, NULL) != 0) {
         rc = fdl__fail(&errs[0], FDL_ENOMEM, "cannot make a lock for the links");

@@ -732,7 +732,9 @@ FDL_API int fdl_fatbin_create(void **out, size_t *size, const fdl_fatbin_entry *
  * Complete @p n links at once (fdl_link_complete on each), on at most @p jobs threads (0: the
  * fewer of FDLINK_JOBS, when set, and the number of links), each link checked and cached on its
  * own: the links of one program for several architectures, made into a fatbin with
- * fdl_fatbin_create. Every link is completed even when another fails.
+ * fdl_fatbin_create. Every link is completed even when another fails. Isolated links (a child
+ * process each: fdl_link_options.isolate, FDLINK_LINK_ISOLATE=1) complete one after another, each
+ * with every core for its own split compilation: a fork beside running threads is not safe.
  * @param errs (may be NULL) @p n records, link i's in errs[i]
  * @return FDL_OK when every link completed, else the status of the first (in order) that failed
  *         (its record in errs[i]; the others' in theirs); FDL_EINVAL (NULL links), FDL_ENOMEM
