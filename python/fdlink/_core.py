@@ -511,7 +511,7 @@ class Library:
         if targets is not None:
             return _fat_link(targets, lambda a, o: _fdlink.Link(
                 _options(a, {**self.options, **options, **o}), [self._decls],
-                self._inputs(extra)), device)
+                self._inputs(extra)), device, {**self.options, **options}.get("isolate"))
         if isinstance(arch, (list, tuple)):
             arch = arch[0] if arch else None
         arch = _default_arch(arch)
@@ -624,7 +624,8 @@ def link(*inputs: SourceLike, decls: Union[PathLike, bytes, str, None] = None,
     if targets is not None:
         return _fat_link(targets, lambda a, o: _fdlink.Link(
             _options(a, {**options, **o}), ds, [s._entry(f"input{i}")
-                                                for i, s in enumerate(srcs)]), device)
+                                                for i, s in enumerate(srcs)]), device,
+            options.get("isolate"))
     if isinstance(arch, (list, tuple)):
         arch = arch[0] if arch else None
     arch = _default_arch(arch)
@@ -659,15 +660,19 @@ def _fat_targets(arch: Any) -> Optional[List[Tuple[str, int, bool, bool]]]:
 
 
 def _fat_link(targets: List[Tuple[str, int, bool, bool]], make: Any,
-              device: Optional["_fdlink.Device"]) -> "Module":
+              device: Optional["_fdlink.Device"], isolate: Any = None) -> "Module":
     """Link once per architecture, side by side (each link runs without the GIL, checked and
-    cached on its own), into one fatbin: a cubin per sm_NN, the post-LTO PTX per compute_NN."""
+    cached on its own), into one fatbin: a cubin per sm_NN, the post-LTO PTX per compute_NN.
+    Isolated links (@p isolate, or FDLINK_LINK_ISOLATE=1) run one after another: each forks a
+    child, and a fork beside running threads is not safe (fdl_links_complete does the same)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(t: Tuple[str, int, bool, bool]) -> Any:
         return make(t[0], {"emit_ptx": 1} if t[3] else {})
 
     jobs = int(os.environ.get("FDLINK_JOBS", "0") or 0) or (os.cpu_count() or 1)
+    if isolate or (isolate is None and os.environ.get("FDLINK_LINK_ISOLATE") == "1"):
+        jobs = 1
     with ThreadPoolExecutor(max_workers=max(1, min(len(targets), jobs))) as ex:
         links = list(ex.map(one, targets))
     entries = [(2, t[1], lk.cubin) for t, lk in zip(targets, links) if t[2]]

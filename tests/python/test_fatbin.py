@@ -55,6 +55,15 @@ def test_link_arch_list_is_a_fatbin_of_the_single_links():
     assert not isinstance(fdlink.link(ARCH_OF, arch=["sm_90"]), fdlink.FatModule)
 
 
+
+def test_isolated_fat_link_links_one_after_another():
+    """Isolated links fork a child each: a fat link of them runs them in turn (a fork beside
+    running threads can leave the child waiting for a lock), with the same bytes as in-process."""
+    iso = fdlink.link(ARCH_OF, arch=["sm_80", "sm_90"], isolate=True, cache=False)
+    here = fdlink.link(ARCH_OF, arch=["sm_80", "sm_90"], cache=False)
+    assert [(k, a) for k, a, _ in _entries(iso.fatbin)] == [(2, 80), (2, 90)]
+    assert iso.fatbin == here.fatbin
+
 def test_library_link_arch_list():
     lib = fdlink.Library(DECL, [FUNCTIONS], arch=["sm_80", "sm_90"])
     m = lib.link(CALLERS)
