@@ -49,7 +49,10 @@ done
 # oversubscribed (fakecpu.c, preloaded: the processors counted as FAKE_NCPU): ptxas starts that
 # many threads on this machine's cores (on one with --jobs 1), fdlink its 16 group runs, two links
 # at once compete for the cores; the cubin must not depend on which thread finishes first
-if command -v cc > /dev/null && cc -O2 -shared -fPIC -o "$dir/fakecpu.so" "$here/fakecpu.c" -ldl; then
+# (not under AddressSanitizer, whose runtime must come first of the libraries a process loads)
+if grep -qa '__asan_init' "$fdlink"; then
+  echo "an AddressSanitizer build: the oversubscribed links (a preloaded library) skipped"
+elif command -v cc > /dev/null && cc -O2 -shared -fPIC -o "$dir/fakecpu.so" "$here/fakecpu.c" -ldl; then
   over() { # over NAME NCPU OPTIONS...
     local name=$1 n=$2
     shift 2
