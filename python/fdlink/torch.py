@@ -47,6 +47,11 @@ _checks: List[Callable[[], None]] = []
 _streams: Dict[Tuple[int, int], "_fdlink.Stream"] = {}
 
 
+
+def _result(outs: List[Any]) -> Any:
+    """An operator's outputs as torch.library returns them: None, one tensor, or a tuple."""
+    return None if not outs else (outs[0] if len(outs) == 1 else tuple(outs))
+
 def torch_dtype(code: Optional[str]) -> "torch.dtype":
     """The torch dtype of an fdlink type code ('f4', '*f4')."""
     c = (code or "").lstrip("*")
@@ -157,9 +162,6 @@ def kernel_op(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, str
         return [empty(tuple(shapes[o](**named)), dtype=torch_dtype(codes[o]), device=like.device)
                 for o in outputs]
 
-    def result(outs: List[Any]) -> Any:
-        return None if not outs else (outs[0] if len(outs) == 1 else tuple(outs))
-
     def impl(*a: Any) -> Any:
         named = dict(zip((n for n, _ in ins), a))
         t = _first_tensor(a)
@@ -172,7 +174,7 @@ def kernel_op(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, str
         named.update(zip(outputs, outs))
         k.launch(_dims(grid, named), _dims(block, named), *[named[n] for n, _ in ps],
                  stream=_stream(dev, t.device), shared_mem=shared_mem)
-        return result(outs)
+        return _result(outs)
 
     def fake(*a: Any) -> Any:
         named = dict(zip((n for n, _ in ins), a))
@@ -181,7 +183,7 @@ def kernel_op(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, str
             if (c or "").startswith("*") and named[n].dtype != torch_dtype(c):
                 raise _fail(f"{what}: {n} is {named[n].dtype}, but the parameter is "
                             f"{torch_dtype(c)}")
-        return result(alloc(named, t, torch.empty) if t is not None else [])
+        return _result(alloc(named, t, torch.empty) if t is not None else [])
 
     op = _define(_name(name, kernel.name), schema, impl, fake)
     _checks.append(mod.check_status)
@@ -283,9 +285,6 @@ def elementwise_op(ew: "_core.Elementwise", *, writes: Sequence[str] = (),
         return [torch.empty(tuple(shapes[o](**named)), dtype=torch_dtype(codes[o]),
                             device=like.device) for o in outputs]
 
-    def result(outs: List[Any]) -> Any:
-        return None if not outs else (outs[0] if len(outs) == 1 else tuple(outs))
-
     def impl(*a: Any) -> Any:
         named = dict(zip((n for n, _ in ins), a))
         t = _first_tensor(a)
@@ -296,7 +295,7 @@ def elementwise_op(ew: "_core.Elementwise", *, writes: Sequence[str] = (),
         full = [named[n] for n, _ in ps]
         n = next(x.numel() for x in full if isinstance(x, torch.Tensor))
         ew(*full, n=n, stream=_stream(dev, t.device), sync=False)
-        return result(outs)
+        return _result(outs)
 
     def fake(*a: Any) -> Any:
         named = dict(zip((n for n, _ in ins), a))
@@ -305,7 +304,7 @@ def elementwise_op(ew: "_core.Elementwise", *, writes: Sequence[str] = (),
                 raise _fail(f"{what}: {n} is {named[n].dtype}, but the argument is "
                             f"{torch_dtype(c)}")
         t = _first_tensor(a)
-        return result(alloc(named, t) if t is not None else [])
+        return _result(alloc(named, t) if t is not None else [])
 
     op = _define(_name(name, "elementwise"), schema, impl, fake)
     _checks.append(ew.check)
