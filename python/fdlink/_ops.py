@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _core, _errors
+from . import _errors, _types
 
 
 def fail(msg: str) -> "_errors.Error":
@@ -17,7 +17,7 @@ def parse_params(params: Union[str, Sequence[Tuple[str, str]]]) -> List[Tuple[st
     """'float *y, const float *x, float a, int n' -> [('y', '*f4'), ('x', '*f4'), ('a', 'f4'),
     ('n', 'i4')]; a list of (name, type) pairs is taken as it is."""
     if not isinstance(params, str):
-        return [(n, _core._type_code(t)) for n, t in params]
+        return [(n, _types._type_code(t)) for n, t in params]
     out = []
     for i, p in enumerate(x.strip() for x in params.split(",")):
         if not p:
@@ -27,7 +27,7 @@ def parse_params(params: Union[str, Sequence[Tuple[str, str]]]) -> List[Tuple[st
             raise fail(f"parameter {i + 1} ({p!r}): give a type and a name, e.g. 'float *x'")
         typ = " ".join(words[:-1]).replace(" *", "*").replace("* ", "*")
         try:
-            code = _core._type_code(typ.replace(" * ", "*"))
+            code = _types._type_code(typ.replace(" * ", "*"))
         except ValueError as e:
             raise fail(f"parameter {i + 1} ({p!r}): {e}") from None
         out.append((words[-1], code))

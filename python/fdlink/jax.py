@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import jax
 import numpy as np
 
-from . import _core, _fdlink, _ops
+from . import _cache, _fdlink, _gen, _kernel, _ops, _types
 from ._ops import dims as _dims, fail as _fail, out_spec as _out_spec, parse_params as _params
 
 __all__ = ["map_call", "kernel_call", "elementwise_call", "reduction_call", "check",
@@ -79,7 +79,7 @@ def _include_dirs() -> List[str]:
     env = os.environ.get("FDLINK_INCLUDE_DIRS")
     if env:
         return [d for d in env.split(os.pathsep) if d]
-    d = _core.include_dir()
+    d = _cache.include_dir()
     if d is None:
         raise _fail("fdlink.jax: fdlink's C headers are not installed with the package (set "
                     "FDLINK_INCLUDE_DIRS to their folders)")
@@ -157,7 +157,7 @@ def _scalar(v: Any, code: Optional[str], what: str) -> bytes:
     if code is None or code.startswith("*"):
         raise _fail(f"{what}: the type is unknown")
     try:
-        return struct.pack("<" + _core._STRUCT[code], v)
+        return struct.pack("<" + _types._STRUCT[code], v)
     except (struct.error, TypeError, OverflowError) as e:
         raise _fail(f"{what}: {v!r} cannot be packed as {code}: {e}") from None
 
@@ -169,7 +169,7 @@ def _size(shape: Sequence[int]) -> int:
     return n
 
 
-def map_call(m: "_core.Map", modes: str, *, check: bool = False,
+def map_call(m: "_gen.Map", modes: str, *, check: bool = False,
              vmap_method: str = "sequential") -> Callable[..., Any]:
     """A function over a map (``lib.map(name)``) for use in (or out of) ``jax.jit``: @modes one
     character per parameter, 'a' an array (every array of as many elements), 's' a static scalar.
@@ -276,7 +276,7 @@ def _dim3(d: Any) -> List[int]:
     return [int(x) for x in t] + [1] * (3 - len(t))
 
 
-def kernel_call(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, str]]], *,
+def kernel_call(kernel: "_kernel.Kernel", params: Union[str, Sequence[Tuple[str, str]]], *,
                 grid: Any, block: Any, outputs: Optional[Mapping[str, Any]] = None,
                 inouts: Sequence[str] = (), shared_mem: int = 0, check: bool = False,
                 vmap_method: str = "sequential") -> Callable[..., Any]:
@@ -302,7 +302,7 @@ def kernel_call(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, s
                         check, vmap_method, geometry)
 
 
-def elementwise_call(ew: "_core.Elementwise", *, outputs: Optional[Mapping[str, Any]] = None,
+def elementwise_call(ew: "_gen.Elementwise", *, outputs: Optional[Mapping[str, Any]] = None,
                      inouts: Sequence[str] = (), check: bool = False,
                      vmap_method: str = "sequential") -> Callable[..., Any]:
     """A function over an elementwise kernel inside ``jax.jit`` (as kernel_call: @outputs and
@@ -323,7 +323,7 @@ def elementwise_call(ew: "_core.Elementwise", *, outputs: Optional[Mapping[str, 
                         vmap_method, geometry)
 
 
-def reduction_call(r: "_core.Reduction", *, check: bool = False,
+def reduction_call(r: "_gen.Reduction", *, check: bool = False,
                    vmap_method: str = "sequential") -> Callable[..., Any]:
     """A function over a reduction inside ``jax.jit``: ``f(*args) -> 0-d Array`` (the result
     type), n the first array's element count."""

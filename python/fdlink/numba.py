@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _core, _fdlink, _libs
+from . import _fdlink, _kernel, _libs, _library
 
 __all__ = ["Declared", "declare_device", "compile_ltoir", "compile_kernel", "link_kernel",
            "linkable_code", "numba_arch"]
@@ -90,7 +90,7 @@ def numba_arch() -> Optional[str]:
     return f"sm_{cc[0]}{cc[1]}"
 
 
-def _arch(arch: Optional[str], lib: Optional[_core.Library]) -> str:
+def _arch(arch: Optional[str], lib: Optional[_library.Library]) -> str:
     if arch:
         return arch
     if lib is not None and lib.arch:
@@ -119,7 +119,7 @@ def linkable_code(kind: str, data: bytes, name: str) -> Any:
     return getattr(_cuda(), cls)(data, name=base)
 
 
-def _numba_signature(decl: _core.Declaration) -> Any:
+def _numba_signature(decl: _library.Declaration) -> Any:
     """The declaration's signature as Numba's types: the signature language is Numba's, so the
     canonical text is parsed by Numba itself."""
     try:
@@ -140,8 +140,8 @@ class Declared(Mapping[str, Any]):
     and made, ...).
     """
 
-    def __init__(self, library: _core.Library, descriptors: Dict[str, Any], link: List[Any],
-                 check: Dict[str, Any], declarations: Dict[str, _core.Declaration]):
+    def __init__(self, library: _library.Library, descriptors: Dict[str, Any], link: List[Any],
+                 check: Dict[str, Any], declarations: Dict[str, _library.Declaration]):
         self.library = library
         self.link = link
         self.check = check
@@ -165,14 +165,14 @@ class Declared(Mapping[str, Any]):
         return f"<fdlink.numba.Declared {', '.join(self._d)} linking [{kinds}]>"
 
 
-def _checked_inputs(lib: _core.Library, arch: str, output: str,
+def _checked_inputs(lib: _library.Library, arch: str, output: str,
                     options: Mapping[str, Any]) -> Tuple[List[tuple], Dict[str, Any]]:
     """Compile (CUDA C -> @output) and check the library's sources against its declarations
     through fdlink's cache; the inputs as the linker got them, and the link's report."""
     opts = {**lib.options, **options, "cudadevrt": 0, "cuda_output": output}
     # fdl_link_check: the checks of a link, without the link (a declared function that no
     # source defines is an error, as at a link)
-    link = _fdlink.Link(_core._options(arch, opts), [lib._decls], lib._inputs(), True)
+    link = _fdlink.Link(_library._options(arch, opts), [lib._decls], lib._inputs(), True)
     inputs = []
     for i, src in enumerate(lib.sources):
         data, kind = link.input_data(i)
@@ -180,8 +180,8 @@ def _checked_inputs(lib: _core.Library, arch: str, output: str,
     return inputs, dict(link.info)
 
 
-def declare_device(decls: Union[_core.Library, _core.PathLike, bytes, str],
-                   sources: Iterable[_core.SourceLike] = (), *, arch: Optional[str] = None,
+def declare_device(decls: Union[_library.Library, _library.PathLike, bytes, str],
+                   sources: Iterable[_library.SourceLike] = (), *, arch: Optional[str] = None,
                    output: str = "ltoir", names: Optional[Sequence[str]] = None,
                    use_cooperative: bool = False, **options: Any) -> Declared:
     """One ``numba.cuda.declare_device`` descriptor per declaration, each linking the checked code.
@@ -203,12 +203,12 @@ def declare_device(decls: Union[_core.Library, _core.PathLike, bytes, str],
         raise ValueError(f"output={output!r}: expected 'ltoir' or 'ptx'")
     cuda = _cuda()
     _libs.ensure()
-    if isinstance(decls, _core.Library):
+    if isinstance(decls, _library.Library):
         if sources:
             raise TypeError("declare_device: sources come from the Library; pass none")
         lib = decls
     else:
-        lib = _core.Library(decls, sources, arch=arch, check=False, **options)
+        lib = _library.Library(decls, sources, arch=arch, check=False, **options)
         options = {}
     if not lib.sources:
         raise ValueError("declare_device: no sources to link (give the functions' code)")
@@ -216,7 +216,7 @@ def declare_device(decls: Union[_core.Library, _core.PathLike, bytes, str],
     inputs, info = _checked_inputs(lib, arch, output, options)
     link = [linkable_code(kind, data, name) for name, kind, data in inputs]
     wanted = None if names is None else set(names)
-    decl_map: Dict[str, _core.Declaration] = {}
+    decl_map: Dict[str, _library.Declaration] = {}
     descriptors: Dict[str, Any] = {}
     for d in lib.declarations:
         if wanted is not None and d.name not in wanted:
@@ -240,7 +240,7 @@ def _cc(arch: str) -> Tuple[int, int]:
 
 
 def compile_ltoir(pyfunc: Any, sig: Any, *, name: Optional[str] = None,
-                  arch: Optional[str] = None, **numba_options: Any) -> _core.Source:
+                  arch: Optional[str] = None, **numba_options: Any) -> _library.Source:
     """A Numba device function as C-ABI LTO-IR, an input for :class:`fdlink.Library`.
 
     ``numba.cuda.compile(pyfunc, sig, device=True, abi="c", abi_info={"abi_name": name},
@@ -256,12 +256,12 @@ def compile_ltoir(pyfunc: Any, sig: Any, *, name: Optional[str] = None,
     ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c",
                                    abi_info={"abi_name": name}, output="ltoir", cc=cc,
                                    **numba_options)
-    return _core.Source(bytes(ltoir), name=f"{name}.ltoir", kind="ltoir")
+    return _library.Source(bytes(ltoir), name=f"{name}.ltoir", kind="ltoir")
 
 
 
 def compile_kernel(pyfunc: Any, sig: Any, *, arch: Optional[str] = None,
-                   **numba_options: Any) -> _core.Source:
+                   **numba_options: Any) -> _library.Source:
     """A Numba kernel as LTO-IR for fdlink's link: fdlink's cached path for a ``@cuda.jit``-style
     kernel whose array parameters are plain pointers (``types.CPointer(types.float32)``).
 
@@ -276,7 +276,7 @@ def compile_kernel(pyfunc: Any, sig: Any, *, arch: Optional[str] = None,
     cuda = _cuda()
     ltoir, _restype = cuda.compile(pyfunc, sig, device=False, abi="numba", output="ltoir",
                                    cc=_cc(_arch(arch, None)), **numba_options)
-    return _core.Source(bytes(ltoir), name=f"{pyfunc.__name__}.ltoir", kind="ltoir")
+    return _library.Source(bytes(ltoir), name=f"{pyfunc.__name__}.ltoir", kind="ltoir")
 
 
 def _pick_entry(names: Sequence[str], pyname: str) -> str:
@@ -289,9 +289,9 @@ def _pick_entry(names: Sequence[str], pyname: str) -> str:
     return hits[0]
 
 
-def link_kernel(lib: _core.Library, pyfunc: Any, sig: Any, *, arch: Optional[str] = None,
+def link_kernel(lib: _library.Library, pyfunc: Any, sig: Any, *, arch: Optional[str] = None,
                 device: Any = None, signature: Any = None,
-                **numba_options: Any) -> _core.Kernel:
+                **numba_options: Any) -> _kernel.Kernel:
     """:func:`compile_kernel`, linked with @lib's checked functions (through fdlink's cache) and
     loaded: an :class:`fdlink.Kernel` launched as any other (``k[grid, block](y, x, n)`` with
     CuPy, PyTorch, Numba or JAX arrays). @signature: as for :meth:`fdlink.Module.kernel`."""

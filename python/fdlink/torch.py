@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
-from . import _core, _fdlink, _ops
+from . import _fdlink, _gen, _kernel, _ops
 from ._ops import dims as _dims, out_spec as _out_spec, parse_params as _params
 
 __all__ = ["kernel_op", "map_op", "elementwise_op", "reduction_op", "check", "torch_dtype"]
@@ -119,7 +119,7 @@ def _first_tensor(args: Sequence[Any]) -> Optional["torch.Tensor"]:
     return next((a for a in args if isinstance(a, torch.Tensor)), None)
 
 
-def kernel_op(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, str]]], *,
+def kernel_op(kernel: "_kernel.Kernel", params: Union[str, Sequence[Tuple[str, str]]], *,
               grid: Any, block: Any, writes: Sequence[str] = (),
               outputs: Optional[Mapping[str, Any]] = None, shared_mem: int = 0,
               name: Optional[str] = None) -> Any:
@@ -190,7 +190,7 @@ def kernel_op(kernel: "_core.Kernel", params: Union[str, Sequence[Tuple[str, str
     return op
 
 
-def map_op(m: "_core.Map", modes: str, *, out: bool = False, name: Optional[str] = None) -> Any:
+def map_op(m: "_gen.Map", modes: str, *, out: bool = False, name: Optional[str] = None) -> Any:
     """A custom operator over a map (``lib.map(name)``): @modes one character per parameter, 'a'
     a tensor (every tensor of as many elements), 's' a scalar broadcast to every index.
 
@@ -254,7 +254,7 @@ def map_op(m: "_core.Map", modes: str, *, out: bool = False, name: Optional[str]
     return op
 
 
-def elementwise_op(ew: "_core.Elementwise", *, writes: Sequence[str] = (),
+def elementwise_op(ew: "_gen.Elementwise", *, writes: Sequence[str] = (),
                    outputs: Optional[Mapping[str, Any]] = None,
                    name: Optional[str] = None) -> Any:
     """A custom operator over an elementwise kernel (``lib.elementwise(arguments, op)`` or
@@ -311,7 +311,7 @@ def elementwise_op(ew: "_core.Elementwise", *, writes: Sequence[str] = (),
     return op
 
 
-def reduction_op(r: "_core.Reduction", *, name: Optional[str] = None) -> Any:
+def reduction_op(r: "_gen.Reduction", *, name: Optional[str] = None) -> Any:
     """A custom operator over a reduction (``lib.reduction(...)``): its arguments are the
     operator's; it returns a 0-dimensional tensor of the result type, written on the device
     (``out=``): nothing waits. n is the first array's element count."""

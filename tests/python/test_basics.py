@@ -338,13 +338,32 @@ def test_pathfinder_not_asked_for_libraries_found_without_it(tmp_path):
     ("float **pp, __half h", (None, "f2")),
 ])
 def test_kernel_signatures(sig, types):
-    from fdlink._core import _parse_types
+    from fdlink._types import _parse_types
 
     assert _parse_types(sig) == types
 
 
 def test_kernel_signature_unknown_type():
-    from fdlink._core import _parse_types
+    from fdlink._types import _parse_types
 
     with pytest.raises(ValueError, match="unknown type 'float99'"):
         _parse_types("float99 x")
+
+
+def test_value_objects_pickle_under_their_public_names():
+    """A Source, Declaration or Param sent to another process (multiprocessing) comes back
+    equal, and its pickle names fdlink.<Class> (where users reach it), not the file defining it."""
+    import pickle
+
+    src = fdlink.Source(b"\x7fELF", name="f.cubin", kind="cubin")
+    decl = fdlink.Library(b"f: float32(float32, int32)", check=False).declarations[0]
+    param = fdlink.Param(0, "x", "float", 4, "signature")
+    for obj in (src, decl, param):
+        data = pickle.dumps(obj)
+        assert b"fdlink._" not in data, data
+        back = pickle.loads(data)
+        assert type(back) is type(obj) and repr(back) == repr(obj)
+    assert pickle.loads(pickle.dumps(src)).data == src.data
+    for name in ("Declaration", "Elementwise", "FatModule", "Kernel", "Kernels", "Library", "Map",
+                 "Module", "Param", "Reduction", "Source"):
+        assert getattr(fdlink, name).__module__ == "fdlink"

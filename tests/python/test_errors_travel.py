@@ -176,12 +176,12 @@ def test_map_n_named(mul_lib):
 
 
 def test_arch_needed_without_a_gpu(monkeypatch):
-    from fdlink import _core
+    from fdlink import _library
 
     def no_device(*a, **k):
         raise fdlink.NoDeviceError({"code": -8, "message": "no CUDA device"})
 
-    monkeypatch.setattr(_core, "device", no_device)
+    monkeypatch.setattr(_library, "device", no_device)
     with pytest.raises(fdlink.InvalidArgumentError, match="arch: is needed without a GPU") as i:
         fdlink.Library(MUL_DECL, [MUL_CU])
     assert isinstance(i.value, ValueError)
