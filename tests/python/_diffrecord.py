@@ -98,6 +98,8 @@ def _init_subs() -> None:
     for p, tok in ((sys.prefix, "<prefix>"), (sys.exec_prefix, "<prefix>")):
         if p and p != "/":
             pairs.append((p, tok))
+    if _PATH:
+        pairs.append((os.path.abspath(_PATH), "<record>"))
     pairs.sort(key=lambda x: -len(x[0]))
     _subs[:] = pairs
 
@@ -253,10 +255,11 @@ def _exc(e: BaseException):
                 d[f] = _desc(v)
             continue
         try:
-            if hasattr(e, f):
-                d[f] = _desc(getattr(e, f))
+            v = getattr(e, f, None)
         except Exception:  # noqa: BLE001
-            pass
+            continue
+        if v is not None:  # a field a build adds as None is no change
+            d[f] = _desc(v)
     return d
 
 

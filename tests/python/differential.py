@@ -9,8 +9,8 @@ must not change behaviour; issue 42). The CLI's counterpart is tests/cli/differe
     python3 tests/python/differential.py --compare OLD.jsonl NEW.jsonl
 
 OLD and NEW are each a source tree (a checkout with pyproject.toml: its wheel is built as
-tests/python/run_wheel.sh builds it, through scikit-build-core into WORK/<side>/skbuild, kept
-between runs, and installed with `pip install --target WORK/<side>/site`), or a folder that holds
+tests/python/run_wheel.sh builds it, through scikit-build-core into WORK/tree-<name>-<hash>/skbuild,
+kept between runs, and installed with `pip install --target WORK/tree-<name>-<hash>/site`), or a folder that holds
 an importable `fdlink` package (a build tree's python/pkg, or a --target folder). MOCK is the mock
 driver (a build tree's tests/gpu/mock/libfdlink_mock_cuda.so); both sides run against the same
 one. Both run the same suite: --tests (default: NEW's tests/python when NEW is a source tree,
@@ -42,6 +42,7 @@ It is a tool, not a ctest test: it needs the old build (tests/README.md, "Old ag
 import argparse
 import collections
 import difflib
+import hashlib
 import json
 import os
 import shutil
@@ -84,11 +85,13 @@ def prepare(o, py, side, path):
     if not os.path.exists(os.path.join(path, "pyproject.toml")):
         sys.exit("differential: %s is neither a source tree nor a folder with a fdlink package"
                  % path)
-    d = os.path.join(o.work, side)
+    # one build folder a source tree (its CMake cache knows one source)
+    d = os.path.join(o.work, "tree-%s-%s" % (
+        os.path.basename(path) or "root", hashlib.sha256(path.encode()).hexdigest()[:8]))
     wheel = os.path.join(d, "wheel")
     site = os.path.join(d, "site")
     if o.reuse and os.path.exists(os.path.join(site, "fdlink", "__init__.py")):
-        print("differential: %s: %s reused (--reuse)" % (side, site))
+        print("differential: %s: %s reused (--reuse)" % (side, site), flush=True)
         return site
     shutil.rmtree(wheel, ignore_errors=True)
     shutil.rmtree(site, ignore_errors=True)
@@ -189,6 +192,31 @@ def show(r):
     return s if len(s) < 600 else s[:600] + "..."
 
 
+def leaves(a, b, path, out):
+    """The paths where the JSON values @a and @b differ (at most 4)."""
+    if len(out) >= 4 or a == b:
+        return out
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            leaves(a.get(k, "(none)"), b.get(k, "(none)"), path + "." + k, out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            leaves(x, y, "%s[%d]" % (path, i), out)
+    else:
+        sa, sb = json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)
+        out.append("%s: old %s | new %s" % (path, sa[:300], sb[:300]))
+    return out
+
+
+def differ_line(ctx, a, b):
+    if a and b and a["call"] == b["call"]:
+        ka = {k: a[k] for k in ("args", "kw", "returned", "raised") if k in a}
+        kb = {k: b[k] for k in ("args", "kw", "returned", "raised") if k in b}
+        return "DIFFERS %s: %s: %s" % (ctx, a["call"], "; ".join(leaves(ka, kb, "", [])))
+    return "DIFFERS %s: %s | old: %s | new: %s" % (
+        ctx, (a or b)["call"], show(a) if a else "(no call)", show(b) if b else "(no call)")
+
+
 def compare(old_path, new_path, limit):
     old, old_out, old_err = load(old_path)
     new, new_out, new_err = load(new_path)
@@ -215,9 +243,7 @@ def compare(old_path, new_path, limit):
                 a = o["main"][i1 + k] if i1 + k < i2 else None
                 b = n["main"][j1 + k] if j1 + k < j2 else None
                 n_differ += 1
-                lines.append("DIFFERS %s: %s | old: %s | new: %s" % (
-                    ctx, (a or b)["call"], show(a) if a else "(no call)",
-                    show(b) if b else "(no call)"))
+                lines.append(differ_line(ctx, a, b))
         # other threads: as multisets
         co = collections.Counter(key(r) for r in o["other"])
         cn = collections.Counter(key(r) for r in n["other"])
@@ -260,7 +286,7 @@ def main():
     ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--reuse", action="store_true",
-                    help="install no new wheel where WORK/<side>/site holds one")
+                    help="build no new wheel where the tree's site folder holds one")
     ap.add_argument("--limit", type=int, default=500, help="difference lines printed at most")
     ap.add_argument("--compare", nargs=2, metavar=("OLD_JSONL", "NEW_JSONL"))
     o = ap.parse_args()
