@@ -355,6 +355,67 @@ Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
     cr_assert_eq(live(0) + live(3), 0);
 }
 
+/* A map whose device function fails at two indices (the mock runs safe_sqrt with modes "a"): the
+ * lowest index and the count as fields of the error, as its message says them */
+Test(host_mock, a_failing_map_carries_its_index_and_count)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_decls *decls = NULL;
+    cr_assert_eq(fdl_decls_load(&decls, FDL_LINK_FIXTURES "/../run/safe_sqrt.decl", &err), FDL_OK,
+                 "%s", err.message);
+    const char *const inputs[] = {FDL_LINK_FIXTURES "/../run/safe_sqrt.cu", NULL};
+    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
+    o.decls = decls;
+    o.inputs = inputs;
+    fdl_gen *gen = NULL;
+    fdl_map *m = NULL;
+    int rc = fdl_gen_create(&gen, dev, &o, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
+    cr_assert_eq(rc, FDL_OK, "%s", err.message);
+    rc = fdl_map_create(&m, gen, "safe_sqrt", "a", &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message);
+    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    enum { N = 100 };
+    float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    x[61] = -1.0f;
+    x[37] = -4.0f;
+    fdl_buffer *bx = NULL, *bo = NULL;
+    cr_assert_eq(fdl_buffer_create(&bx, dev, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_create(&bo, dev, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
+    fdl_gen_arg args[] = {fdl_gen_buffer(bo), fdl_gen_buffer(bx)};
+    rc = fdl_map_run(m, N, args, 2, &err);
+    cr_assert_eq(rc, FDL_EDEVICE, "got %s: %s", fdl_status_name(rc), err.message);
+    cr_assert_str_eq(err.message, "device function safe_sqrt returned status 1 at index 37 in "
+                                  "map 'safe_sqrt' (first of 2 failures)");
+    cr_assert_eq(err.backend_code, 1);
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_INDEX | FDL_ERROR_HAS_COUNT);
+    cr_assert_eq(err.index, 37);
+    cr_assert_eq(err.count, 2);
+    /* one failure: counted 1 (the message says no count) */
+    x[61] = 61.0f;
+    cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_map_run(m, N, args, 2, &err), FDL_EDEVICE);
+    cr_assert_str_eq(err.message, "device function safe_sqrt returned status 1 at index 37 in "
+                                  "map 'safe_sqrt'");
+    cr_assert_eq(err.index, 37);
+    cr_assert_eq(err.count, 1);
+    /* a clean run leaves err as it was and clears nothing it should not */
+    x[37] = 37.0f;
+    cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_map_run(m, N, args, 2, &err), FDL_OK, "%s", err.message);
+    fdl_map_destroy(m);
+    fdl_gen_destroy(gen);
+    fdl_decls_destroy(decls);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0), 0);
+}
+
 Test(host_mock, an_old_driver_gives_no_parameter_sizes)
 {
     use_mock();
