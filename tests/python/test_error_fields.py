@@ -1,8 +1,9 @@
 """Errors carry their structure as fields of the C record (fdl_error's details, error.h's
 FDL_ERROR_HAS_*), never read back out of the message: the ABI rule and the declaration's place,
-the library, a map's index, a kernel's block and thread, the failure count; and the class comes
-from the status name. Each is checked on a real error of the library (the device statuses through
-the mock driver), and after a pickle round trip."""
+the library, a map's index, the failure count (a kernel's block and thread: test_launch's
+test_device_status_error); and the class comes from the status name. Each is checked on a real
+error of the library (the device statuses through the mock driver), and after a pickle round
+trip."""
 
 import os
 import pickle
@@ -75,40 +76,6 @@ def test_missing_library_is_carried(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == repr((missing, missing, missing)), out.stdout + out.stderr
-
-
-@pytest.mark.mock
-def test_kernel_status_carries_block_thread_and_count(arch):
-    inc = fdlink.include_dir() or str(DATA.parent.parent / "device" / "include")
-    lib = fdlink.Library(DATA / "run" / "safe_sqrt.decl", [DATA / "run" / "safe_sqrt.cu"],
-                         arch=arch, include_dirs=[inc])
-    mod = lib.link(r"""
-#include <fdlink/device.h>
-extern "C" __global__ void sqrt_all(float *out, const float *in, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    float r;
-    if (i < n && FDL_CALL(safe_sqrt, &r, in[i]) == 0) out[i] = r;
-}""")
-    k = mod.kernel("sqrt_all")
-    inp, out = fdlink.empty(256, "f4"), fdlink.empty(256, "f4")
-    vals = [float(i) for i in range(256)]
-    vals[3 * 64 + 17] = -1.0  # block (3,0,0) thread (17,0,0) of 64-thread blocks
-    put(inp, vals)
-    with pytest.raises(fdlink.DeviceStatusError) as info:
-        k[4, 64](out, inp, 256, sync=True)
-    e = info.value
-    assert (e.block, e.thread, e.count, e.index) == ((3, 0, 0), (17, 0, 0), 1, None)
-    assert (e.record["block"], e.record["thread"], e.record["count"]) == ((3, 0, 0), (17, 0, 0), 1)
-    assert "at block (3,0,0) thread (17,0,0)" in e.message
-    e2 = _round_trip(e)
-    assert (e2.block, e2.thread, e2.count, e2.device_status) == ((3, 0, 0), (17, 0, 0), 1, 1)
-    # two failures: the count says both
-    vals[3 * 64 + 17] = 1.0
-    vals[5] = vals[200] = -2.0
-    put(inp, vals)
-    with pytest.raises(fdlink.DeviceStatusError) as info:
-        k[4, 64](out, inp, 256, sync=True)
-    assert info.value.count == 2 and info.value.block[0] in (0, 3)
 
 
 @pytest.mark.mock

@@ -298,25 +298,36 @@ Test(host_mock, a_wrapped_stream_is_checked_and_never_destroyed_by_fdlink)
     cr_assert_eq(live(-1), 0);
 }
 
+/* The map @p name (@p modes) of the declarations @p decl_file over the input @p input (made
+ * into *decls and *gen, which the caller destroys); the test skips without NVRTC or nvJitLink. */
+static fdl_map *mock_map(fdl_device *dev, const char *decl_file, const char *input,
+                         const char *name, const char *modes, fdl_decls **decls, fdl_gen **gen)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_decls_load(decls, decl_file, &err), FDL_OK, "%s", err.message);
+    const char *const inputs[] = {input, NULL};
+    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
+    o.decls = *decls;
+    o.inputs = inputs;
+    fdl_map *m = NULL;
+    int rc = fdl_gen_create(gen, dev, &o, &err);
+    if (rc == FDL_OK)
+        rc = fdl_map_create(&m, *gen, name, modes, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
+    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    return m;
+}
+
 /* gen/'s map on a stream: the mock runs mul_f32_f32 with modes "as" (out[i] = a[i] * s). */
 Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
 {
     fdl_device *dev = open_mock();
     fdl_error err = FDL_ERROR_INIT;
     fdl_decls *decls = NULL;
-    cr_assert_eq(fdl_decls_load(&decls, FDL_LINK_FIXTURES "/mul.decl", &err), FDL_OK, "%s",
-                 err.message);
-    const char *const inputs[] = {FDL_LINK_FIXTURES "/mul.ptx", NULL};
-    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
-    o.decls = decls;
-    o.inputs = inputs;
     fdl_gen *gen = NULL;
-    fdl_map *m = NULL;
-    cr_assert_eq(fdl_gen_create(&gen, dev, &o, &err), FDL_OK, "%s", err.message);
-    int rc = fdl_map_create(&m, gen, "mul_f32_f32", "as", &err);
-    if (rc == FDL_ENOLIB)
-        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
-    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    fdl_map *m = mock_map(dev, FDL_LINK_FIXTURES "/mul.decl", FDL_LINK_FIXTURES "/mul.ptx",
+                          "mul_f32_f32", "as", &decls, &gen);
     enum { N = 1000 };
     float a[N], out[N];
     for (int i = 0; i < N; i++)
@@ -362,22 +373,9 @@ Test(host_mock, a_failing_map_carries_its_index_and_count)
     fdl_device *dev = open_mock();
     fdl_error err = FDL_ERROR_INIT;
     fdl_decls *decls = NULL;
-    cr_assert_eq(fdl_decls_load(&decls, FDL_LINK_FIXTURES "/../run/safe_sqrt.decl", &err), FDL_OK,
-                 "%s", err.message);
-    const char *const inputs[] = {FDL_LINK_FIXTURES "/../run/safe_sqrt.cu", NULL};
-    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
-    o.decls = decls;
-    o.inputs = inputs;
     fdl_gen *gen = NULL;
-    fdl_map *m = NULL;
-    int rc = fdl_gen_create(&gen, dev, &o, &err);
-    if (rc == FDL_ENOLIB)
-        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
-    cr_assert_eq(rc, FDL_OK, "%s", err.message);
-    rc = fdl_map_create(&m, gen, "safe_sqrt", "a", &err);
-    if (rc == FDL_ENOLIB)
-        cr_skip_test("%s", err.message);
-    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    fdl_map *m = mock_map(dev, FDL_LINK_FIXTURES "/../run/safe_sqrt.decl",
+                          FDL_LINK_FIXTURES "/../run/safe_sqrt.cu", "safe_sqrt", "a", &decls, &gen);
     enum { N = 100 };
     float x[N];
     for (int i = 0; i < N; i++)
@@ -389,7 +387,7 @@ Test(host_mock, a_failing_map_carries_its_index_and_count)
     cr_assert_eq(fdl_buffer_create(&bo, dev, sizeof x, &err), FDL_OK);
     cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
     fdl_gen_arg args[] = {fdl_gen_buffer(bo), fdl_gen_buffer(bx)};
-    rc = fdl_map_run(m, N, args, 2, &err);
+    int rc = fdl_map_run(m, N, args, 2, &err);
     cr_assert_eq(rc, FDL_EDEVICE, "got %s: %s", fdl_status_name(rc), err.message);
     cr_assert_str_eq(err.message, "device function safe_sqrt returned status 1 at index 37 in "
                                   "map 'safe_sqrt' (first of 2 failures)");
