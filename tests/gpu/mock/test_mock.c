@@ -63,9 +63,12 @@ Test(host_mock, an_old_driver_is_refused_with_both_versions)
              "NVIDIA driver)",
              FDL_MOCK_CUDA);
     cr_assert_str_eq(err.message, expect);
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_LIBRARY); /* the driver named as a field */
+    cr_assert_str_eq(err.library, FDL_MOCK_CUDA);
     fdl_device *dev = NULL;
     cr_assert_eq(fdl_device_open(&dev, 0, &err), FDL_ENOLIB);
     cr_assert_null(dev);
+    cr_assert_str_eq(err.library, FDL_MOCK_CUDA);
 }
 
 Test(host_mock, no_device_is_enodevice)
