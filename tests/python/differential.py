@@ -239,11 +239,19 @@ def compare(old_path, new_path, limit):
         for tag, i1, i2, j1, j2 in sm.get_opcodes():
             if tag == "equal":
                 continue
-            for k in range(max(i2 - i1, j2 - j1)):
-                a = o["main"][i1 + k] if i1 + k < i2 else None
-                b = n["main"][j1 + k] if j1 + k < j2 else None
-                n_differ += 1
-                lines.append(differ_line(ctx, a, b))
+            # within a changed block, calls of one name paired (a changed outcome), the rest
+            # calls made by one side only
+            ra, rb = o["main"][i1:i2], n["main"][j1:j2]
+            sub = difflib.SequenceMatcher(None, [r["call"] for r in ra], [r["call"] for r in rb],
+                                          autojunk=False)
+            for t2, a1, a2, b1, b2 in sub.get_opcodes():
+                if t2 == "equal":
+                    pairs = list(zip(ra[a1:a2], rb[b1:b2]))
+                else:
+                    pairs = [(a, None) for a in ra[a1:a2]] + [(None, b) for b in rb[b1:b2]]
+                for a, b in pairs:
+                    n_differ += 1
+                    lines.append(differ_line(ctx, a, b))
         # other threads: as multisets
         co = collections.Counter(key(r) for r in o["other"])
         cn = collections.Counter(key(r) for r in n["other"])
