@@ -31,9 +31,10 @@ Values are described, not pickled: numbers, strings, containers as they are; byt
 a hash; arrays by dtype and shape (a result's contents hashed too); fdlink objects by their public
 type name and a few plain attributes (a Buffer's nbytes, typestr and shape; a Device's ordinal and
 arch; a Kernel's name); other objects by their type's name. What differs between two runs of one
-build is normalised: addresses (``0x...`` in strings, and device and host pointers: the values of
+build, or between two copies of the suite, is normalised: addresses (``0x...`` in strings, and device and host pointers: the values of
 Buffer.address, Stream.handle, the pointers in __cuda_array_interface__ and __cuda_stream__, and
-any int equal to one of them), the package's installed path (``<fdlink>``), sys.prefix, random
+any int equal to one of them), the package's installed path (``<fdlink>``), the suite's tests/
+folder (``<tests>``, from FDLINK_DIFF_TESTS), sys.prefix, loopback ports, random
 temporary names under TMPDIR, milliseconds and seconds (``T ms``, keys ending ``_ms``), PIDs.
 """
 
@@ -100,6 +101,9 @@ def _init_subs() -> None:
             pairs.append((p, tok))
     if _PATH:
         pairs.append((os.path.abspath(_PATH), "<record>"))
+    tests = os.environ.get("FDLINK_DIFF_TESTS")  # the suite's folder: its tests/ is <tests>
+    if tests:
+        pairs.append((os.path.dirname(os.path.abspath(tests)), "<tests>"))
     pairs.sort(key=lambda x: -len(x[0]))
     _subs[:] = pairs
 

@@ -15,7 +15,9 @@ an importable `fdlink` package (a build tree's python/pkg, or a --target folder)
 driver (a build tree's tests/gpu/mock/libfdlink_mock_cuda.so); both sides run against the same
 one. Both run the same suite: --tests (default: NEW's tests/python when NEW is a source tree,
 else this file's folder); --old-tests gives OLD another one (its own, when the new suite uses
-something the old package lacks). Both sides run with one interpreter (--python, default
+something the old package lacks, such as an internal module's new name): a test that only one of
+the two suites has is then listed (`ONLY old|new <test>`) and not compared, and the tests/ folder
+of each suite is normalised to <tests>. Both sides run with one interpreter (--python, default
 WORK/venv/bin/python, made on first use with pytest, NumPy, scikit-build-core and, unless
 --no-jax, JAX from PyPI, as run_wheel.sh does), the same paths (the run folder WORK/run, a fresh
 empty cache directory WORK/run/cache, TMPDIR WORK/run/tmp, pytest's --basetemp WORK/run/basetemp),
@@ -126,6 +128,7 @@ def run_suite(o, py, side, site, tests):
         "PYTHONPATH": site + os.pathsep + HERE,
         "FDLINK_PYTEST_MOCK": os.path.abspath(o.mock),
         "FDLINK_DIFF_RECORD": rec,
+        "FDLINK_DIFF_TESTS": tests,
         "FDLINK_CACHE_DIR": os.path.join(run, "cache"),
         "TMPDIR": os.path.join(run, "tmp"),
         "PYTHONHASHSEED": "0",
@@ -217,10 +220,24 @@ def differ_line(ctx, a, b):
         ctx, (a or b)["call"], show(a) if a else "(no call)", show(b) if b else "(no call)")
 
 
-def compare(old_path, new_path, limit):
+def test_of(ctx):
+    """The test id of a context ("<id> call"), or None (collection, the session)."""
+    for phase in (" setup", " call", " teardown"):
+        if ctx.endswith(phase):
+            return ctx[:-len(phase)]
+    return None
+
+
+def compare(old_path, new_path, limit, suites_differ=False):
     old, old_out, old_err = load(old_path)
     new, new_out, new_err = load(new_path)
     lines = []
+    # with two suites, a test that one of them lacks is not compared (listed, not a difference)
+    one_sided = set()
+    if suites_differ:
+        one_sided = set(old_out) ^ set(new_out)
+        for t in sorted(one_sided):
+            lines.append("ONLY %s: %s" % ("old" if t in old_out else "new", t))
     n_calls = 0
     n_differ = 0
     for e in old_err:
@@ -229,6 +246,8 @@ def compare(old_path, new_path, limit):
         lines.append("ERROR new: %s" % e)
     ctxs = list(old) + [c for c in new if c not in old]
     for ctx in ctxs:
+        if test_of(ctx) in one_sided:
+            continue
         o = old.get(ctx, {"main": [], "other": []})
         n = new.get(ctx, {"main": [], "other": []})
         # the main thread: in order
@@ -264,7 +283,7 @@ def compare(old_path, new_path, limit):
             n_differ += c
             lines.append("DIFFERS %s (another thread): %s | only %s (x%d): %s" % (
                 ctx, byk[k]["call"], side, c, show(byk[k])))
-    tests = sorted(set(old_out) | set(new_out))
+    tests = sorted((set(old_out) | set(new_out)) - one_sided)
     n_out = 0
     for t in tests:
         a, b = old_out.get(t, "(not run)"), new_out.get(t, "(not run)")
@@ -275,8 +294,9 @@ def compare(old_path, new_path, limit):
         print(l)
     if len(lines) > limit:
         print("... %d more lines" % (len(lines) - limit))
-    print("differential: %d calls, %d differ; %d tests, %d outcomes differ%s" % (
+    print("differential: %d calls, %d differ; %d tests, %d outcomes differ%s%s" % (
         n_calls, n_differ, len(tests), n_out,
+        "; %d tests in one suite only" % len(one_sided) if one_sided else "",
         "; %d errors" % (len(old_err) + len(new_err)) if old_err or new_err else ""))
     return 1 if (n_differ or n_out or old_err or new_err) else 0
 
@@ -297,9 +317,11 @@ def main():
                     help="build no new wheel where the tree's site folder holds one")
     ap.add_argument("--limit", type=int, default=500, help="difference lines printed at most")
     ap.add_argument("--compare", nargs=2, metavar=("OLD_JSONL", "NEW_JSONL"))
+    ap.add_argument("--suites-differ", action="store_true",
+                    help="with --compare: the records are of two suites (as --old-tests)")
     o = ap.parse_args()
     if o.compare:
-        return compare(o.compare[0], o.compare[1], o.limit)
+        return compare(o.compare[0], o.compare[1], o.limit, o.suites_differ)
     if not (o.old and o.new and o.mock):
         ap.error("OLD, NEW and --mock are needed (or --compare OLD.jsonl NEW.jsonl)")
     o.work = os.path.abspath(o.work)
@@ -318,7 +340,7 @@ def main():
         site_new = prepare(o, py, "new", o.new)
     rec_old = run_suite(o, py, "old", site_old, old_tests)
     rec_new = run_suite(o, py, "new", site_new, tests)
-    return compare(rec_old, rec_new, o.limit)
+    return compare(rec_old, rec_new, o.limit, suites_differ=old_tests != tests)
 
 
 if __name__ == "__main__":
