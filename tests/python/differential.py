@@ -12,7 +12,7 @@ OLD and NEW are each a source tree (a checkout with pyproject.toml: its wheel is
 tests/python/run_wheel.sh builds it, through scikit-build-core into WORK/tree-<name>-<hash>/skbuild,
 kept between runs, and installed with `pip install --target WORK/tree-<name>-<hash>/site`), or a folder that holds
 an importable `fdlink` package (a build tree's python/pkg, or a --target folder). MOCK is the mock
-driver (a build tree's tests/gpu/mock/libfdlink_mock_cuda.so); both sides run against the same
+driver (a build tree's tests/gpu/libfdlink_mock_cuda.so); both sides run against the same
 one. Both run the same suite: --tests (default: NEW's tests/python when NEW is a source tree,
 else this file's folder); --old-tests gives OLD another one (its own, when the new suite uses
 something the old package lacks, such as an internal module's new name): a test that only one of
@@ -20,7 +20,9 @@ the two suites has is then listed (`ONLY old|new <test>`) and not compared, and 
 of each suite is normalised to <tests>. Both sides run with one interpreter (--python, default
 WORK/venv/bin/python, made on first use with pytest, NumPy, scikit-build-core and, unless
 --no-jax, JAX from PyPI, as run_wheel.sh does), the same paths (the run folder WORK/run, a fresh
-empty cache directory WORK/run/cache, TMPDIR WORK/run/tmp, pytest's --basetemp WORK/run/basetemp),
+empty cache directory WORK/run/cache, TMPDIR WORK/run/tmp, pytest's --basetemp WORK/run/basetemp,
+the suite's tree copied to WORK/suite: its files as git lists them, so that the paths the tests
+pass, such as tests/data and device/, and the cache keys made of them are the same),
 and the plugin tests/python/_diffrecord.py (`-p _diffrecord`, FDLINK_DIFF_RECORD=WORK/<side>.jsonl;
 its docstring says what is recorded and what is normalised).
 
@@ -36,8 +38,22 @@ twice on one wheel). Examples (issue 42: main's old commit 6b87e59 checked out a
 the mock driver of any configured build tree, BUILD/tests/gpu/libfdlink_mock_cuda.so):
 
     python3 tests/python/differential.py /work/wt/base . \\
-        --mock build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
-    python3 tests/python/differential.py . . --mock ... --work build-diff     # same build twice
+        --mock /work/wt/base/build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
+    # where the new suite names internal modules the old package lacks (fdlink._types...):
+    python3 tests/python/differential.py /work/wt/base . --old-tests /work/wt/base/tests/python \\
+        --mock /work/wt/base/build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
+    # the same build twice (0 differ), the wheel already built (--reuse):
+    python3 tests/python/differential.py . . --reuse \\
+        --mock /work/wt/base/build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
+
+build-diff/ (any /build* name) is ignored by git. At 8f938f2 (both splits, of _fdlink.c and of
+_core.py) against 6b87e59, with --old-tests: 3002 calls, 0 differ; 208 tests, 0 outcomes differ;
+9 tests in one suite only (the new pickle test and test_differential.py). Without --old-tests the
+9 tests of the new suite that import fdlink._types or fdlink._library fail on the old package
+(outcomes and their calls differ: the suite's change, not the package's). A package that differs
+is caught where the suite passes on both: `bad_argument`'s "argument: message" changed to
+"argument - message" gives `DIFFERS test_bad_input.py::test_buffer_bounds call: fdlink.empty:
+.raised.str: old "shape: (-1,) has a negative dimension" | new "shape - (-1,) ..."`.
 
 It is a tool, not a ctest test: it needs the old build (tests/README.md, "Old against new").
 """
@@ -112,12 +128,37 @@ def prepare(o, py, side, path):
     return site
 
 
+def stage_suite(o, tests):
+    """A copy of the tree that holds the suite @tests (tests/python: its files as git lists them,
+    or the whole tree less build folders), at WORK/suite for both sides, so that the paths the
+    tests pass (tests/data, device/) and what depends on them (cache keys) are the same."""
+    tests = os.path.abspath(tests)
+    root = os.path.dirname(os.path.dirname(tests))
+    dest = os.path.join(o.work, "suite")
+    shutil.rmtree(dest, ignore_errors=True)
+    ls = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z"],
+                        capture_output=True)
+    if ls.returncode == 0 and ls.stdout:
+        for rel in ls.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            src = os.path.join(root, rel)
+            if not rel or not os.path.lexists(src) or os.path.isdir(src):
+                continue
+            dst = os.path.join(dest, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
+    else:
+        shutil.copytree(root, dest, symlinks=True,
+                        ignore=shutil.ignore_patterns("build*", ".git", "__pycache__"))
+    return os.path.join(dest, os.path.relpath(tests, root))
+
+
 def run_suite(o, py, side, site, tests):
     """pytest over @tests with the package of @site, recorded into WORK/<side>.jsonl."""
     run = os.path.join(o.work, "run")
     shutil.rmtree(run, ignore_errors=True)
     for sub in ("cache", "tmp", "basetemp"):
         os.makedirs(os.path.join(run, sub))
+    suite = stage_suite(o, tests)
     rec = os.path.join(o.work, side + ".jsonl")
     if os.path.exists(rec):
         os.remove(rec)
@@ -128,13 +169,13 @@ def run_suite(o, py, side, site, tests):
         "PYTHONPATH": site + os.pathsep + HERE,
         "FDLINK_PYTEST_MOCK": os.path.abspath(o.mock),
         "FDLINK_DIFF_RECORD": rec,
-        "FDLINK_DIFF_TESTS": tests,
+        "FDLINK_DIFF_TESTS": suite,
         "FDLINK_CACHE_DIR": os.path.join(run, "cache"),
         "TMPDIR": os.path.join(run, "tmp"),
         "PYTHONHASHSEED": "0",
     })
     cmd = [py, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_diffrecord", "-q",
-           "--basetemp", os.path.join(run, "basetemp"), tests]
+           "--basetemp", os.path.join(run, "basetemp"), suite]
     if o.k:
         cmd += ["-k", o.k]
     print("differential: %s: %s" % (side, " ".join(cmd)), flush=True)
