@@ -40,12 +40,9 @@ temporary names under TMPDIR, milliseconds and seconds (``T ms``, keys ending ``
 
 from __future__ import annotations
 
-import builtins
 import functools
 import hashlib
 import importlib.abc
-import importlib.util
-import inspect
 import json
 import math
 import os
@@ -407,16 +404,10 @@ def _wrap_tp_new(cls: type, name: str) -> None:
         kw = dict(kwargs) if kwargs else None
         return cnew(c, args, id(kw) if kw is not None else None)
 
-    rec = _wrap_callable(name, lambda c, *a, **k: new(c, *a, **k))
-
-    def __new__(c, *args, **kwargs):
-        if c is not cls:  # a subclass: no record of its own
-            return new(c, *args, **kwargs)
-        return rec(c, *args, **kwargs)
-
-    # the first argument (the class) is not an argument of the call
+    # recorded as a call of the type (the class itself is not one of the call's arguments)
     def recorded(c, *args, **kwargs):
-        if getattr(_tls, "depth", 0) or not _active() or _internal(sys._getframe(1)):
+        if c is not cls or getattr(_tls, "depth", 0) or not _active() \
+                or _internal(sys._getframe(1)):  # a subclass's: no record of its own
             return new(c, *args, **kwargs)
         _tls.depth = 1
         try:

@@ -29,7 +29,9 @@ its docstring says what is recorded and what is normalised).
 Compared, per test (node id and phase: setup, call, teardown; collection and session-scoped
 calls too): the calls of the main thread in order, the calls of other threads as a multiset (their
 order is the scheduler's), each call's name, arguments and outcome (result or exception with its
-fields); and each test's outcome (passed, failed, skipped). Prints one line a difference
+fields; a field that the new build's exceptions of a class carry and no old one of that class
+does is listed as ADDED and not compared, a field dropped is a difference); and each test's
+outcome (passed, failed, skipped). Prints one line a difference
 (`DIFFERS <test> <phase>: <call>: old ... | new ...`) and a summary
 `differential: N calls, M differ; T tests, K outcomes differ`; exit 1 when anything differs.
 
@@ -223,6 +225,27 @@ def load(path):
     return calls, outcomes, errors
 
 
+def exc_fields(calls):
+    """{exception class: the fields its records carry} over all raised outcomes."""
+    out = collections.defaultdict(set)
+    for c in calls.values():
+        for r in c["main"] + c["other"]:
+            e = r.get("raised")
+            if isinstance(e, dict) and "exception" in e:
+                out[e["exception"]] |= set(e) - {"exception", "str"}
+    return out
+
+
+def strip_added(calls, added):
+    """Drops from the new records the exception fields no old record of that class has."""
+    for c in calls.values():
+        for r in c["main"] + c["other"]:
+            e = r.get("raised")
+            if isinstance(e, dict) and e.get("exception") in added:
+                for f in added[e["exception"]]:
+                    e.pop(f, None)
+
+
 def key(r):
     return json.dumps({k: r.get(k) for k in ("call", "args", "kw", "returned", "raised")
                        if k in r}, sort_keys=True)
@@ -273,6 +296,14 @@ def compare(old_path, new_path, limit, suites_differ=False):
     old, old_out, old_err = load(old_path)
     new, new_out, new_err = load(new_path)
     lines = []
+    # an exception field the new build adds (a record's field carried to Python that was not
+    # there) is an addition, listed and not compared; one it drops is a difference
+    fo, fn = exc_fields(old), exc_fields(new)
+    added = {cls: fn[cls] - fo[cls] for cls in fn if cls in fo and fn[cls] - fo[cls]}
+    strip_added(new, added)
+    for cls in sorted(added):
+        lines.append("ADDED %s: %s (fields only the new build's exceptions carry; not compared)"
+                     % (cls, ", ".join(sorted(added[cls]))))
     # with two suites, a test that one of them lacks is not compared (listed, not a difference)
     one_sided = set()
     if suites_differ:

@@ -88,3 +88,20 @@ def test_recorder_names_by_public_module(name, internal):
     import _diffrecord as r
 
     assert r._public_prefix(name) == internal
+
+
+def test_an_exception_field_added_is_listed_one_dropped_differs(tmp_path, capsys):
+    def raised(**fields):
+        e = {"exception": "fdlink.ABIError", "str": "x.cu: f: ABI-5 ...", "code": -5}
+        e.update(fields)
+        return {"ctx": "t::a call", "thread": "main", "call": "fdlink.Library", "args": [],
+                "kw": {}, "raised": e}
+
+    a = [raised(), raised(rule="ABI-5")]
+    b = [raised(index=3), raised(rule="ABI-5", index=3)]
+    rc = differential.compare(_write(tmp_path / "a", a), _write(tmp_path / "b", b), 100)
+    out = capsys.readouterr().out
+    assert rc == 0 and "ADDED fdlink.ABIError: index" in out
+    rc = differential.compare(_write(tmp_path / "a", a), _write(tmp_path / "b", [a[0], a[0]]), 100)
+    out = capsys.readouterr().out
+    assert rc == 1 and '.raised.rule: old "ABI-5" | new "(none)"' in out
