@@ -30,12 +30,20 @@ for _fdlink.Launch); the extension's other types and functions by their attribut
 Values are described, not pickled: numbers, strings, containers as they are; bytes by length and
 a hash; arrays by dtype and shape (a result's contents hashed too); fdlink objects by their public
 type name and a few plain attributes (a Buffer's nbytes, typestr and shape; a Device's ordinal and
-arch; a Kernel's name); other objects by their type's name. What differs between two runs of one
-build, or between two copies of the suite, is normalised: addresses (``0x...`` in strings, and device and host pointers: the values of
-Buffer.address, Stream.handle, the pointers in __cuda_array_interface__ and __cuda_stream__, and
-any int equal to one of them), the package's installed path (``<fdlink>``), the suite's tests/
-folder (``<tests>``, from FDLINK_DIFF_TESTS), sys.prefix, loopback ports, random
-temporary names under TMPDIR, milliseconds and seconds (``T ms``, keys ending ``_ms``), PIDs.
+arch; a Kernel's name); other objects by their type's name. An exception's fields are written
+where they are not None (a field a build adds as None changes no record). What differs between
+two runs of one build, or between two copies of the suite, is normalised: addresses (``0x...``
+in strings, and device and host pointers: the values of Buffer.address, Stream.handle, _c_handle,
+the pointers in __cuda_array_interface__ and __cuda_stream__, any int equal to one of them, and
+decimal numbers of 13 digits or more in strings), the package's installed path (``<fdlink>``),
+the suite's tests/ folder (``<tests>``, from FDLINK_DIFF_TESTS), the record's own path, sys.prefix,
+loopback ports, random temporary names under TMPDIR, times (``T ms``; dict keys ending ``_ms``,
+``time``, ``seconds``), PIDs. Pointers are numbered per test phase in the order they are met.
+
+Not recorded: plain attribute reads of Python objects (``fdlink.__version__``, a Source's fields
+are properties and are recorded), calls the package makes from its own code (callbacks, threads
+and finalisers it starts), and anything in a child process (multiprocessing workers, subprocess
+children: the plugin records only in the pytest process).
 """
 
 from __future__ import annotations
