@@ -1076,6 +1076,7 @@ static int take_ulp(void *t, const cli_opt *o, const char *cmd, const char *arg,
 }
 
 static const cli_opt run_cmd_opts[] = {
+    {.arg = CLI_TABLE, .table = cli_diag_table, .at = RC(la.diag)}, /* no help lines */
     {.arg = CLI_STRING, .name = "-k", .alias = "--kernel", .form = CLI_NONEMPTY,
      .at = RC(kernel_name), .bad = "option '%s' needs a kernel name", .usage = "-k, --kernel NAME",
      .help = "the kernel to launch"},
@@ -1281,8 +1282,7 @@ static int run_parse(run_cmd *c, int argc, char **argv, int *done)
             help_run(stdout);
             *done = 1;
             return 0;
-        } else if (cli_diag_option(&c->la.diag, "run", argc, argv, &i, &rc) ||
-                   cli_opts_parse(run_cmd_opts, c, "run", argc, argv, &i, &rc)) {
+        } else if (cli_opts_parse(run_cmd_opts, c, "run", argc, argv, &i, &rc)) {
             if (rc)
                 return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
