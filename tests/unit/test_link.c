@@ -10,6 +10,7 @@
 
 #include "fdl_test.h"
 #include <dirent.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,6 +457,284 @@ Test(link_options, init_bounds_and_check_are_the_tables)
     cr_assert_str_eq(err.message, "time, xptxas, optimize-unused-variables, split-compile, "
                                   "split-compile-extended, jump-table-density, no-cache and "
                                   "device-stack-protector are nvJitLink options; not with culink");
+}
+
+/* The table, public (issue 42): every row enumerable and found by its name, each default
+ * FDL_LINK_OPTIONS_INIT's, the enum words the enums' values. */
+Test(link_options, table_is_enumerable_and_its_defaults_are_init)
+{
+    const fdl_link_options init = FDL_LINK_OPTIONS_INIT;
+    fdl_error err = FDL_ERROR_INIT;
+    size_t n = 0;
+    int seen_nvrtc = 0, seen_long = 0, seen_nvjl = 0;
+    for (const fdl_link_option *p = fdl_link_option_next(NULL); p; p = fdl_link_option_next(p)) {
+        n++;
+        cr_assert(p->name && p->name[0] && p->help && p->help[0], "row %zu", n);
+        cr_assert_eq(fdl_link_option_by_name(p->name), p, "%s", p->name);
+        cr_assert_leq(p->min, p->max, "%s", p->name);
+        cr_assert_eq(p->words != NULL, p->kind == FDL_OPTION_ENUM, "%s", p->name);
+        seen_nvrtc += (p->flags & FDL_OPTION_NVRTC) != 0;
+        seen_long += (p->flags & FDL_OPTION_LONG) != 0;
+        seen_nvjl += (p->flags & FDL_OPTION_NVJITLINK_ONLY) != 0;
+        fdl_option_value v;
+        cr_assert_eq(fdl_link_options_get(&init, p->name, &v, &err), FDL_OK, "%s", err.message);
+        switch (p->kind) {
+        case FDL_OPTION_STRING:
+            cr_assert_eq(v.type, FDL_VALUE_TEXT);
+            cr_assert_null(v.text, "%s", p->name);
+            break;
+        case FDL_OPTION_LIST:
+            cr_assert_eq(v.type, FDL_VALUE_LIST);
+            cr_assert_null(v.list, "%s", p->name);
+            break;
+        default:
+            cr_assert_eq(v.type, FDL_VALUE_NUMBER);
+            cr_assert_eq(v.number, p->def, "%s: %ld, the table says %ld", p->name, v.number,
+                         p->def);
+            cr_assert(p->def >= p->min && p->def <= p->max, "%s", p->name);
+            if (p->kind == FDL_OPTION_ENUM)
+                cr_assert_str_eq(v.text, p->words[p->def]);
+        }
+    }
+    cr_assert_eq(n, 39); /* fdl_link_options' settable fields and fdl_nvrtc_options' */
+    cr_assert_eq(seen_nvrtc, 6);
+    cr_assert_eq(seen_long, 1);
+    cr_assert_eq(seen_nvjl, 14); /* the two lists of cuLink's refusals */
+    cr_assert_str_eq(fdl_link_option_next(NULL)->name, "arch");
+    /* a pointer that is not the table's ends the walk */
+    const fdl_link_option foreign = *fdl_link_option_next(NULL);
+    cr_assert_null(fdl_link_option_next(&foreign));
+    cr_assert_null(fdl_link_option_by_name("no_such_option"));
+    cr_assert_null(fdl_link_option_by_name(NULL));
+    /* the enums' words by value, and the names the library gives them */
+    const fdl_link_option *b = fdl_link_option_by_name("backend");
+    cr_assert_eq(b->kind, FDL_OPTION_ENUM);
+    cr_assert_str_eq(b->words[FDL_BACKEND_NVJITLINK], "nvjitlink");
+    cr_assert_str_eq(b->words[FDL_BACKEND_CULINK], "culink");
+    cr_assert_null(b->words[3]);
+    for (int i = 0; i <= FDL_BACKEND_CULINK; i++)
+        cr_assert_str_eq(fdl_link_backend_name((fdl_link_backend)i), b->words[i]);
+    cr_assert_str_eq(fdl_link_backend_name((fdl_link_backend)7), "unknown");
+    cr_assert_str_eq(fdl_link_option_by_name("lto")->words[FDL_LTO_OFF], "off");
+    cr_assert_str_eq(fdl_link_option_by_name("cache")->words[FDL_CACHE_ON], "on");
+    cr_assert_str_eq(fdl_link_option_by_name("cuda_output")->words[FDL_CUDA_OUTPUT_LTOIR],
+                     "ltoir");
+    /* the bounds fdl_link_option_bounds gives are the rows' */
+    const fdl_link_option *j = fdl_link_option_by_name("jump_table_density");
+    int lo = 0, hi = 0;
+    cr_assert_eq(fdl_link_option_bounds("jump_table_density", &lo, &hi), 1);
+    cr_assert_eq(lo, j->min);
+    cr_assert_eq(hi, j->max);
+    cr_assert_str_eq(j->expect, "a percentage 0..101, or -1 for the default");
+    cr_assert_eq(j->flags, FDL_OPTION_NVJITLINK_ONLY);
+    /* an option checked in its own words, or a long one, has no int bounds there */
+    cr_assert_eq(fdl_link_option_bounds("require_warm", &lo, &hi), 0);
+    cr_assert_eq(fdl_link_option_bounds("cache_lease_ms", &lo, &hi), 0);
+    cr_assert_eq(fdl_link_option_bounds("backend", &lo, &hi), 0);
+    cr_assert_eq(fdl_link_option_by_name("cache_lease_ms")->max, LONG_MAX);
+    cr_assert_eq(fdl_link_option_by_name("std")->flags, FDL_OPTION_NVRTC);
+}
+
+/* One setter by name: each kind set and read back, where the field is. */
+Test(link_options, set_by_name_sets_the_field)
+{
+    fdl_link_options o = FDL_LINK_OPTIONS_INIT;
+    fdl_nvrtc_options c = FDL_NVRTC_OPTIONS_INIT;
+    fdl_error err = FDL_ERROR_INIT;
+    static const char *const kernels[] = {"k1", "k2", NULL};
+    static const char *const defines[] = {"N=4", NULL};
+    fdl_option_value v = {FDL_VALUE_NUMBER, 50, NULL, NULL};
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "jump_table_density", &v, &err), FDL_OK, "%s",
+                 err.message);
+    cr_assert_eq(o.jump_table_density, 50);
+    v.number = 1;
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "debug", &v, &err), FDL_OK);
+    cr_assert_eq(o.debug, 1);
+    v.number = 0;
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "jl_cache", &v, &err), FDL_OK);
+    cr_assert_eq(o.jl_cache, 0);
+    v.number = 250000;
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "cache_lease_ms", &v, &err), FDL_OK);
+    cr_assert_eq(o.cache_lease_ms, 250000L);
+    fdl_option_value t = {FDL_VALUE_TEXT, 0, "sm_90", NULL};
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "arch", &t, &err), FDL_OK, "%s", err.message);
+    cr_assert_str_eq(o.arch, "sm_90");
+    t.text = NULL; /* a string's default */
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "cache_dir", &t, &err), FDL_OK);
+    cr_assert_null(o.cache_dir);
+    /* an enum by its word, or by its number */
+    t.text = "culink";
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "backend", &t, &err), FDL_OK);
+    cr_assert_eq(o.backend, FDL_BACKEND_CULINK);
+    v.number = FDL_LTO_OFF;
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "lto", &v, &err), FDL_OK);
+    cr_assert_eq(o.lto, FDL_LTO_OFF);
+    fdl_option_value l = {FDL_VALUE_LIST, 0, NULL, kernels};
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "kernels_used", &l, &err), FDL_OK);
+    cr_assert_eq(o.kernels_used, kernels);
+    /* the NVRTC options go to their struct */
+    l.list = defines;
+    cr_assert_eq(fdl_link_options_set(&o, &c, "defines", &l, &err), FDL_OK);
+    cr_assert_eq(c.defines, defines);
+    t.text = "ltoir";
+    cr_assert_eq(fdl_link_options_set(&o, &c, "cuda_output", &t, &err), FDL_OK);
+    cr_assert_eq(c.output, FDL_CUDA_OUTPUT_LTOIR);
+    t.text = "c++17";
+    cr_assert_eq(fdl_link_options_set(&o, &c, "std", &t, &err), FDL_OK);
+    cr_assert_str_eq(c.std, "c++17");
+    l.list = kernels;
+    cr_assert_eq(fdl_link_options_set(&o, &c, "nvrtc_extra", &l, &err), FDL_OK);
+    cr_assert_eq(c.extra, kernels);
+    cr_assert_null(o.extra); /* not the link's extra */
+    /* read back: the getter, the NVRTC ones through opts.cuda */
+    o.cuda = &c;
+    fdl_option_value got;
+    cr_assert_eq(fdl_link_options_get(&o, "cuda_output", &got, &err), FDL_OK);
+    cr_assert_eq(got.number, FDL_CUDA_OUTPUT_LTOIR);
+    cr_assert_str_eq(got.text, "ltoir");
+    cr_assert_eq(fdl_link_options_get(&o, "std", &got, &err), FDL_OK);
+    cr_assert_str_eq(got.text, "c++17");
+    cr_assert_eq(fdl_link_options_get(&o, "kernels_used", &got, &err), FDL_OK);
+    cr_assert_eq(got.list, kernels);
+    cr_assert_eq(fdl_link_options_get(&o, "cache_lease_ms", &got, &err), FDL_OK);
+    cr_assert_eq(got.number, 250000L);
+    /* an older version's struct reads with the defaults of what it lacks */
+    fdl_link_options v1 = FDL_LINK_OPTIONS_INIT;
+    v1.version = 1;
+    v1.debug = 1;
+    cr_assert_eq(fdl_link_options_get(&v1, "debug", &got, &err), FDL_OK);
+    cr_assert_eq(got.number, 1);
+    cr_assert_eq(fdl_link_options_get(&v1, "require_warm", &got, &err), FDL_OK);
+    cr_assert_eq(got.number, 0);
+    /* what the options make together is left to the check: culink with LTO off is fine, culink
+     * with an nvJitLink option is refused there, not by the setter */
+    cr_assert_eq(fdl_link_options_check(&o, &err), FDL_EINVAL);
+    cr_assert(strstr(err.message, "are nvJitLink options; not with culink"), "%s", err.message);
+}
+
+/* Whether two option structs hold the same values, by the table (padding aside). */
+static int same_options(const fdl_link_options *a, const fdl_link_options *b)
+{
+    for (const fdl_link_option *p = fdl_link_option_next(NULL); p; p = fdl_link_option_next(p)) {
+        fdl_option_value x, y;
+        if (fdl_link_options_get(a, p->name, &x, NULL) != FDL_OK ||
+            fdl_link_options_get(b, p->name, &y, NULL) != FDL_OK || x.number != y.number ||
+            x.text != y.text || x.list != y.list)
+            return 0;
+    }
+    return 1;
+}
+
+/* Every refusal of the setter: one line naming the option, nothing changed. */
+Test(link_options, set_refusals_name_the_option_and_change_nothing)
+{
+    fdl_link_options o = FDL_LINK_OPTIONS_INIT;
+    const fdl_link_options before = FDL_LINK_OPTIONS_INIT;
+    fdl_nvrtc_options c = FDL_NVRTC_OPTIONS_INIT;
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_option_value v = {FDL_VALUE_NUMBER, 102, NULL, NULL};
+    static const struct {
+        const char *name;
+        fdl_option_value value;
+        int rc;
+        const char *message;
+    } cases[] = {
+        {"no_such", {FDL_VALUE_NUMBER, 1, NULL, NULL}, FDL_EINVAL,
+         "unknown link option 'no_such'"},
+        /* the library's own words for a value out of bounds */
+        {"jump_table_density", {FDL_VALUE_NUMBER, 102, NULL, NULL}, FDL_EINVAL,
+         "invalid jump_table_density 102 (expected a percentage 0..101, or -1 for the default)"},
+        {"split_compile", {FDL_VALUE_NUMBER, 4097, NULL, NULL}, FDL_EINVAL,
+         "invalid split_compile 4097 (expected a thread count 1..4096, 0 for every processor, or "
+         "-1 for fdlink's choice)"},
+        {"cache_lease_ms", {FDL_VALUE_NUMBER, -2, NULL, NULL}, FDL_EINVAL,
+         "invalid cache_lease_ms -2 (expected milliseconds, 0 for no waiting, or -1 for "
+         "FDLINK_CACHE_LEASE_MS)"},
+        {"require_warm", {FDL_VALUE_NUMBER, 2, NULL, NULL}, FDL_EINVAL,
+         "require_warm is 2 (expected -1, 0 or 1)"},
+        {"arch", {FDL_VALUE_TEXT, 0, "sm_9", NULL}, FDL_EINVAL,
+         "invalid arch 'sm_9' (expected sm_NN, e.g. sm_90, or native)"},
+        /* a number beyond the field, an enum's word or number beyond its words */
+        {"debug", {FDL_VALUE_NUMBER, 1L << 40, NULL, NULL}, FDL_EINVAL,
+         "invalid debug 1099511627776 (expected an int)"},
+        {"opt_level", {FDL_VALUE_NUMBER, 1L << 40, NULL, NULL}, FDL_EINVAL,
+         "invalid opt_level 1099511627776 (expected 0..3, or -1 for the backend's default)"},
+        {"backend", {FDL_VALUE_TEXT, 0, "nvcc", NULL}, FDL_EINVAL,
+         "invalid backend 'nvcc' (expected auto, nvjitlink or culink)"},
+        {"backend", {FDL_VALUE_TEXT, 0, NULL, NULL}, FDL_EINVAL,
+         "invalid backend '(null)' (expected auto, nvjitlink or culink)"},
+        {"lto", {FDL_VALUE_NUMBER, 3, NULL, NULL}, FDL_EINVAL,
+         "invalid lto 3 (expected auto, on or off)"},
+        {"cuda_output", {FDL_VALUE_NUMBER, -1, NULL, NULL}, FDL_EINVAL,
+         "invalid cuda_output -1 (expected auto, ptx or ltoir)"},
+        /* the wrong type of value */
+        {"debug", {FDL_VALUE_LIST, 0, NULL, NULL}, FDL_EINVAL,
+         "option debug takes a number, not a list"},
+        {"arch", {FDL_VALUE_NUMBER, 90, NULL, NULL}, FDL_EINVAL,
+         "option arch takes text, not a number"},
+        {"xptxas", {FDL_VALUE_TEXT, 0, "-v", NULL}, FDL_EINVAL,
+         "option xptxas takes a list, not text"},
+        {"cache", {FDL_VALUE_LIST, 0, NULL, NULL}, FDL_EINVAL,
+         "option cache takes a word or a number, not a list"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err = (fdl_error)FDL_ERROR_INIT;
+        cr_assert_eq(fdl_link_options_set(&o, &c, cases[i].name, &cases[i].value, &err),
+                     cases[i].rc, "%s", cases[i].name);
+        cr_assert_str_eq(err.message, cases[i].message);
+        cr_assert(same_options(&o, &before), "%s changed the options", cases[i].name);
+    }
+    /* a list's texts as the library checks them: a bad ptxas option, too long a text */
+    static const char *const bad_ptxas[] = {"warn-spills", NULL};
+    fdl_option_value l = {FDL_VALUE_LIST, 0, NULL, bad_ptxas};
+    cr_assert_eq(fdl_link_options_set(&o, &c, "xptxas", &l, &err), FDL_EINVAL);
+    cr_assert(strncmp(err.message, "invalid xptxas option 'warn-spills'", 35) == 0, "%s",
+              err.message);
+    static const char *const arch_extra[] = {"-arch=sm_80", NULL};
+    l.list = arch_extra;
+    cr_assert_eq(fdl_link_options_set(&o, &c, "extra", &l, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "extra option '-arch=sm_80': set the arch field instead");
+    char *long_text = malloc(1000002);
+    cr_assert_not_null(long_text);
+    memset(long_text, 'D', 1000001);
+    long_text[1000001] = '\0';
+    const char *long_list[] = {long_text, NULL};
+    l.list = long_list;
+    cr_assert_eq(fdl_link_options_set(&o, &c, "defines", &l, &err), FDL_ELIMIT);
+    cr_assert(strstr(err.message, "cuda define option 1"), "%s", err.message);
+    free(long_text);
+    cr_assert_null(c.defines);
+    cr_assert(same_options(&o, &before));
+    /* an NVRTC option without its struct, or with another version's */
+    l.list = NULL;
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "include_dirs", &l, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message,
+                     "option include_dirs is one of fdl_nvrtc_options, and none was given");
+    c.version = 99;
+    cr_assert_eq(fdl_link_options_set(&o, &c, "include_dirs", &l, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_link_options_set: fdl_nvrtc_options version 99 "
+                                  "(expected 1: start from FDL_NVRTC_OPTIONS_INIT)");
+    /* a struct of another version: its fields may not be there */
+    o.version = 2;
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "jobs", &v, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_link_options_set: fdl_link_options version 2 (expected 6: "
+                                  "start from FDL_LINK_OPTIONS_INIT)");
+    o.version = FDL_LINK_OPTIONS_VERSION;
+    /* the getter's refusals */
+    fdl_option_value got;
+    cr_assert_eq(fdl_link_options_get(&o, "no_such", &got, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "unknown link option 'no_such'");
+    o.version = 99;
+    cr_assert_eq(fdl_link_options_get(&o, "debug", &got, &err), FDL_EINVAL);
+    cr_assert(strstr(err.message, "version 99"), "%s", err.message);
+#ifdef NDEBUG /* a NULL argument asserts in debug builds */
+    cr_assert_eq(fdl_link_options_set(NULL, NULL, "debug", &v, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_link_options_set: opts, name or value is NULL");
+    cr_assert_eq(fdl_link_options_set(&o, NULL, NULL, &v, &err), FDL_EINVAL);
+    cr_assert_eq(fdl_link_options_set(&o, NULL, "debug", NULL, &err), FDL_EINVAL);
+    cr_assert_eq(fdl_link_options_get(&o, "debug", NULL, &err), FDL_EINVAL);
+    cr_assert_str_eq(err.message, "fdl_link_options_get: opts, name or out is NULL");
+#endif
 }
 
 Test(link_options, backend_refusal_is_elink_with_its_reason)

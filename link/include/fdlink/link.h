@@ -280,11 +280,123 @@ FDL_API int fdl_link_options_check(const fdl_link_options *opts, fdl_error *err)
 
 /**
  * The bounds fdl_link_create accepts for the int option named as its field (e.g.
- * "jump_table_density", "maxrregcount"), inclusive: the one place they are written.
+ * "jump_table_density", "maxrregcount"), inclusive: the min and max of its fdl_link_option,
+ * for the options whose bounds the checks name (fdl_link_option.expect set; not the long one).
  * @return 1 and *min, *max (either may be NULL), or 0 for a name that has no bounds
  * Thread-safety: any thread.
  */
 FDL_API int fdl_link_option_bounds(const char *name, int *min, int *max);
+
+/*
+ * The option table (issue 42), published as curl publishes its easy options: every option of
+ * fdl_link_options and of fdl_nvrtc_options that a front door sets, one row each, with what its
+ * value is, its bounds, its default, its words and a line of help, so that the CLI and the
+ * Python package read what they offer from here rather than writing it again; and one setter by
+ * name, which checks the value as fdl_link_create checks that option.
+ */
+
+/** What an option's value is (fdl_link_option.kind). Values are pinned. */
+typedef enum fdl_option_kind {
+    FDL_OPTION_INT = 0,    /**< a number within [min, max] */
+    FDL_OPTION_BOOL = 1,   /**< 0 off, anything else on (within [min, max]) */
+    FDL_OPTION_TRI = 2,    /**< 0 off, 1 on, or -1 (the help says what -1 leaves it to) */
+    FDL_OPTION_ENUM = 3,   /**< one of words[]: the word, or its index (the enum's value) */
+    FDL_OPTION_STRING = 4, /**< text, or NULL */
+    FDL_OPTION_LIST = 5    /**< NULL-terminated texts, or NULL */
+} fdl_option_kind;
+
+/** fdl_link_option.flags: a field of fdl_nvrtc_options (fdl_link_options.cuda). */
+#define FDL_OPTION_NVRTC 0x1u
+/** fdl_link_option.flags: an nvJitLink option, which the cuLink backend refuses. */
+#define FDL_OPTION_NVJITLINK_ONLY 0x2u
+/** fdl_link_option.flags: a long field (the other numbers are int fields). */
+#define FDL_OPTION_LONG 0x4u
+
+/**
+ * One option. The table is static: every pointer in it lives as long as the library.
+ * Thread-safety: immutable; share freely.
+ */
+typedef struct fdl_link_option {
+    /**
+     * The name every door gives it: the field's ("jump_table_density"), and for the fields of
+     * fdl_nvrtc_options "defines", "include_dirs", "std", "cuda_output" (its `output`),
+     * "no_toolkit_include" and "nvrtc_extra" (its `extra`)
+     */
+    const char *name;
+    fdl_option_kind kind;
+    unsigned flags;           /**< FDL_OPTION_NVRTC, FDL_OPTION_NVJITLINK_ONLY, FDL_OPTION_LONG */
+    long min, max;            /**< the numbers fdl_link_create takes, inclusive (ENUM: 0 to the
+                                   last word's index; STRING and LIST: 0) */
+    long def;                 /**< the default, FDL_LINK_OPTIONS_INIT's (STRING, LIST: 0, NULL) */
+    const char *const *words; /**< ENUM: the words by value, NULL-terminated; else NULL */
+    const char *expect;       /**< what a number outside the bounds is told it should be ("a
+                                   percentage 0..101, or -1 for the default"), or NULL */
+    const char *help;         /**< one line for people */
+} fdl_link_option;
+
+/**
+ * The options in the table's order (the order the checks name them): @p prev NULL gives the
+ * first, the last gives NULL, as does a pointer that is not the table's.
+ * Ownership: borrowed from the library (static).
+ * Thread-safety: any thread.
+ */
+FDL_API const fdl_link_option *fdl_link_option_next(const fdl_link_option *prev);
+
+/**
+ * The option named @p name (fdl_link_option.name), or NULL (unknown, or @p name NULL).
+ * Ownership: borrowed from the library (static).
+ * Thread-safety: any thread.
+ */
+FDL_API const fdl_link_option *fdl_link_option_by_name(const char *name);
+
+/** What an fdl_option_value holds. Values are pinned. */
+typedef enum fdl_option_type {
+    FDL_VALUE_NUMBER = 0, /**< number: INT, BOOL, TRI and ENUM options */
+    FDL_VALUE_TEXT = 1,   /**< text: STRING options (NULL for the default), ENUM ones by word */
+    FDL_VALUE_LIST = 2    /**< list: LIST options (NULL for none) */
+} fdl_option_type;
+
+/** A value for fdl_link_options_set (or from fdl_link_options_get); the strings borrowed. */
+typedef struct fdl_option_value {
+    fdl_option_type type;
+    long number;
+    const char *text;
+    const char *const *list;
+} fdl_option_value;
+
+/**
+ * Set the option named @p name: in @p opts, or in @p cuda for an FDL_OPTION_NVRTC one (point
+ * opts->cuda at it to use it). The value is checked as fdl_link_create checks this option on
+ * its own, with its messages; what depends on other options (emit_ptx with lto off, cuLink with
+ * nvJitLink's options) is left to fdl_link_options_check and fdl_link_create. Strings and lists
+ * are borrowed, as the structs borrow them.
+ * @param opts  a current-version struct (from FDL_LINK_OPTIONS_INIT), not NULL
+ * @param cuda  a current-version struct (from FDL_NVRTC_OPTIONS_INIT), or NULL when no
+ *              NVRTC option is set
+ * @param value its type as the option's kind asks (fdl_option_type), not NULL
+ * @return FDL_OK; FDL_EINVAL, nothing changed, the message one line naming the option: an
+ *         unknown name ("unknown link option 'NAME'"), an NVRTC option without @p cuda, a value
+ *         of the wrong type ("option debug takes a number, not a list"), an unknown word ("invalid
+ *         backend 'foo' (expected auto, nvjitlink or culink)"), a number beyond the enum's words
+ *         or the field, a value fdl_link_create refuses ("invalid jump_table_density 102
+ *         (expected a percentage 0..101, or -1 for the default)"), a struct of another version,
+ *         NULL @p opts, @p name or @p value; FDL_ELIMIT (a list or an option text too long)
+ * Thread-safety: one thread at a time per struct.
+ */
+FDL_API int fdl_link_options_set(fdl_link_options *opts, fdl_nvrtc_options *cuda,
+                                 const char *name, const fdl_option_value *value,
+                                 fdl_error *err);
+
+/**
+ * The value of the option named @p name in @p opts (an NVRTC one in opts->cuda, or its default
+ * when that is NULL), of any version fdl_link_create takes: *out's type as its kind says; an
+ * ENUM's number, and its word in text (NULL when the number is none of them).
+ * @return FDL_OK, FDL_EINVAL (unknown name, a version fdl_link_create refuses, NULL argument)
+ * Ownership: the strings are borrowed from @p opts (or the table).
+ * Thread-safety: any thread, while no other writes @p opts.
+ */
+FDL_API int fdl_link_options_get(const fdl_link_options *opts, const char *name,
+                                 fdl_option_value *out, fdl_error *err);
 
 /**
  * Create a link: check the options, choose and load the backend, resolve "native" to the current

@@ -26,18 +26,6 @@ static size_t count_strings(const char *const *v)
     return n;
 }
 
-/* ---- names ----------------------------------------------------------------------------------- */
-
-const char *fdl_link_backend_name(fdl_link_backend backend)
-{
-    switch (backend) {
-    case FDL_BACKEND_AUTO: return "auto";
-    case FDL_BACKEND_NVJITLINK: return "nvjitlink";
-    case FDL_BACKEND_CULINK: return "culink";
-    }
-    return "unknown";
-}
-
 /* ---- the option table ------------------------------------------------------------------------ */
 
 #define STR_(x) #x
@@ -48,79 +36,169 @@ enum { SET_NONZERO, SET_POSITIVE, SET_NONNEG, SET_ZERO, SET_LIST };
 /* What nvJitLink's spelling takes: nothing, the value (%d), "0"/"1" (%s), each string (%s). */
 enum { ARG_NONE, ARG_INT, ARG_BIT, ARG_STR };
 
+/* The enums' words, by value (fdl_link_backend, fdl_lto_mode, fdl_cache_mode, fdl_cuda_output). */
+static const char *const backend_words[] = {"auto", "nvjitlink", "culink", NULL};
+static const char *const lto_words[] = {"auto", "on", "off", NULL};
+static const char *const cache_words[] = {"auto", "on", "off", NULL};
+static const char *const output_words[] = {"auto", "ptx", "ltoir", NULL};
+
 /*
- * One row per option of fdl_link_options that is a number or a list of nvJitLink options: its
- * name (the field's, as the messages say it), the name cuLink's refusal says, the field, the
- * bounds (inclusive; a value outside is "invalid NAME VALUE (expected EXPECT)"), when it is set,
- * nvJitLink's spelling and the place in nvJitLink's option list (1, 2, ...; 0: fdl__link_nvjl_options
- * writes it itself), and which cuLink refusal names it (0: cuLink takes it). Rows run in the
- * order the checks and cuLink's refusals name them; adding an nvJitLink option is one row here.
+ * One row per option a door sets (fdl_link_options' fields and fdl_nvrtc_options'): what
+ * fdl_link_option_next shows of it (its name, the field's, as the messages say it; kind; bounds,
+ * inclusive: a number outside is "invalid NAME VALUE (expected EXPECT)" where EXPECT is set, the
+ * others are checked by fdl__link_options_validate with their own words; default; words; help),
+ * then the field, the name cuLink's refusal says, when it is set, nvJitLink's spelling and the
+ * place in nvJitLink's option list (1, 2, ...; 0: fdl__link_nvjl_options writes it itself, or
+ * none), and which cuLink refusal names it (0: cuLink takes it). Rows run in the order the
+ * checks and cuLink's refusals name them; adding an nvJitLink option is its field and one row
+ * here, for every door.
  */
 typedef struct {
-    const char *name, *user;
-    size_t offset;       /* in fdl_link_options */
-    size_t link_offset;  /* a list: its copy in fdl_link (an fdl__strv) */
-    int list, min, max;  /* list: no bounds */
-    const char *expect;  /* NULL: not checked here */
+    fdl_link_option pub; /* first: fdl_link_option_next's pointers are the rows' */
+    size_t offset;       /* in fdl_link_options (in fdl_nvrtc_options with FDL_OPTION_NVRTC) */
+    const char *user;    /* the name cuLink's refusal says */
+    size_t link_offset;  /* a list passed to nvJitLink: its copy in fdl_link (an fdl__strv) */
     int set, arg;
     const char *nvjl;    /* nvJitLink's spelling, NULL where none or written by hand */
     int rank, view;      /* view: also in the checks' view (FDL__NVJL_VIEW) */
     int culink_group;    /* 0 cuLink takes it; 1, 2: the refusal that names it */
 } option_row;
 
-#define INT_ROW(field, user, min, max, expect, set, arg, nvjl, rank, view, group)                 \
-    {#field, user, offsetof(fdl_link_options, field), 0, 0, min, max, expect, set, arg, nvjl,    \
-     rank, view, group}
-#define LIST_ROW(field, user, nvjl, rank, group)                                                  \
-    {#field, user, offsetof(fdl_link_options, field), offsetof(fdl_link, field), 1, 0, 0, NULL,  \
-     SET_LIST, ARG_STR, nvjl, rank, 1, group}
+#define NVJL_ONLY(group) ((group) ? FDL_OPTION_NVJITLINK_ONLY : 0u)
+/* a number passed to nvJitLink (or checked here) */
+#define INT_ROW(field, kind, user, min, max, def, expect, set, arg, nvjl, rank, view, group, help) \
+    {{#field, kind, NVJL_ONLY(group), min, max, def, NULL, expect, help},                          \
+     offsetof(fdl_link_options, field), user, 0, set, arg, nvjl, rank, view, group}
+/* a list of strings each passed to nvJitLink */
+#define LIST_ROW(field, user, nvjl, rank, group, help)                                            \
+    {{#field, FDL_OPTION_LIST, NVJL_ONLY(group), 0, 0, 0, NULL, NULL, help},                      \
+     offsetof(fdl_link_options, field), user, offsetof(fdl_link, field), SET_LIST, ARG_STR, nvjl, \
+     rank, 1, group}
+/* an option of fdlink's own, or one written by hand (not in nvJitLink's list from here) */
+#define OWN_ROW(field, kind, flags, min, max, def, words, expect, help)                           \
+    {{#field, kind, flags, min, max, def, words, expect, help},                                    \
+     offsetof(fdl_link_options, field), NULL, 0, SET_NONZERO, ARG_NONE, NULL, 0, 0, 0}
+/* a field of fdl_nvrtc_options, named as the doors name it */
+#define NVRTC_ROW(name, field, kind, min, max, words, help)                                       \
+    {{name, kind, FDL_OPTION_NVRTC, min, max, 0, words, NULL, help},                               \
+     offsetof(fdl_nvrtc_options, field), NULL, 0, SET_NONZERO, ARG_NONE, NULL, 0, 0, 0}
 
 #define TRI "0, 1, or -1 for the default"
 #define THREADS "a thread count 1.." STR(MAX_THREADS)
+#define FLAG(field, help) OWN_ROW(field, FDL_OPTION_BOOL, 0, INT_MIN, INT_MAX, 0, NULL, NULL, help)
+#define TEXT(field, help) OWN_ROW(field, FDL_OPTION_STRING, 0, 0, 0, 0, NULL, NULL, help)
+#define ENUM(field, words, help) OWN_ROW(field, FDL_OPTION_ENUM, 0, 0, 2, 0, words, NULL, help)
 
 static const option_row rows[] = {
-    INT_ROW(opt_level, "-O", -1, 3, "0..3, or -1 for the backend's default", SET_NONNEG,
-            ARG_INT, NULL, 0, 1, 0),
-    INT_ROW(debug, "-g", INT_MIN, INT_MAX, NULL, SET_NONZERO, ARG_NONE, "-g", 1, 1, 0),
-    INT_ROW(lineinfo, "lineinfo", INT_MIN, INT_MAX, NULL, SET_NONZERO, ARG_NONE, "-lineinfo", 2,
-            1, 0),
-    INT_ROW(verbose, "verbose", INT_MIN, INT_MAX, NULL, SET_NONZERO, ARG_NONE, "-verbose", 3, 1,
-            0),
-    INT_ROW(maxrregcount, "maxrregcount", 0, 65535, "0 for no limit, or a register count",
-            SET_POSITIVE, ARG_INT, "-maxrregcount=%d", 4, 1, 0),
-    INT_ROW(ftz, "ftz", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-ftz=%s", 5, 1, 1),
-    INT_ROW(prec_div, "prec-div", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-prec-div=%s", 6, 1, 1),
-    INT_ROW(prec_sqrt, "prec-sqrt", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-prec-sqrt=%s", 7, 1, 1),
-    INT_ROW(fma, "fma", -1, 1, TRI, SET_NONNEG, ARG_BIT, "-fma=%s", 8, 1, 1),
-    LIST_ROW(kernels_used, "kernels-used", "-kernels-used=%s", 9, 1),
-    LIST_ROW(variables_used, "variables-used", "-variables-used=%s", 10, 1),
-    INT_ROW(jobs, "jobs", 0, MAX_THREADS, THREADS ", or 0 for FDLINK_JOBS", SET_POSITIVE,
-            ARG_INT, NULL, 0, 0, 0),
-    INT_ROW(isolate, "isolate", -1, 1, "0, 1, or -1 for FDLINK_LINK_ISOLATE", SET_NONNEG,
-            ARG_INT, NULL, 0, 0, 0),
-    INT_ROW(time, "time", 0, 1, "0 or 1", SET_NONZERO, ARG_NONE, "-time", 16, 0, 2),
-    LIST_ROW(xptxas, "xptxas", "-Xptxas=%s", 15, 2),
-    INT_ROW(optimize_unused_variables, "optimize-unused-variables", 0, 1, "0 or 1", SET_NONZERO,
-            ARG_NONE, "-optimize-unused-variables", 11, 1, 2),
-    INT_ROW(split_compile, "split-compile", -1, MAX_THREADS,
+    TEXT(arch, "the target architecture, sm_NN, sm_NNa or sm_NNf; NULL or native for the current "
+               "device's"),
+    INT_ROW(opt_level, FDL_OPTION_INT, "-O", -1, 3, -1, "0..3, or -1 for the backend's default",
+            SET_NONNEG, ARG_INT, NULL, 0, 1, 0,
+            "the optimisation level 0..3 (nvJitLink: 0 or 3), -1 for the backend's default"),
+    INT_ROW(debug, FDL_OPTION_BOOL, "-g", INT_MIN, INT_MAX, 0, NULL, SET_NONZERO, ARG_NONE, "-g",
+            1, 1, 0, "device debug information (-g)"),
+    INT_ROW(lineinfo, FDL_OPTION_BOOL, "lineinfo", INT_MIN, INT_MAX, 0, NULL, SET_NONZERO,
+            ARG_NONE, "-lineinfo", 2, 1, 0, "line information (-lineinfo)"),
+    INT_ROW(verbose, FDL_OPTION_BOOL, "verbose", INT_MIN, INT_MAX, 0, NULL, SET_NONZERO,
+            ARG_NONE, "-verbose", 3, 1, 0, "the backend writes details to the info log"),
+    OWN_ROW(extra, FDL_OPTION_LIST, 0, 0, 0, 0, NULL, NULL, "raw nvJitLink options"),
+    ENUM(backend, backend_words, "the linker: auto (nvJitLink when it loads, else cuLink), "
+                                 "nvjitlink or culink"),
+    ENUM(lto, lto_words, "link-time optimisation: auto (on when an input carries LTO-IR), on or "
+                         "off"),
+    FLAG(emit_ptx, "keep the post-LTO PTX (every input LTO-IR)"),
+    INT_ROW(maxrregcount, FDL_OPTION_INT, "maxrregcount", 0, 65535, 0,
+            "0 for no limit, or a register count", SET_POSITIVE, ARG_INT, "-maxrregcount=%d", 4,
+            1, 0, "most registers per thread, 0 for no limit"),
+    INT_ROW(ftz, FDL_OPTION_TRI, "ftz", -1, 1, -1, TRI, SET_NONNEG, ARG_BIT, "-ftz=%s", 5, 1, 1,
+            "-ftz: flush denormals to zero; -1 for the default"),
+    INT_ROW(prec_div, FDL_OPTION_TRI, "prec-div", -1, 1, -1, TRI, SET_NONNEG, ARG_BIT,
+            "-prec-div=%s", 6, 1, 1, "-prec-div: IEEE division; -1 for the default"),
+    INT_ROW(prec_sqrt, FDL_OPTION_TRI, "prec-sqrt", -1, 1, -1, TRI, SET_NONNEG, ARG_BIT,
+            "-prec-sqrt=%s", 7, 1, 1, "-prec-sqrt: IEEE square root; -1 for the default"),
+    INT_ROW(fma, FDL_OPTION_TRI, "fma", -1, 1, -1, TRI, SET_NONNEG, ARG_BIT, "-fma=%s", 8, 1, 1,
+            "-fma: fused multiply-add; -1 for the default"),
+    LIST_ROW(kernels_used, "kernels-used", "-kernels-used=%s", 9, 1,
+             "the kernels LTO keeps (-kernels-used)"),
+    LIST_ROW(variables_used, "variables-used", "-variables-used=%s", 10, 1,
+             "the variables LTO keeps (-variables-used)"),
+    FLAG(cudadevrt, "link the toolkit's libcudadevrt.a (device-side launches)"),
+    NVRTC_ROW("defines", defines, FDL_OPTION_LIST, 0, 0, NULL,
+              "CUDA C inputs: NAME or NAME=VALUE (-D)"),
+    NVRTC_ROW("include_dirs", include_dirs, FDL_OPTION_LIST, 0, 0, NULL,
+              "CUDA C inputs: include directories (-I)"),
+    NVRTC_ROW("std", std, FDL_OPTION_STRING, 0, 0, NULL,
+              "CUDA C inputs: the language standard (c++17), NULL for NVRTC's default"),
+    NVRTC_ROW("cuda_output", output, FDL_OPTION_ENUM, 0, 2, output_words,
+              "CUDA C inputs: auto (LTO-IR when the link can use it, else PTX), ptx or ltoir"),
+    NVRTC_ROW("no_toolkit_include", no_toolkit_include, FDL_OPTION_BOOL, INT_MIN, INT_MAX, NULL,
+              "CUDA C inputs: no <toolkit>/include"),
+    NVRTC_ROW("nvrtc_extra", extra, FDL_OPTION_LIST, 0, 0, NULL,
+              "CUDA C inputs: raw NVRTC options"),
+    ENUM(cache, cache_words, "the persistent cache: auto (on unless FDLINK_CACHE=0), on or off"),
+    TEXT(cache_dir, "the cache directory, NULL for the default"),
+    INT_ROW(jobs, FDL_OPTION_INT, "jobs", 0, MAX_THREADS, 0, THREADS ", or 0 for FDLINK_JOBS",
+            SET_POSITIVE, ARG_INT, NULL, 0, 0, 0,
+            "most threads of a split on every processor, 0 for FDLINK_JOBS"),
+    INT_ROW(isolate, FDL_OPTION_TRI, "isolate", -1, 1, -1, "0, 1, or -1 for FDLINK_LINK_ISOLATE",
+            SET_NONNEG, ARG_INT, NULL, 0, 0, 0,
+            "run nvJitLink in a child process; -1 for FDLINK_LINK_ISOLATE"),
+    INT_ROW(time, FDL_OPTION_BOOL, "time", 0, 1, 0, "0 or 1", SET_NONZERO, ARG_NONE, "-time", 16,
+            0, 2, "nvJitLink's timings in the info log (-time); such a link is not cached"),
+    LIST_ROW(xptxas, "xptxas", "-Xptxas=%s", 15, 2, "options for ptxas (-Xptxas=OPT each)"),
+    INT_ROW(optimize_unused_variables, FDL_OPTION_BOOL, "optimize-unused-variables", 0, 1, 0,
+            "0 or 1", SET_NONZERO, ARG_NONE, "-optimize-unused-variables", 11, 1, 2,
+            "LTO may drop variables no device code uses (-optimize-unused-variables)"),
+    INT_ROW(split_compile, FDL_OPTION_INT, "split-compile", -1, MAX_THREADS, -1,
             THREADS ", 0 for every processor, or -1 for fdlink's choice", SET_NONNEG, ARG_INT,
-            NULL, 0, 0, 2),
-    INT_ROW(split_compile_extended, "split-compile-extended", -1, MAX_THREADS,
-            THREADS ", 0 for every processor, or -1 for off", SET_NONNEG, ARG_INT, NULL, 0, 0, 2),
-    INT_ROW(jump_table_density, "jump-table-density", -1, 101,
+            NULL, 0, 0, 2, "threads for LTO and ptxas: 0 every processor, -1 fdlink's choice"),
+    INT_ROW(split_compile_extended, FDL_OPTION_INT, "split-compile-extended", -1, MAX_THREADS,
+            -1, THREADS ", 0 for every processor, or -1 for off", SET_NONNEG, ARG_INT, NULL, 0, 0,
+            2, "-split-compile-extended: LTO split further (0 every processor); -1 or 1 off"),
+    INT_ROW(jump_table_density, FDL_OPTION_INT, "jump-table-density", -1, 101, -1,
             "a percentage 0..101, or -1 for the default", SET_NONNEG, ARG_INT,
-            "-jump-table-density=%d", 12, 1, 2),
-    INT_ROW(jl_cache, "no-cache", -1, 1, TRI, SET_ZERO, ARG_NONE, "-no-cache", 13, 1, 2),
+            "-jump-table-density=%d", 12, 1, 2,
+            "-jump-table-density: the switch density from which LTO makes a jump table"),
+    INT_ROW(jl_cache, FDL_OPTION_TRI, "no-cache", -1, 1, -1, TRI, SET_ZERO, ARG_NONE, "-no-cache",
+            13, 1, 2, "nvJitLink's own cache: 0 passes -no-cache; -1 for the default (kept)"),
     /* nvJitLink 13.0.88 refuses its own documented -device-stack-protector ("unrecognized
      * option"); ptxas, which makes the code of every input, LTO-IR included, takes it */
-    INT_ROW(device_stack_protector, "device-stack-protector", 0, 1, "0 or 1", SET_NONZERO,
-            ARG_NONE, "-Xptxas=--device-stack-protector=true", 14, 1, 2),
+    INT_ROW(device_stack_protector, FDL_OPTION_BOOL, "device-stack-protector", 0, 1, 0, "0 or 1",
+            SET_NONZERO, ARG_NONE, "-Xptxas=--device-stack-protector=true", 14, 1, 2,
+            "stack canaries in device code"),
+    TEXT(cache_remote, "the cache's remote stores (FDLINK_CACHE_REMOTE's form), NULL for the "
+                       "environment's, \"\" for none"),
+    OWN_ROW(cache_lease_ms, FDL_OPTION_INT, FDL_OPTION_LONG, -1, LONG_MAX, -1, NULL,
+            "milliseconds, 0 for no waiting, or -1 for FDLINK_CACHE_LEASE_MS",
+            "how long a miss waits for another process's link of the same key; -1 for "
+            "FDLINK_CACHE_LEASE_MS"),
+    FLAG(lto_report, "a note per declared function: calls inlined, or why they stayed calls"),
+    OWN_ROW(require_warm, FDL_OPTION_TRI, 0, -1, 1, 0, NULL, NULL,
+            "1: a step that misses the cache is an error; -1 never; 0 for FDLINK_REQUIRE_WARM"),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
+const char *fdl_link_backend_name(fdl_link_backend backend)
+{
+    return (unsigned)backend <= FDL_BACKEND_CULINK ? backend_words[backend] : "unknown";
+}
+
+/* The field of row @p r in @p o, or in @p c for an NVRTC option. */
+static void *row_field(const option_row *r, fdl_link_options *o, fdl_nvrtc_options *c)
+{
+    return (char *)((r->pub.flags & FDL_OPTION_NVRTC) ? (void *)c : (void *)o) + r->offset;
+}
+
+static long row_number(const option_row *r, const fdl_link_options *o,
+                       const fdl_nvrtc_options *c)
+{
+    const void *f = row_field(r, (fdl_link_options *)o, (fdl_nvrtc_options *)c);
+    return (r->pub.flags & FDL_OPTION_LONG) ? *(const long *)f : (long)*(const int *)f;
+}
+
 static int row_int(const option_row *r, const fdl_link_options *o)
 {
-    return *(const int *)(const void *)((const char *)o + r->offset);
+    return (int)row_number(r, o, NULL);
 }
 
 static size_t row_list_len(const option_row *r, const fdl_link_options *o)
@@ -130,7 +208,7 @@ static size_t row_list_len(const option_row *r, const fdl_link_options *o)
 
 static int row_set(const option_row *r, const fdl_link_options *o)
 {
-    if (r->list)
+    if (r->pub.kind == FDL_OPTION_LIST)
         return row_list_len(r, o) > 0;
     int v = row_int(r, o);
     switch (r->set) {
@@ -142,29 +220,34 @@ static int row_set(const option_row *r, const fdl_link_options *o)
     return 0;
 }
 
+/* A row whose bounds the rows' check says in its own words (the others' checks are by hand). */
+static int row_checked(const option_row *r)
+{
+    return r->pub.kind != FDL_OPTION_LIST && r->pub.expect;
+}
+
 int fdl_link_option_bounds(const char *name, int *min, int *max)
 {
-    for (size_t i = 0; name && i < NROWS; i++)
-        if (!rows[i].list && rows[i].expect && strcmp(rows[i].name, name) == 0) {
-            if (min)
-                *min = rows[i].min;
-            if (max)
-                *max = rows[i].max;
-            return 1;
-        }
-    return 0;
+    const fdl_link_option *p = fdl_link_option_by_name(name);
+    if (!p || !row_checked((const option_row *)(const void *)p) || (p->flags & FDL_OPTION_LONG))
+        return 0;
+    if (min)
+        *min = (int)p->min;
+    if (max)
+        *max = (int)p->max;
+    return 1;
 }
 
 static int rows_validate(const fdl_link_options *o, fdl_error *err)
 {
     for (size_t i = 0; i < NROWS; i++) {
         const option_row *r = &rows[i];
-        if (r->list || !r->expect)
+        if (!row_checked(r))
             continue;
-        int v = row_int(r, o);
-        if (v < r->min || v > r->max)
-            return fdl__fail(err, FDL_EINVAL, "invalid %s %d (expected %s)", r->name, v,
-                             r->expect);
+        long v = row_number(r, o, NULL);
+        if (v < r->pub.min || v > r->pub.max)
+            return fdl__fail(err, FDL_EINVAL, "invalid %s %ld (expected %s)", r->pub.name, v,
+                             r->pub.expect);
     }
     return FDL_OK;
 }
@@ -205,7 +288,7 @@ static int rows_emit(const fdl_link *link, int view, fdl__strv *out)
             const option_row *r = &rows[i];
             if (r->rank != rank || !r->nvjl || (view && !r->view))
                 continue;
-            if (r->list) {
+            if (r->pub.kind == FDL_OPTION_LIST) {
                 const fdl__strv *v =
                     (const fdl__strv *)(const void *)((const char *)link + r->link_offset);
                 for (size_t k = 0; k < v->n; k++)
@@ -231,6 +314,159 @@ fdl_link_options fdl_link_options_init(void)
 {
     static const fdl_link_options defaults = FDL_LINK_OPTIONS_INIT;
     return defaults;
+}
+
+/* ---- the table, public (issue 42) ------------------------------------------------------------ */
+
+const fdl_link_option *fdl_link_option_next(const fdl_link_option *prev)
+{
+    if (!prev)
+        return &rows[0].pub;
+    for (size_t i = 0; i + 1 < NROWS; i++)
+        if (prev == &rows[i].pub)
+            return &rows[i + 1].pub;
+    return NULL;
+}
+
+const fdl_link_option *fdl_link_option_by_name(const char *name)
+{
+    for (size_t i = 0; name && i < NROWS; i++)
+        if (strcmp(rows[i].pub.name, name) == 0)
+            return &rows[i].pub;
+    return NULL;
+}
+
+static const char *type_name(fdl_option_type type)
+{
+    return type == FDL_VALUE_NUMBER ? "a number" : type == FDL_VALUE_TEXT ? "text" : "a list";
+}
+
+/* The words of an enum as a message says them: "auto, nvjitlink or culink". */
+static void words_text(const char *const *words, char *buf, size_t size)
+{
+    size_t n = 0, count = count_strings(words);
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s",
+                              i == 0 ? "" : i + 1 == count ? " or " : ", ", words[i]);
+}
+
+/* Row @p r's field in @p o (or @p c) takes @p v, already checked. */
+static void row_store(const option_row *r, fdl_link_options *o, fdl_nvrtc_options *c,
+                      const fdl_option_value *v, long number)
+{
+    void *f = row_field(r, o, c);
+    switch (r->pub.kind) {
+    case FDL_OPTION_STRING:
+        *(const char **)f = v->text;
+        break;
+    case FDL_OPTION_LIST:
+        *(const char *const **)f = v->list;
+        break;
+    default:
+        if (r->pub.flags & FDL_OPTION_LONG)
+            *(long *)f = number;
+        else
+            *(int *)f = (int)number;
+        break;
+    }
+}
+
+int fdl_link_options_set(fdl_link_options *opts, fdl_nvrtc_options *cuda, const char *name,
+                         const fdl_option_value *value, fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(opts) || !FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(value))
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_options_set: opts, name or value is NULL");
+    if (opts->version != FDL_LINK_OPTIONS_VERSION)
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_options_set: fdl_link_options version %u "
+                         "(expected %u: start from FDL_LINK_OPTIONS_INIT)", opts->version,
+                         (unsigned)FDL_LINK_OPTIONS_VERSION);
+    const option_row *r = (const option_row *)(const void *)fdl_link_option_by_name(name);
+    if (!r)
+        return fdl__fail(err, FDL_EINVAL, "unknown link option '%.64s'", name);
+    const char *what = r->pub.name;
+    if ((r->pub.flags & FDL_OPTION_NVRTC) && !cuda)
+        return fdl__fail(err, FDL_EINVAL, "option %s is one of fdl_nvrtc_options, and none was "
+                         "given", what);
+    if ((r->pub.flags & FDL_OPTION_NVRTC) && cuda->version != FDL_NVRTC_OPTIONS_VERSION)
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_options_set: fdl_nvrtc_options version %u "
+                         "(expected %u: start from FDL_NVRTC_OPTIONS_INIT)", cuda->version,
+                         (unsigned)FDL_NVRTC_OPTIONS_VERSION);
+    fdl_option_type want = r->pub.kind == FDL_OPTION_STRING ? FDL_VALUE_TEXT
+                           : r->pub.kind == FDL_OPTION_LIST ? FDL_VALUE_LIST
+                                                            : FDL_VALUE_NUMBER;
+    long number = value->number;
+    char words[128];
+    if (r->pub.kind == FDL_OPTION_ENUM && value->type == FDL_VALUE_TEXT) {
+        /* an enum by its word */
+        size_t i = 0;
+        while (r->pub.words[i] && (!value->text || strcmp(r->pub.words[i], value->text) != 0))
+            i++;
+        if (!r->pub.words[i]) {
+            words_text(r->pub.words, words, sizeof words);
+            return fdl__fail(err, FDL_EINVAL, "invalid %s '%.64s' (expected %s)", what,
+                             value->text ? value->text : "(null)", words);
+        }
+        number = (long)i;
+    } else if (value->type != want) {
+        return fdl__fail(err, FDL_EINVAL, "option %s takes %s, not %s", what,
+                         r->pub.kind == FDL_OPTION_ENUM ? "a word or a number" : type_name(want),
+                         type_name(value->type));
+    }
+    if (r->pub.kind == FDL_OPTION_ENUM && (number < r->pub.min || number > r->pub.max)) {
+        words_text(r->pub.words, words, sizeof words);
+        return fdl__fail(err, FDL_EINVAL, "invalid %s %ld (expected %s)", what, number, words);
+    }
+    if (want == FDL_VALUE_NUMBER && !(r->pub.flags & FDL_OPTION_LONG) &&
+        (number < INT_MIN || number > INT_MAX))
+        return fdl__fail(err, FDL_EINVAL, "invalid %s %ld (expected %s)", what, number,
+                         r->pub.expect ? r->pub.expect : "an int");
+    /* checked on its own, the others at their defaults: what fdl_link_create says of it */
+    fdl_link_options alone = fdl_link_options_init();
+    fdl_nvrtc_options alone_cuda = FDL_NVRTC_OPTIONS_INIT;
+    alone.cuda = &alone_cuda;
+    row_store(r, &alone, &alone_cuda, value, number);
+    int rc = fdl__link_options_validate(&alone, err);
+    if (rc != FDL_OK)
+        return rc;
+    row_store(r, opts, cuda, value, number);
+    return FDL_OK;
+}
+
+int fdl_link_options_get(const fdl_link_options *opts, const char *name, fdl_option_value *out,
+                         fdl_error *err)
+{
+    if (!FDL__CHECK_ARG(opts) || !FDL__CHECK_ARG(name) || !FDL__CHECK_ARG(out))
+        return fdl__fail(err, FDL_EINVAL, "fdl_link_options_get: opts, name or out is NULL");
+    memset(out, 0, sizeof *out);
+    const option_row *r = (const option_row *)(const void *)fdl_link_option_by_name(name);
+    if (!r)
+        return fdl__fail(err, FDL_EINVAL, "unknown link option '%.64s'", name);
+    fdl_link_options o;
+    int rc = fdl__link_options_normalise(&o, opts, err);
+    if (rc != FDL_OK)
+        return rc;
+    fdl_nvrtc_options c = FDL_NVRTC_OPTIONS_INIT;
+    if (o.cuda && o.cuda->version == FDL_NVRTC_OPTIONS_VERSION)
+        c = *o.cuda;
+    const void *f = row_field(r, &o, &c);
+    switch (r->pub.kind) {
+    case FDL_OPTION_STRING:
+        out->type = FDL_VALUE_TEXT;
+        out->text = *(const char *const *)f;
+        break;
+    case FDL_OPTION_LIST:
+        out->type = FDL_VALUE_LIST;
+        out->list = *(const char *const *const *)f;
+        break;
+    default:
+        out->type = FDL_VALUE_NUMBER;
+        out->number = row_number(r, &o, &c);
+        if (r->pub.kind == FDL_OPTION_ENUM && out->number >= 0 && out->number <= r->pub.max)
+            out->text = r->pub.words[out->number];
+        break;
+    }
+    return FDL_OK;
 }
 
 /* ---- options --------------------------------------------------------------------------------- */
@@ -389,9 +625,7 @@ int fdl__link_options_validate(const fdl_link_options *o, fdl_error *err)
     int rc = rows_validate(o, err);
     if (rc != FDL_OK)
         return rc;
-    if (o->cache_lease_ms < -1)
-        return fdl__fail(err, FDL_EINVAL, "invalid cache_lease_ms %ld (expected milliseconds, 0 "
-                         "for no waiting, or -1 for FDLINK_CACHE_LEASE_MS)", o->cache_lease_ms);
+    /* cache_lease_ms among them: its row says its words */
     if ((rc = validate_xptxas(o, err)) != FDL_OK)
         return rc;
     size_t nextra = count_strings(o->extra);
