@@ -16,13 +16,15 @@ static int take_backend(void *t, const cli_opt *o, const char *cmd, const char *
 {
     cli_link_args *a = t;
     (void)arg;
-    if (v && strcmp(v, "nvjitlink") == 0)
-        a->opts.backend = FDL_BACKEND_NVJITLINK;
-    else if (v && strcmp(v, "culink") == 0)
-        a->opts.backend = FDL_BACKEND_CULINK;
-    else
-        return cli_usage_error(cmd, "%s", o->bad);
-    return 0;
+    /* the library's words (its option table), but the default, auto, which --backend leaves
+     * out: not given is auto */
+    const fdl_link_option *backend = fdl_link_option_by_name("backend");
+    for (long i = 0; v && backend->words[i]; i++)
+        if (i != backend->def && strcmp(v, backend->words[i]) == 0) {
+            a->opts.backend = (fdl_link_backend)i;
+            return 0;
+        }
+    return cli_usage_error(cmd, "%s", o->bad);
 }
 
 static int take_device(void *t, const cli_opt *o, const char *cmd, const char *arg,
@@ -117,7 +119,7 @@ const cli_opt cli_link_opts[] = {
      .help = "device debug information"},
     {.arg = CLI_FLAG, .name = "--lineinfo", .alias = "-lineinfo", .at = LA(opts.lineinfo),
      .set = 1, .usage = "--lineinfo", .help = "line information"},
-    {.arg = CLI_COUNT, .name = "--maxrregcount", .at = LA(opts.maxrregcount),
+    {.arg = CLI_LINK_RANGE, .name = "--maxrregcount", .at = LA(opts.maxrregcount),
      .bad = "option --maxrregcount needs a register count", .usage = "--maxrregcount N",
      .help = "most registers per thread"},
     {.arg = CLI_BIT, .name = "--ftz", .form = CLI_EQUALS, .at = LA(opts.ftz),
