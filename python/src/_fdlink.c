@@ -385,6 +385,11 @@ PyMODINIT_FUNC PyInit__fdlink(void)
         add_type(m, &g_state->DLHoldType, &DLHold_spec, "_DLHold") < 0 ||
         add_type(m, &g_state->ConfiguredType, &Configured_spec, "Configured") < 0)
         goto fail;
+    PyObject *table = link_options_table();
+    if (!table || PyModule_AddObject(m, "LINK_OPTIONS", table) < 0) {
+        Py_XDECREF(table);
+        goto fail;
+    }
     if (PyModule_AddStringConstant(m, "version", fdl_version()) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_COOPERATIVE", FDL_LAUNCH_COOPERATIVE) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_NOT_COOPERATIVE", FDL_LAUNCH_NOT_COOPERATIVE) < 0 ||

@@ -158,8 +158,8 @@ typedef struct {
 typedef struct {
     fdl_link_options lo;
     fdl_nvrtc_options no;
-    const char **extra, **defines, **include_dirs, **nvrtc_extra, **xptxas, **kernels_used,
-        **variables_used;
+    const char **owned[16]; /* the list options' arrays (str_array), freed by link_opts_free */
+    size_t nowned;
 } link_opts;
 
 typedef struct {
@@ -232,6 +232,7 @@ PyObject *py_decls_load(PyObject *self, PyObject *arg);
 extern PyType_Spec Decls_spec;
 void link_opts_free(link_opts *o);
 int link_opts_from(link_opts *o, PyObject *d);
+PyObject *link_options_table(void);
 PyObject *param_info_tuple(const fdl_param_info *p, size_t n);
 extern PyType_Spec Link_spec;
 PyObject *py_cuda_compile(PyObject *self, PyObject *args);

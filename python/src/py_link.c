@@ -153,26 +153,85 @@ PyType_Spec Decls_spec = {"fdlink._fdlink.Decls", sizeof(DeclsObject), 0,
 
 void link_opts_free(link_opts *o)
 {
-    free(o->extra);
-    free(o->defines);
-    free(o->include_dirs);
-    free(o->nvrtc_extra);
-    free(o->xptxas);
-    free(o->kernels_used);
-    free(o->variables_used);
+    for (size_t i = 0; i < o->nowned; i++)
+        free(o->owned[i]);
+    o->nowned = 0;
 }
 
-static int opt_int(PyObject *d, const char *key, int *out)
+/* The library's option table, as _fdlink.LINK_OPTIONS: a tuple of dicts (name, kind, min, max,
+ * default, words, expect, help, nvrtc, nvjitlink_only, long), in the table's order. */
+PyObject *link_options_table(void)
 {
-    PyObject *v = PyDict_GetItemString(d, key);
-    if (!v || v == Py_None)
-        return 0;
-    if (PyBool_Check(v)) {
-        *out = v == Py_True;
+    static const char *const kinds[] = {"int", "bool", "tri", "enum", "string", "list"};
+    PyObject *rows = PyList_New(0);
+    for (const fdl_link_option *p = fdl_link_option_next(NULL); rows && p;
+         p = fdl_link_option_next(p)) {
+        PyObject *words = Py_None;
+        Py_INCREF(words);
+        if (p->words) {
+            Py_DECREF(words);
+            words = PyList_New(0);
+            for (size_t i = 0; words && p->words[i]; i++) {
+                PyObject *w = PyUnicode_FromString(p->words[i]);
+                if (!w || PyList_Append(words, w) < 0)
+                    Py_CLEAR(words);
+                Py_XDECREF(w);
+            }
+            if (words) {
+                PyObject *t = PyList_AsTuple(words);
+                Py_DECREF(words);
+                words = t;
+            }
+        }
+        /* a string's or a list's default is NULL: None */
+        int text = p->kind == FDL_OPTION_STRING || p->kind == FDL_OPTION_LIST;
+        PyObject *def = text ? (Py_INCREF(Py_None), Py_None) : PyLong_FromLong(p->def);
+        PyObject *row =
+            words && def
+                ? Py_BuildValue("{s:s,s:s,s:l,s:l,s:O,s:O,s:z,s:s,s:O,s:O,s:O}", "name", p->name,
+                                  "kind", kinds[p->kind], "min", p->min, "max", p->max,
+                                  "default", def, "words", words, "expect", p->expect, "help",
+                                  p->help, "nvrtc",
+                                  (p->flags & FDL_OPTION_NVRTC) ? Py_True : Py_False,
+                                  "nvjitlink_only",
+                                  (p->flags & FDL_OPTION_NVJITLINK_ONLY) ? Py_True : Py_False,
+                                  "long", (p->flags & FDL_OPTION_LONG) ? Py_True : Py_False)
+                : NULL;
+        Py_XDECREF(words);
+        Py_XDECREF(def);
+        if (!row || PyList_Append(rows, row) < 0)
+            Py_CLEAR(rows);
+        Py_XDECREF(row);
+    }
+    PyObject *t = rows ? PyList_AsTuple(rows) : NULL;
+    Py_XDECREF(rows);
+    return t;
+}
+
+/* A number option's value: None not set; a bool 0 or 1; an int within the extension's range
+ * (a long option: any long), which fdl_link_options_set then checks against the option's. */
+static int opt_number(const fdl_link_option *p, PyObject *v, fdl_option_value *out)
+{
+    char what[64];
+    snprintf(what, sizeof what, "option %s", p->name);
+    if (p->flags & FDL_OPTION_LONG) {
+        if (!PyLong_Check(v) || PyBool_Check(v)) {
+            raise_arg(1, what, "must be an int, not %s", tname(v));
+            return -1;
+        }
+        long x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            raise_arg(0, what, "%R is out of range", v);
+            return -1;
+        }
+        out->number = x;
         return 0;
     }
-    char what[64];
-    snprintf(what, sizeof what, "option %s", key);
+    if (PyBool_Check(v)) {
+        out->number = v == Py_True;
+        return 0;
+    }
     if (!PyLong_Check(v)) {
         raise_arg(1, what, "must be an int or a bool, not %s", tname(v));
         return -1;
@@ -183,58 +242,55 @@ static int opt_int(PyObject *d, const char *key, int *out)
         raise_arg(0, what, "%R is out of range (-1 to %d)", v, 1 << 20);
         return -1;
     }
-    *out = (int)x;
+    out->number = x;
     return 0;
 }
 
-/* A long, checked by fdlink itself (fdl_link_create names a bad value). */
-static int opt_long(PyObject *d, const char *key, long *out)
+/* Option @p p's value in @p d as the library takes it: 1 when given, 0 when not, -1 raised. */
+static int opt_value(link_opts *o, const fdl_link_option *p, PyObject *d, fdl_option_value *out)
 {
-    PyObject *v = PyDict_GetItemString(d, key);
-    if (!v || v == Py_None)
-        return 0;
+    PyObject *v = PyDict_GetItemString(d, p->name);
+    memset(out, 0, sizeof *out);
     char what[64];
-    snprintf(what, sizeof what, "option %s", key);
-    if (!PyLong_Check(v) || PyBool_Check(v)) {
-        raise_arg(1, what, "must be an int, not %s", tname(v));
-        return -1;
+    snprintf(what, sizeof what, "option %s", p->name);
+    switch (p->kind) {
+    case FDL_OPTION_STRING: /* None: NULL, the default */
+        if (!v)
+            return 0;
+        out->type = FDL_VALUE_TEXT;
+        return utf8_of(v, &out->text, 1, what) < 0 ? -1 : 1;
+    case FDL_OPTION_LIST: {
+        if (!v || v == Py_None)
+            return 0;
+        if (PyUnicode_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "option %s must be a list of str, not a str", p->name);
+            return -1;
+        }
+        if (o->nowned == sizeof o->owned / sizeof o->owned[0]) {
+            PyErr_Format(PyExc_RuntimeError, "more list options than _fdlink holds");
+            return -1;
+        }
+        const char **list = str_array(v, what);
+        if (!list)
+            return -1;
+        o->owned[o->nowned++] = list;
+        out->type = FDL_VALUE_LIST;
+        out->list = list;
+        return 1;
     }
-    long x = PyLong_AsLong(v);
-    if (x == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        raise_arg(0, what, "%R is out of range", v);
-        return -1;
+    default: /* the enums' words are numbers by now (fdlink/_core.py) */
+        if (!v || v == Py_None)
+            return 0;
+        out->type = FDL_VALUE_NUMBER;
+        return opt_number(p, v, out) < 0 ? -1 : 1;
     }
-    *out = x;
-    return 0;
 }
 
-static int opt_str(PyObject *d, const char *key, const char **out)
-{
-    PyObject *v = PyDict_GetItemString(d, key);
-    if (!v)
-        return 0;
-    char what[64];
-    snprintf(what, sizeof what, "option %s", key);
-    return utf8_of(v, out, 1, what);
-}
-
-static int opt_list(PyObject *d, const char *key, const char ***out)
-{
-    PyObject *v = PyDict_GetItemString(d, key);
-    if (!v || v == Py_None)
-        return 0;
-    if (PyUnicode_Check(v)) {
-        PyErr_Format(PyExc_TypeError, "option %s must be a list of str, not a str", key);
-        return -1;
-    }
-    char what[64];
-    snprintf(what, sizeof what, "option %s", key);
-    *out = str_array(v, what);
-    return *out ? 0 : -1;
-}
-
-/* The options dict of fdlink/_link.py: every key optional, None for the C default. */
+/* The options dict of fdlink/_core.py: every key optional, None for the C default; the keys
+ * are the library's option table's, read in its order (others are not looked at: _core.py
+ * refuses them). Every value is converted before any is set, so that a value of the wrong type
+ * is named before a bad value, as when fdl_link_create checked them; each is then set by name
+ * (fdl_link_options_set: the library's own check of it, its message). */
 int link_opts_from(link_opts *o, PyObject *d)
 {
     fdl_link_options lo = FDL_LINK_OPTIONS_INIT;
@@ -242,56 +298,40 @@ int link_opts_from(link_opts *o, PyObject *d)
     memset(o, 0, sizeof *o);
     o->lo = lo;
     o->no = no;
+    o->lo.cuda = &o->no;
     if (d == Py_None)
         return 0;
     if (!PyDict_Check(d)) {
         PyErr_Format(PyExc_TypeError, "link options must be a dict, not %s", tname(d));
         return -1;
     }
-    int backend = -2, lto = -2, cache = -2, output = -2;
-    if (opt_str(d, "arch", &o->lo.arch) || opt_int(d, "opt_level", &o->lo.opt_level) ||
-        opt_int(d, "debug", &o->lo.debug) || opt_int(d, "lineinfo", &o->lo.lineinfo) ||
-        opt_int(d, "verbose", &o->lo.verbose) || opt_list(d, "extra", &o->extra) ||
-        opt_int(d, "backend", &backend) || opt_int(d, "lto", &lto) ||
-        opt_int(d, "maxrregcount", &o->lo.maxrregcount) || opt_int(d, "ftz", &o->lo.ftz) ||
-        opt_int(d, "prec_div", &o->lo.prec_div) || opt_int(d, "prec_sqrt", &o->lo.prec_sqrt) ||
-        opt_int(d, "fma", &o->lo.fma) || opt_int(d, "cudadevrt", &o->lo.cudadevrt) ||
-        opt_int(d, "cache", &cache) || opt_str(d, "cache_dir", &o->lo.cache_dir) ||
-        opt_int(d, "isolate", &o->lo.isolate) || opt_list(d, "xptxas", &o->xptxas) ||
-        opt_int(d, "split_compile", &o->lo.split_compile) ||
-        opt_str(d, "cache_remote", &o->lo.cache_remote) ||
-        opt_list(d, "defines", &o->defines) || opt_list(d, "include_dirs", &o->include_dirs) ||
-        opt_str(d, "std", &o->no.std) || opt_int(d, "cuda_output", &output) ||
-        opt_list(d, "nvrtc_extra", &o->nvrtc_extra) || opt_int(d, "emit_ptx", &o->lo.emit_ptx) ||
-        opt_list(d, "kernels_used", &o->kernels_used) ||
-        opt_list(d, "variables_used", &o->variables_used) || opt_int(d, "time", &o->lo.time) ||
-        opt_int(d, "optimize_unused_variables", &o->lo.optimize_unused_variables) ||
-        opt_int(d, "split_compile_extended", &o->lo.split_compile_extended) ||
-        opt_int(d, "jump_table_density", &o->lo.jump_table_density) ||
-        opt_int(d, "jl_cache", &o->lo.jl_cache) ||
-        opt_int(d, "device_stack_protector", &o->lo.device_stack_protector) ||
-        opt_long(d, "cache_lease_ms", &o->lo.cache_lease_ms) || opt_int(d, "jobs", &o->lo.jobs) ||
-        opt_int(d, "lto_report", &o->lo.lto_report) ||
-        opt_int(d, "require_warm", &o->lo.require_warm) ||
-        opt_int(d, "no_toolkit_include", &o->no.no_toolkit_include))
-        return -1;
-    if (backend != -2)
-        o->lo.backend = (fdl_link_backend)backend;
-    if (lto != -2)
-        o->lo.lto = (fdl_lto_mode)lto;
-    if (cache != -2)
-        o->lo.cache = (fdl_cache_mode)cache;
-    if (output != -2)
-        o->no.output = (fdl_cuda_output)output;
-    o->lo.extra = o->extra;
-    o->lo.xptxas = o->xptxas;
-    o->lo.kernels_used = o->kernels_used;
-    o->lo.variables_used = o->variables_used;
-    o->no.defines = o->defines;
-    o->no.include_dirs = o->include_dirs;
-    o->no.extra = o->nvrtc_extra;
-    o->lo.cuda = &o->no;
+    enum { MOST = 128 };
+    const fdl_link_option *given[MOST];
+    fdl_option_value values[MOST];
+    size_t n = 0;
+    for (const fdl_link_option *p = fdl_link_option_next(NULL); p; p = fdl_link_option_next(p)) {
+        if (n == MOST) {
+            PyErr_Format(PyExc_RuntimeError, "more link options than _fdlink holds");
+            goto fail;
+        }
+        int rc = opt_value(o, p, d, &values[n]);
+        if (rc < 0)
+            goto fail;
+        if (rc > 0)
+            given[n++] = p;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fdl_error err = FDL_ERROR_INIT;
+        int rc = fdl_link_options_set(&o->lo, &o->no, given[i]->name, &values[i], &err);
+        if (rc != FDL_OK) {
+            raise_fdl(rc, &err, NULL);
+            goto fail;
+        }
+    }
     return 0;
+fail:
+    link_opts_free(o);
+    return -1;
 }
 
 /* ---- Link ------------------------------------------------------------------------------- */
