@@ -1,6 +1,6 @@
 """Type stubs of the C extension (python/src/_fdlink.c). Use the fdlink package's names."""
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypedDict, Union
 
 _Dim = Union[int, Tuple[int, ...], List[int]]
 _Bytes = Union[bytes, bytearray]
@@ -15,6 +15,53 @@ PARAM_SIGNED: int
 PARAM_UNSIGNED: int
 PARAM_BITS: int
 PARAM_BYTES: int
+# The library's option table (fdl_link_option_next): a dict per option, in the table's order:
+# name, kind ("int", "bool", "tri", "enum", "string", "list"), min, max, default, words (an
+# enum's, by number; else None), expect, help, nvrtc, nvjitlink_only, long.
+LINK_OPTIONS: Tuple[Dict[str, Any], ...]
+
+class LinkOptions(TypedDict, total=False):
+    """The options dict of Link, Gen and cuda_compile: LINK_OPTIONS' names (tests/python/
+    test_options.py compares them), enums as numbers, None for the default."""
+    arch: Optional[str]
+    opt_level: int
+    debug: int
+    lineinfo: int
+    verbose: int
+    extra: List[str]
+    backend: int
+    lto: int
+    emit_ptx: int
+    maxrregcount: int
+    ftz: int
+    prec_div: int
+    prec_sqrt: int
+    fma: int
+    kernels_used: List[str]
+    variables_used: List[str]
+    cudadevrt: int
+    defines: List[str]
+    include_dirs: List[str]
+    std: Optional[str]
+    cuda_output: int
+    no_toolkit_include: int
+    nvrtc_extra: List[str]
+    cache: int
+    cache_dir: Optional[str]
+    jobs: int
+    isolate: int
+    time: int
+    xptxas: List[str]
+    optimize_unused_variables: int
+    split_compile: int
+    split_compile_extended: int
+    jump_table_density: int
+    jl_cache: int
+    device_stack_protector: int
+    cache_remote: Optional[str]
+    cache_lease_ms: int
+    lto_report: int
+    require_warm: int
 
 def _set_error_factory(factory: Callable[[Dict[str, Any]], BaseException]) -> None: ...
 def device_count() -> int: ...
