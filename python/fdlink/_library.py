@@ -72,22 +72,37 @@ def _as_source(x: SourceLike, i: int, cuda_name: str) -> Source:
                     f"{type(x).__name__}")
 
 
-_BACKENDS = {"auto": 0, "nvjitlink": 1, "culink": 2}
-_LTO = {"auto": 0, True: 1, "on": 1, False: 2, "off": 2, None: 0}
-_CACHE = {"auto": 0, True: 1, "on": 1, False: 2, "off": 2, None: 0}
-_OUTPUT = {"auto": 0, "ptx": 1, "ltoir": 2, None: 0}
+# The library's option table (fdl_link_option_next, _fdlink.LINK_OPTIONS): the keyword options a
+# link takes are its rows (arch is the functions' own parameter), and an enum's numbers are its
+# words' places; docs/python.md and _fdlink.pyi list the same (tests/python/test_options.py).
+_OPTIONS = {row["name"]: row for row in _fdlink.LINK_OPTIONS}
+_KNOWN = frozenset(_OPTIONS) - {"arch"}
+_LISTS = frozenset(name for name, row in _OPTIONS.items() if row["kind"] == "list")
+
+
+def _enum_numbers(name: str) -> Dict[Any, int]:
+    """An enum option's words -> its numbers, with Python's spellings: True for "on", False for
+    "off", and None for the default (not for backend, which has never taken None)."""
+    row = _OPTIONS[name]
+    table: Dict[Any, int] = {}
+    for number, word in enumerate(row["words"]):
+        if word in ("on", "off"):
+            table[word == "on"] = number
+        table[word] = number
+    if name != "backend":
+        table[None] = row["default"]
+    return table
+
+
+_BACKENDS = _enum_numbers("backend")
+_LTO = _enum_numbers("lto")
+_CACHE = _enum_numbers("cache")
+_OUTPUT = _enum_numbers("cuda_output")
 
 
 def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
     """Keyword options -> the extension's dict (C names; enums as numbers)."""
-    known = {"opt_level", "debug", "lineinfo", "verbose", "extra", "backend", "lto",
-             "maxrregcount", "ftz", "prec_div", "prec_sqrt", "fma", "cudadevrt", "cache",
-             "cache_dir", "isolate", "xptxas", "split_compile", "cache_remote", "defines",
-             "include_dirs", "std", "cuda_output", "nvrtc_extra", "emit_ptx", "kernels_used",
-             "variables_used", "time", "optimize_unused_variables", "split_compile_extended",
-             "jump_table_density", "jl_cache", "device_stack_protector", "no_toolkit_include",
-             "cache_lease_ms", "jobs", "lto_report", "require_warm"}
-    bad = set(options) - known
+    bad = set(options) - _KNOWN
     if bad:
         raise TypeError(f"unknown option(s): {', '.join(sorted(bad))}")
     d: Dict[str, Any] = dict(options)
@@ -108,7 +123,7 @@ def _options(arch: Optional[str], options: Mapping[str, Any]) -> Dict[str, Any]:
         d["defines"] = [k if v is None else f"{k}={v}" for k, v in d["defines"].items()]
     if "include_dirs" in d and d["include_dirs"] is not None:
         d["include_dirs"] = [os.fspath(p) for p in d["include_dirs"]]
-    for key in ("extra", "xptxas", "nvrtc_extra", "kernels_used", "variables_used"):
+    for key in _LISTS - {"defines", "include_dirs"}:  # those two made lists above
         if isinstance(d.get(key), (list, tuple)):
             d[key] = list(d[key])
     return d

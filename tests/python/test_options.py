@@ -91,9 +91,9 @@ def test_values_are_set_by_name_with_the_librarys_check():
     # a value of the wrong type is named before a bad value, whatever the order
     with pytest.raises(TypeError, match="option xptxas must be a list of str, not a str"):
         _fdlink.Link({"arch": "sm_90", "jump_table_density": 102, "xptxas": "-v"}, [], [])
-    with pytest.raises(TypeError, match="option debug must be an int or a bool, not str"):
+    with pytest.raises(TypeError, match="option debug: must be an int or a bool, not str"):
         _fdlink.Link({"arch": "sm_9", "debug": "yes"}, [], [])
-    with pytest.raises(TypeError, match="option cache_lease_ms must be an int, not bool"):
+    with pytest.raises(TypeError, match="option cache_lease_ms: must be an int, not bool"):
         _fdlink.Link({"arch": "sm_90", "cache_lease_ms": True}, [], [])
     with pytest.raises(ValueError, match=r"option opt_level.*out of range \(-1 to 1048576\)"):
         _fdlink.Link({"arch": "sm_90", "opt_level": 1 << 21}, [], [])
