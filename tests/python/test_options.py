@@ -20,7 +20,7 @@ STUB_TYPE = {"int": "int", "bool": "int", "tri": "int", "enum": "int", "string":
 
 
 def test_the_table_is_exported():
-    assert len(TABLE) == len(_fdlink.LINK_OPTIONS) == 39  # one row per name
+    assert len(TABLE) == len(_fdlink.LINK_OPTIONS) >= 39  # one row per name
     assert list(TABLE)[0] == "arch"
     for name, row in TABLE.items():
         assert row["kind"] in STUB_TYPE, name
