@@ -28,7 +28,7 @@ sdist=$(ls "$work"/dist/fdlink-*.tar.gz)
 echo "run_sdist: $(basename "$sdist") $(stat -c %s "$sdist") bytes"
 listing=$(tar -tzf "$sdist")
 for need in third_party/xxhash/xxhash.h third_party/xxhash/LICENSE third_party/xxhash/README.md \
-            pyproject.toml CMakeLists.txt python/src/_fdlink.c link/src/cache/key.c; do
+            pyproject.toml CMakeLists.txt python/src/_fdlink.c python/src/py_fdlink.h link/src/cache/key.c; do
   grep -q "^fdlink-[0-9.]*/$need\$" <<<"$listing" || { echo "run_sdist: the sdist lacks $need"; exit 1; }
 done
 if grep -Eq '^fdlink-[0-9.]*/(build[^/]*|\.gpu|\.ci)/' <<<"$listing"; then
