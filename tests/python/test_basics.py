@@ -447,3 +447,25 @@ def test_value_objects_pickle_under_their_public_names():
     for name in ("Declaration", "Elementwise", "FatModule", "Kernel", "Kernels", "Library", "Map",
                  "Module", "Param", "Reduction", "Source"):
         assert getattr(fdlink, name).__module__ == "fdlink"
+
+
+def test_package_modules_import_only_downwards():
+    """python/fdlink's modules in their order, bottom to top (each imports only modules below
+    it, at import time or later: no circle), read from the installed package's sources."""
+    import ast
+    import pathlib
+
+    order = ["_fdlink", "_errors", "_libs", "_cli", "_types", "_device", "_kernel", "_gen",
+             "_library", "_cache", "_ops", "__init__", "numba", "torch", "jax"]
+    root = pathlib.Path(fdlink.__file__).parent
+    seen = set()
+    for path in sorted(root.glob("*.py")):
+        me = path.stem
+        assert me in order, f"{me}.py has no place in the order"
+        seen.add(me)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                for t in targets:
+                    assert order.index(t) < order.index(me), f"{me}.py imports {t} (above it)"
+    assert {"_types", "_device", "_kernel", "_gen", "_library", "_cache"} <= seen
