@@ -1,7 +1,7 @@
 /*
  * fdlink cache: where the link cache is, what it holds, and keeping it in shape. Its options are
- * a table (cli_opts_parse) and its subcommands another, like the commands' (main.c): a row each
- * with what it takes, its help and its function.
+ * a table (cli_command_parse) and its subcommands another, like the commands' (main.c): a row
+ * each with what it takes, its help and its function.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -23,17 +23,21 @@ typedef struct cache_args {
     const char *key_list; /* --key-list */
     const char *operand;  /* import's FILE */
     uint64_t max_size;    /* --max-size, parsed */
+    const char *command;  /* the subcommand as given */
+    const struct subcommand *sub; /* the subcommand, NULL when there is none of that name */
 } cache_args;
 
 static const cli_opt cache_options[] = {
     {CLI_STRING, "--dir", NULL, CLI_NONEMPTY, offsetof(cache_args, dir), 0,
-     "option '%s' needs a folder", NULL, NULL, NULL, NULL},
+     "option '%s' needs a folder", "--dir DIR", "use DIR instead of the cache directory in force",
+     NULL, NULL},
     {CLI_STRING, "--max-size", NULL, CLI_PLAIN, offsetof(cache_args, max_arg), 0,
      "option '%s' needs a size", NULL, NULL, NULL, NULL},
     {CLI_STRING, "-o", NULL, CLI_NONEMPTY, offsetof(cache_args, out), 0,
      "option '%s' needs a file", NULL, NULL, NULL, NULL},
     {CLI_STRING, "--key-list", NULL, CLI_NONEMPTY, offsetof(cache_args, key_list), 0,
      "option '%s' needs a file", NULL, NULL, NULL, NULL},
+    {CLI_DOC, NULL, NULL, CLI_PLAIN, 0, 0, NULL, "-h, --help", "show this help", NULL, NULL},
     {CLI_END, NULL, NULL, CLI_PLAIN, 0, 0, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -139,11 +143,27 @@ void help_cache(FILE *out)
           "stats shows each with its hits, misses and errors. FDLINK_CACHE_KEY_FILE signs\n"
           "entries and refuses unsigned ones.\n"
           "\n"
-          "options:\n"
-          "  --dir DIR            use DIR instead of the cache directory in force\n"
-          "  -h, --help           show this help\n",
+          "options:\n",
           out);
+    cli_opts_help(cache_options, HELP_COLUMN, out);
 }
+
+/* The subcommand, then import's FILE. */
+static int take_word(void *t, const char *cmd, const char *a)
+{
+    cache_args *c = t;
+    if (!c->command) {
+        c->command = a;
+        c->sub = find_subcommand(a);
+    } else if (c->sub && (c->sub->takes & TAKES_OPERAND) && !c->operand) {
+        c->operand = a;
+    } else {
+        return cli_usage_error(cmd, "unexpected argument '%s'", a);
+    }
+    return 0;
+}
+
+static const cli_command_line cache_line = {"cache", cache_options, help_cache, take_word};
 
 typedef struct listing {
     fdl_cache_entry *v;
@@ -406,29 +426,12 @@ static int cache_verify(const char *where, const cache_args *a)
 int cmd_cache(int argc, char **argv)
 {
     cache_args c;
+    int rc = 0;
     memset(&c, 0, sizeof c);
-    const char *command = NULL;
-    const subcommand *sub = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int rc = 0;
-        if (cli_is_help(a)) {
-            help_cache(stdout);
-            return 0;
-        } else if (cli_opts_parse(cache_options, &c, "cache", argc, argv, &i, &rc)) {
-            if (rc)
-                return rc;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("cache", "unknown option '%s'", a);
-        } else if (!command) {
-            command = a;
-            sub = find_subcommand(a);
-        } else if (sub && (sub->takes & TAKES_OPERAND) && !c.operand) {
-            c.operand = a;
-        } else {
-            return cli_usage_error("cache", "unexpected argument '%s'", a);
-        }
-    }
+    if (cli_command_parse(&cache_line, &c, argc, argv, &rc))
+        return rc;
+    const char *command = c.command;
+    const subcommand *sub = c.sub;
     char names[256], what[1024];
     if (!command) {
         subcommand_names(names, sizeof names, " or ");

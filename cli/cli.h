@@ -37,20 +37,14 @@ void cli_on_diag(void *ctx, const fdl_error *diag);
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 
 /*
- * The value of an option given as `opt=value` or `opt value` (advancing *i), or NULL when @arg is
- * not this option. *missing is set when the option is last and has no value.
- */
-const char *cli_option_value(const char *arg, const char *opt, int argc, char **argv, int *i,
-                             int *missing);
-
-/*
  * Option tables (options.c): a row per option names it, says what value it takes, where the
  * value goes (an offset into the command's struct) and how it shows in the help, so that one
  * row both parses the option and prints its help line. A table ends with a row {CLI_END}.
  */
 typedef enum cli_arg {
     CLI_END = 0,    /* the end of a table */
-    CLI_FLAG,       /* no value: the int at the offset becomes .set */
+    CLI_FLAG,       /* no value: the int at the offset becomes .set (.parse, when set, does
+                       it instead, given no value) */
     CLI_STRING,     /* const char *: the value (with CLI_NONEMPTY, not "") */
     CLI_LIST,       /* a cli_list: the value appended (repeatable) */
     CLI_COUNT,      /* int: a count 0-65535 of at least .set */
@@ -65,7 +59,7 @@ typedef enum cli_arg {
 } cli_arg;
 
 typedef enum cli_form {
-    CLI_PLAIN = 0, /* NAME VALUE or NAME=VALUE (cli_option_value) */
+    CLI_PLAIN = 0, /* NAME VALUE or NAME=VALUE; -o, --out and --emit-ptx: "" is missing */
     CLI_EQUALS,    /* NAME=VALUE only */
     CLI_ATTACHED,  /* NAMEVALUE or NAME VALUE (-DNAME, -O3); a list's value not "" */
     CLI_NONEMPTY   /* as CLI_PLAIN, and a string's value not "" */
@@ -98,6 +92,26 @@ struct cli_opt {
  */
 int cli_opts_parse(const cli_opt *table, void *target, const char *cmd, int argc, char **argv,
                    int *i, int *rc);
+/*
+ * A command's command line, read by cli_command_parse: its name (for usage errors), its option
+ * table, its help, and what it does with a word that is not an option (an operand): 0, or an
+ * exit status after printing; NULL: it takes none ("unexpected argument").
+ */
+typedef int (*cli_operand_fn)(void *target, const char *cmd, const char *arg);
+typedef struct cli_command_line {
+    const char *cmd;
+    const cli_opt *opts;
+    void (*help)(FILE *out);
+    cli_operand_fn operand;
+} cli_command_line;
+
+/*
+ * argv[1..argc) in order, for the struct @p target: -h or --help prints the help, a row's option
+ * is taken (cli_opts_parse), any other word that starts with '-' (not "-" alone) is an unknown
+ * option, and the rest go to the operand function. @return 1 when the command ends here, *rc its
+ * exit status (0 after the help, else that of the error printed), else 0 (*rc as it was).
+ */
+int cli_command_parse(const cli_command_line *c, void *target, int argc, char **argv, int *rc);
 /* The help's option lines of @p table: each row's usage, its help from column @p col. */
 void cli_opts_help(const cli_opt *table, int col, FILE *out);
 /* A count 0-65535, and at most @p hi, into *out; 0 when @p v (may be NULL) is not one. */

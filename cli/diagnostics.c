@@ -369,15 +369,9 @@ int cli_diag_report_errors(const cli_diag_opts *o, const fdl_error *errs, size_t
         goto cleanup;
     }
     for (size_t i = 0; i < n; i++) {
-        /* fdlink's rule, "(ABI-5; declared at ...)", as the code */
-        const char *m = strstr(errs[i].message, "(ABI-");
-        size_t len = 0;
-        while (m && len < sizeof codes[i] - 1 &&
-               (isalnum((unsigned char)m[1 + len]) || m[1 + len] == '-'))
-            len++;
-        if (m)
-            memcpy(codes[i], m + 1, len);
-        codes[i][len] = '\0';
+        /* fdlink's rule (the record's, "ABI-5") as the code */
+        if (errs[i].fields & FDL_ERROR_HAS_RULE)
+            snprintf(codes[i], sizeof codes[i], "ABI-%d", errs[i].rule);
         recs[i] = (fdl_diagnostic){errs[i].source, errs[i].line, errs[i].column,
                                    FDL_SEVERITY_ERROR, codes[i], errs[i].message, "fdlink"};
         all[i] = &recs[i];

@@ -5,6 +5,7 @@
  * CUDA C compile, a launch on each GPU). Text for people, --json for scripts.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,62 @@
 #include "json.h"
 
 extern char **environ;
+
+/* The command line of `fdlink doctor`. */
+typedef struct doctor_args {
+    int json;       /* --json */
+    int no_gpu;     /* --no-gpu (1, the default), --gpu (0) */
+    cli_list archs; /* --arch, repeatable */
+} doctor_args;
+
+/* --arch sm_NN */
+static int take_arch(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
+{
+    (void)arg;
+    if (!v || strncmp(v, "sm_", 3) != 0)
+        return cli_usage_error(cmd, "%s", o->bad);
+    if (!cli_list_add(&((doctor_args *)t)->archs, v)) {
+        fprintf(stderr, "fdlink: error: out of memory\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* --ctest-resource-spec anywhere but first (cmd_doctor hands the command line over then). */
+static int take_resource_spec(void *t, const cli_opt *o, const char *cmd, const char *arg,
+                              const char *v)
+{
+    (void)t, (void)arg, (void)v;
+    return cli_usage_error(cmd, "%s", o->bad);
+}
+
+/* No operands; "-" alone is an option here, an unknown one. */
+static int take_operand(void *t, const char *cmd, const char *arg)
+{
+    (void)t;
+    return cli_usage_error(cmd, arg[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'",
+                           arg);
+}
+
+#define DA(field) offsetof(doctor_args, field)
+
+static const cli_opt doctor_opts[] = {
+    {.arg = CLI_FLAG, .name = "--json", .at = DA(json), .set = 1, .usage = "--json",
+     .help = "one JSON object on stdout instead of text"},
+    {.arg = CLI_FLAG, .name = "--gpu", .at = DA(no_gpu), .set = 0, .usage = "--gpu",
+     .help = "a GPU is expected: skipped GPU verdicts make the exit status 1"},
+    {.arg = CLI_FLAG, .name = "--no-gpu", .at = DA(no_gpu), .set = 1, .usage = "--no-gpu",
+     .help = "no GPU is expected (the default)"},
+    {.arg = CLI_CUSTOM, .name = "--arch", .alias = "-arch", .parse = take_arch,
+     .bad = "option --arch needs an architecture (sm_NN)", .usage = "--arch sm_NN",
+     .help = "also try a link for this architecture (repeatable)"},
+    {.arg = CLI_FLAG, .name = "--ctest-resource-spec", .parse = take_resource_spec,
+     .bad = "--ctest-resource-spec must come first", .usage = "--ctest-resource-spec",
+     .help = "write the ctest resource spec of the GPUs present instead (as 'fdlink "
+             "resource-spec', whose --slots and -o follow it)"},
+    {.arg = CLI_DOC, .usage = "-h, --help", .help = "show this help"},
+    {.arg = CLI_END},
+};
 
 void help_doctor(FILE *out)
 {
@@ -37,17 +94,12 @@ void help_doctor(FILE *out)
           "with one line on stderr per reason. Without a driver or a GPU the GPU verdicts are\n"
           "'skipped': a finding, not an error, unless --gpu says that a GPU is expected here.\n"
           "\n"
-          "options:\n"
-          "  --json          one JSON object on stdout instead of text\n"
-          "  --gpu           a GPU is expected: skipped GPU verdicts make the exit status 1\n"
-          "  --no-gpu        no GPU is expected (the default)\n"
-          "  --arch sm_NN    also try a link for this architecture (repeatable)\n"
-          "  --ctest-resource-spec\n"
-          "                  write the ctest resource spec of the GPUs present instead (as\n"
-          "                  'fdlink resource-spec', whose --slots and -o follow it)\n"
-          "  -h, --help      show this help\n",
+          "options:\n",
           out);
+    cli_opts_help(doctor_opts, 18, out);
 }
+
+static const cli_command_line doctor_line = {"doctor", doctor_opts, help_doctor, take_operand};
 
 #define MAX_GPUS 64
 #define MAX_ITEMS 96
@@ -715,8 +767,8 @@ int cmd_doctor(int argc, char **argv)
      * while loading is a line of the report, not the end of it (FDLINK_PROBE_LIBS=0: not) */
     int user_probe = getenv("FDLINK_PROBE_LIBS") != NULL; /* listed only when the user set it */
     setenv("FDLINK_PROBE_LIBS", "1", 0);
-    int json = 0, no_gpu = 1, rc = 1;
-    cli_list archs = {0};
+    doctor_args a = {0, 1, {NULL, 0}};
+    int rc = 1;
     char **env = NULL;
     size_t nenv = 0;
     report *r = calloc(1, sizeof *r);
@@ -724,47 +776,13 @@ int cmd_doctor(int argc, char **argv)
         fprintf(stderr, "fdlink: error: out of memory\n");
         return 1;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int missing = 0;
-        const char *v;
-        if (cli_is_help(a)) {
-            help_doctor(stdout);
-            rc = 0;
-            goto cleanup;
-        } else if (strcmp(a, "--ctest-resource-spec") == 0) {
-            if (i != 1) {
-                rc = cli_usage_error("doctor", "--ctest-resource-spec must come first%s", "");
-                goto cleanup;
-            }
-            rc = cmd_resource_spec(argc - i, argv + i);
-            goto cleanup;
-        } else if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (strcmp(a, "--no-gpu") == 0) {
-            no_gpu = 1;
-        } else if (strcmp(a, "--gpu") == 0) {
-            no_gpu = 0;
-        } else if ((v = cli_option_value(a, "--arch", argc, argv, &i, &missing)) ||
-                   (!missing && (v = cli_option_value(a, "-arch", argc, argv, &i, &missing))) ||
-                   missing) {
-            if (!v || strncmp(v, "sm_", 3) != 0) {
-                rc = cli_usage_error("doctor", "option --arch needs an architecture (sm_NN)%s",
-                                     "");
-                goto cleanup;
-            }
-            if (!cli_list_add(&archs, v)) {
-                fprintf(stderr, "fdlink: error: out of memory\n");
-                goto cleanup;
-            }
-        } else if (a[0] == '-') {
-            rc = cli_usage_error("doctor", "unknown option '%s'", a);
-            goto cleanup;
-        } else {
-            rc = cli_usage_error("doctor", "unexpected argument '%s'", a);
-            goto cleanup;
-        }
+    /* `fdlink doctor --ctest-resource-spec ARGS` is `fdlink resource-spec ARGS` */
+    if (argc > 1 && strcmp(argv[1], "--ctest-resource-spec") == 0) {
+        rc = cmd_resource_spec(argc - 1, argv + 1);
+        goto cleanup;
     }
+    if (cli_command_parse(&doctor_line, &a, argc, argv, &rc))
+        goto cleanup;
 
     /* the FDLINK_* variables in effect, sorted */
     for (char **e = environ; e && *e; e++)
@@ -795,7 +813,7 @@ int cmd_doctor(int argc, char **argv)
     fdl__probe_zstd(&r->zstd);
     fdl__probe_cudadevrt(&r->cudadevrt, &r->toolkit);
     check_traps(r);
-    verdicts(r, &archs);
+    verdicts(r, &a.archs);
 
     /* usable: no problem found, no capability missing, nothing skipped that was expected */
     int usable = 1;
@@ -803,12 +821,12 @@ int cmd_doctor(int argc, char **argv)
         if (r->checks[i].st == ST_NO)
             usable = 0;
     for (size_t i = 0; i < r->nverdicts; i++)
-        if (r->verdicts[i].st == ST_NO || (r->verdicts[i].st == ST_SKIPPED && !no_gpu))
+        if (r->verdicts[i].st == ST_NO || (r->verdicts[i].st == ST_SKIPPED && !a.no_gpu))
             usable = 0;
-    if (json && !print_json(r, env, nenv, usable)) {
+    if (a.json && !print_json(r, env, nenv, usable)) {
         fputs("fdlink: error: cannot write the report as JSON (out of memory?)\n", stderr);
         usable = 0;
-    } else if (!json)
+    } else if (!a.json)
         print_text(r, env, nenv);
     fflush(stdout);
     for (size_t i = 0; i < r->nchecks; i++)
@@ -816,12 +834,12 @@ int cmd_doctor(int argc, char **argv)
             fprintf(stderr, "fdlink: error: %s: %s\n", r->checks[i].name, r->checks[i].text);
     for (size_t i = 0; i < r->nverdicts; i++)
         if (r->verdicts[i].st == ST_NO ||
-            (r->verdicts[i].st == ST_SKIPPED && !no_gpu))
+            (r->verdicts[i].st == ST_SKIPPED && !a.no_gpu))
             fprintf(stderr, "fdlink: error: %s: %s%s\n", r->verdicts[i].name,
                     r->verdicts[i].st == ST_SKIPPED ? "skipped: " : "", r->verdicts[i].text);
     rc = usable ? 0 : 1;
 cleanup:
-    free(archs.v);
+    free(a.archs.v);
     free(env);
     free(r);
     return rc;

@@ -1,10 +1,34 @@
 /* fdlink header: the prototypes header of a declaration file. */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* The command line of `fdlink header`. */
+typedef struct header_args {
+    const char *decl_path; /* the operand */
+    const char *out_path;  /* -o */
+} header_args;
+
+static int take_decl_file(void *t, const char *cmd, const char *arg)
+{
+    header_args *a = t;
+    if (a->decl_path)
+        return cli_usage_error(cmd, "more than one declaration file ('%s')", arg);
+    a->decl_path = arg;
+    return 0;
+}
+
+static const cli_opt header_opts[] = {
+    {.arg = CLI_STRING, .name = "-o", .at = offsetof(header_args, out_path),
+     .bad = "option '%s' needs a file", .usage = "-o FILE",
+     .help = "output file, written atomically (default: standard output)"},
+    {.arg = CLI_DOC, .usage = "-h, --help", .help = "show this help"},
+    {.arg = CLI_END},
+};
 
 void help_header(FILE *out)
 {
@@ -15,38 +39,22 @@ void help_header(FILE *out)
           "definition that disagrees with its declaration is a compile error; include it in\n"
           "callers for the prototypes.\n"
           "\n"
-          "options:\n"
-          "  -o FILE        output file, written atomically (default: standard output)\n"
-
-          "  -h, --help     show this help\n",
+          "options:\n",
           out);
+    cli_opts_help(header_opts, 17, out);
 }
+
+static const cli_command_line header_line = {"header", header_opts, help_header, take_decl_file};
 
 int cmd_header(int argc, char **argv)
 {
-    const char *decl_path = NULL, *out_path = NULL;
+    header_args h = {NULL, NULL};
     fdl_decls *decls = NULL;
     char *text = NULL;
     int rc = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int missing;
-        const char *v;
-        if (cli_is_help(a)) {
-            help_header(stdout);
-            return 0;
-        } else if ((v = cli_option_value(a, "-o", argc, argv, &i, &missing)) || missing) {
-            if (missing)
-                return cli_usage_error("header", "option '%s' needs a file", a);
-            out_path = v;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("header", "unknown option '%s'", a);
-        } else if (decl_path) {
-            return cli_usage_error("header", "more than one declaration file ('%s')", a);
-        } else {
-            decl_path = a;
-        }
-    }
+    if (cli_command_parse(&header_line, &h, argc, argv, &rc))
+        return rc;
+    const char *decl_path = h.decl_path, *out_path = h.out_path;
     if (!decl_path)
         return cli_usage_error("header", "%s", "missing declaration file");
     if ((rc = cli_refuse_output_input("header", out_path, &decl_path, 1)) != 0)

@@ -1,11 +1,69 @@
 /* fdlink inspect: what an input holds. */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "internal.h"
+
+/* The command line of `fdlink inspect`. */
+typedef struct inspect_args {
+    fdl_input_kind kind; /* --kind */
+    int code_only;       /* --code */
+    fdl_decls *decls;    /* --decl, loaded as it comes */
+    const char **files;  /* the operands: argc + 1 slots */
+    size_t nfiles;
+} inspect_args;
+
+static int take_kind(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
+{
+    fdl_error kerr = FDL_ERROR_INIT;
+    (void)arg;
+    if (!v || fdl_input_kind_parse(&((inspect_args *)t)->kind, v, &kerr) != FDL_OK)
+        return cli_usage_error(cmd, "%s", v ? kerr.message : o->bad);
+    return 0;
+}
+
+/* --decl F.decl, loaded now (the last one given counts). */
+static int take_decl(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
+{
+    inspect_args *a = t;
+    fdl_error derr = FDL_ERROR_INIT;
+    (void)arg;
+    if (!v)
+        return cli_usage_error(cmd, "%s", o->bad);
+    fdl_decls_destroy(a->decls);
+    a->decls = NULL;
+    if (fdl_decls_load(&a->decls, v, &derr) != FDL_OK) {
+        cli_print_error(&derr);
+        return 1;
+    }
+    return 0;
+}
+
+static int take_file(void *t, const char *cmd, const char *arg)
+{
+    inspect_args *a = t;
+    (void)cmd;
+    a->files[a->nfiles++] = arg;
+    return 0;
+}
+
+static const cli_opt inspect_opts[] = {
+    {.arg = CLI_CUSTOM, .name = "--kind", .parse = take_kind, .bad = "option --kind needs a kind",
+     .usage = "--kind=KIND",
+     .help = "read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda, bitcode"},
+    {.arg = CLI_FLAG, .name = "--code", .at = offsetof(inspect_args, code_only), .set = 1,
+     .usage = "--code", .help = "kernels and functions only; variables as a count"},
+    {.arg = CLI_CUSTOM, .name = "--decl", .parse = take_decl, .bad = "option --decl needs a file",
+     .usage = "--decl F.decl",
+     .help = "for a linked cubin: whether each declared function's calls were inlined (no "
+             "function of that name left) or stayed calls"},
+    {.arg = CLI_DOC, .usage = "-h, --help", .help = "show this help"},
+    {.arg = CLI_END},
+};
 
 void help_inspect(FILE *out)
 {
@@ -16,15 +74,12 @@ void help_inspect(FILE *out)
           "the functions and kernels with their PTX prototypes, or a cubin's symbols with the\n"
           "registers, shared memory, constant bank and stack of each function and kernel.\n"
           "\n"
-          "options:\n"
-          "  --kind=KIND    read FILE as KIND: ptx, cubin, fatbin, ltoir, object, library, cuda,\n"
-          "                 bitcode\n"
-          "  --code         kernels and functions only; variables as a count\n"
-          "  --decl F.decl  for a linked cubin: whether each declared function's calls were\n"
-          "                 inlined (no function of that name left) or stayed calls\n"
-          "  -h, --help     show this help\n",
+          "options:\n",
           out);
+    cli_opts_help(inspect_opts, 17, out);
 }
+
+static const cli_command_line inspect_line = {"inspect", inspect_opts, help_inspect, take_file};
 
 static void print_param(const fdl_ptx_param *p)
 {
@@ -154,86 +209,48 @@ static void print_lto_report(const fdl_decls *decls, const void *data, size_t si
 
 int cmd_inspect(int argc, char **argv)
 {
-    fdl_input_kind kind = FDL_KIND_AUTO;
-    int code_only = 0;
-    fdl_decls *decls = NULL;
-    const char **files = calloc((size_t)argc + 1, sizeof *files);
-    size_t nfiles = 0;
+    inspect_args a = {FDL_KIND_AUTO, 0, NULL, NULL, 0};
     int rc = 1;
-    if (!files) {
+    a.files = calloc((size_t)argc + 1, sizeof *a.files);
+    if (!a.files) {
         fprintf(stderr, "fdlink: error: out of memory\n");
         return 1;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int missing = 0;
-        const char *v;
-        if (cli_is_help(a)) {
-            help_inspect(stdout);
-            rc = 0;
-            goto cleanup;
-        } else if ((v = cli_option_value(a, "--kind", argc, argv, &i, &missing)) || missing) {
-            fdl_error kerr = FDL_ERROR_INIT;
-            if (!v || fdl_input_kind_parse(&kind, v, &kerr) != FDL_OK) {
-                rc = cli_usage_error("inspect", "%s",
-                                     v ? kerr.message : "option --kind needs a kind");
-                goto cleanup;
-            }
-        } else if (strcmp(a, "--code") == 0) {
-            code_only = 1;
-        } else if ((v = cli_option_value(a, "--decl", argc, argv, &i, &missing)) || missing) {
-            fdl_error derr = FDL_ERROR_INIT;
-            if (!v) {
-                rc = cli_usage_error("inspect", "%s", "option --decl needs a file");
-                goto cleanup;
-            }
-            fdl_decls_destroy(decls);
-            decls = NULL;
-            if (fdl_decls_load(&decls, v, &derr) != FDL_OK) {
-                cli_print_error(&derr);
-                rc = 1;
-                goto cleanup;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            rc = cli_usage_error("inspect", "unknown option '%s'", a);
-            goto cleanup;
-        } else {
-            files[nfiles++] = a;
-        }
-    }
-    if (!nfiles) {
+    if (cli_command_parse(&inspect_line, &a, argc, argv, &rc))
+        goto cleanup;
+    if (!a.nfiles) {
         rc = cli_usage_error("inspect", "%s", "no input files");
         goto cleanup;
     }
     rc = 0;
-    for (size_t f = 0; f < nfiles; f++) {
+    for (size_t f = 0; f < a.nfiles; f++) {
         fdl_inspection *ins = NULL;
         fdl_error err = FDL_ERROR_INIT;
         char *bytes = NULL; /* with --decl: the file read once, inspected and scanned */
         size_t nbytes = 0;
-        if (decls ? fdl__read_file(files[f], &bytes, &nbytes, &err) != FDL_OK ||
-                        fdl_inspect_data(&ins, bytes, nbytes, files[f], kind, &err) != FDL_OK
-                  : fdl_inspect_file(&ins, files[f], kind, &err) != FDL_OK) {
+        if (a.decls ? fdl__read_file(a.files[f], &bytes, &nbytes, &err) != FDL_OK ||
+                          fdl_inspect_data(&ins, bytes, nbytes, a.files[f], a.kind, &err) != FDL_OK
+                    : fdl_inspect_file(&ins, a.files[f], a.kind, &err) != FDL_OK) {
             cli_print_error(&err);
             free(bytes);
             rc = 1;
             continue;
         }
         size_t n = fdl_inspection_count(ins);
-        printf("%s: %s", files[f], fdl_input_kind_title(fdl_inspection_kind(ins)));
+        printf("%s: %s", a.files[f], fdl_input_kind_title(fdl_inspection_kind(ins)));
         if (fdl_inspection_kind(ins) != FDL_KIND_CUDA &&
             fdl_inspection_kind(ins) != FDL_KIND_BITCODE)
             printf(", %zu image%s", n, n == 1 ? "" : "s");
         printf("\n");
         for (size_t i = 0; i < n; i++)
-            print_image(fdl_inspection_image(ins, i), n, code_only);
-        if (decls && fdl_inspection_kind(ins) == FDL_KIND_CUBIN)
-            print_lto_report(decls, bytes, nbytes);
+            print_image(fdl_inspection_image(ins, i), n, a.code_only);
+        if (a.decls && fdl_inspection_kind(ins) == FDL_KIND_CUBIN)
+            print_lto_report(a.decls, bytes, nbytes);
         free(bytes);
         fdl_inspection_destroy(ins);
     }
 cleanup:
-    free(files);
-    fdl_decls_destroy(decls);
+    free(a.files);
+    fdl_decls_destroy(a.decls);
     return rc;
 }

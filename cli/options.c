@@ -1,8 +1,9 @@
 /*
  * Option tables: a command's options as rows (cli.h, cli_opt) that both parse the command line
  * and print the help's option list, so that an option's name, value, target, usage and help are
- * written once. `fdlink link`'s and `run`'s options are such tables (link.c, run.c), and the man
- * page is built from the help they print (cmake/fdlinkManPage.cmake).
+ * written once. Every command's options are such tables, read by cli_command_parse (link and run,
+ * whose operands are more than words, by cli_opts_parse in their own loops), and the man page
+ * is built from the help they print (cmake/fdlinkManPage.cmake).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -61,6 +62,33 @@ static int link_range(const cli_opt *o, char *buf, size_t size, int *lo, int *hi
 }
 
 /*
+ * The value of option @p opt given as `opt=value` or `opt value` (advancing *i), or NULL when
+ * @p arg is not it; *missing when it is last with no value. `-o ""` (and --out's, --emit-ptx's)
+ * names no output: missing too, a usage error as a missing value is.
+ */
+static const char *plain_value(const char *arg, const char *opt, int argc, char **argv, int *i,
+                               int *missing)
+{
+    size_t n = strlen(opt);
+    *missing = 0;
+    if (strncmp(arg, opt, n) != 0)
+        return NULL;
+    if (arg[n] != '=' && arg[n] != '\0')
+        return NULL;
+    if (arg[n] == '\0' && *i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    const char *v = arg[n] == '=' ? arg + n + 1 : argv[++*i];
+    if (!v[0] && (strcmp(opt, "-o") == 0 || strcmp(opt, "--out") == 0 ||
+                  strcmp(opt, "--emit-ptx") == 0)) {
+        *missing = 1;
+        return NULL;
+    }
+    return v;
+}
+
+/*
  * Whether @p arg is row @p o (or its alias), and its value: *v the value (NULL for a flag),
  * *missing when it needs one and has none. @return 1 when it is the row's option
  */
@@ -86,7 +114,7 @@ static int match(const cli_opt *o, const char *name, int argc, char **argv, int 
         *missing = !*v;
         return 1;
     }
-    *v = cli_option_value(arg, name, argc, argv, i, missing);
+    *v = plain_value(arg, name, argc, argv, i, missing);
     return *v || *missing;
 }
 
@@ -96,6 +124,8 @@ static int take(const cli_opt *o, void *target, const char *cmd, const char *arg
     void *f = field(target, o);
     switch (o->arg) {
     case CLI_FLAG:
+        if (o->parse)
+            return o->parse(target, o, cmd, arg, NULL);
         *(int *)f = o->set;
         return 0;
     case CLI_STRING:
@@ -156,6 +186,34 @@ int cli_opts_parse(const cli_opt *table, void *target, const char *cmd, int argc
             continue;
         *rc = take(o, target, cmd, arg, v);
         return 1;
+    }
+    return 0;
+}
+
+int cli_command_parse(const cli_command_line *c, void *target, int argc, char **argv, int *rc)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int urc = 0;
+        if (cli_is_help(a)) {
+            c->help(stdout);
+            *rc = 0;
+            return 1;
+        }
+        if (cli_opts_parse(c->opts, target, c->cmd, argc, argv, &i, &urc)) {
+            if (!urc)
+                continue;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            urc = cli_usage_error(c->cmd, "unknown option '%s'", a);
+        } else if (c->operand) {
+            urc = c->operand(target, c->cmd, a);
+        } else {
+            urc = cli_usage_error(c->cmd, "unexpected argument '%s'", a);
+        }
+        if (urc) {
+            *rc = urc;
+            return 1;
+        }
     }
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,32 @@
 
 #include "cli.h"
 #include "internal.h"
+
+/* The command line of `fdlink prewarm`. */
+typedef struct prewarm_args {
+    const char *manifest; /* the operand */
+    const char *bundle;   /* --bundle */
+    int verbose;          /* -v */
+} prewarm_args;
+
+static int take_manifest(void *t, const char *cmd, const char *arg)
+{
+    prewarm_args *a = t;
+    if (a->manifest)
+        return cli_usage_error(cmd, "%s", "one manifest at a time");
+    a->manifest = arg;
+    return 0;
+}
+
+static const cli_opt prewarm_opts[] = {
+    {.arg = CLI_STRING, .name = "--bundle", .form = CLI_NONEMPTY,
+     .at = offsetof(prewarm_args, bundle), .bad = "option --bundle needs a file",
+     .usage = "--bundle FILE", .help = "write the links' cache entries as one bundle"},
+    {.arg = CLI_FLAG, .name = "-v", .alias = "--verbose", .at = offsetof(prewarm_args, verbose),
+     .set = 1, .usage = "-v, --verbose", .help = "each link's report, as 'fdlink link -v'"},
+    {.arg = CLI_DOC, .usage = "-h, --help", .help = "show this help"},
+    {.arg = CLI_END},
+};
 
 void help_prewarm(FILE *out)
 {
@@ -32,12 +59,13 @@ void help_prewarm(FILE *out)
           "MANIFEST: one link a line, the arguments of 'fdlink link' (-o ignored); \"quotes\"\n"
           "keep blanks; lines starting with # are comments; relative paths are the manifest's.\n"
           "\n"
-          "options:\n"
-          "  --bundle FILE                 write the links' cache entries as one bundle\n"
-          "  -v, --verbose                 each link's report, as 'fdlink link -v'\n"
-          "  -h, --help                    show this help\n",
+          "options:\n",
           out);
+    cli_opts_help(prewarm_opts, 32, out);
 }
+
+static const cli_command_line prewarm_line = {"prewarm", prewarm_opts, help_prewarm,
+                                              take_manifest};
 
 /* Split @p line (changed in place) into words: *argv gets room for them (free). 0 on a quote
  * left open (*why set), 1 otherwise. */
@@ -121,31 +149,15 @@ static void remove_tree(const char *dir)
 
 int cmd_prewarm(int argc, char **argv)
 {
-    const char *manifest = NULL, *bundle = NULL;
+    prewarm_args a = {NULL, NULL, 0};
     char *text = NULL, *bundle_abs = NULL, *mdir = NULL;
     char tmp[4096] = "";
-    int verbose = 0, rc = 1, cwd = -1;
+    int rc = 1, cwd = -1;
     size_t links = 0;
     fdl_error err = FDL_ERROR_INIT;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (cli_is_help(arg)) {
-            help_prewarm(stdout);
-            return 0;
-        } else if (strcmp(arg, "--bundle") == 0 || strncmp(arg, "--bundle=", 9) == 0) {
-            bundle = arg[8] == '=' ? arg + 9 : i + 1 < argc ? argv[++i] : NULL;
-            if (!bundle || !bundle[0])
-                return cli_usage_error("prewarm", "%s", "option --bundle needs a file");
-        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
-            verbose = 1;
-        } else if (arg[0] == '-' && arg[1]) {
-            return cli_usage_error("prewarm", "unknown option '%s'", arg);
-        } else if (manifest) {
-            return cli_usage_error("prewarm", "%s", "one manifest at a time");
-        } else {
-            manifest = arg;
-        }
-    }
+    if (cli_command_parse(&prewarm_line, &a, argc, argv, &rc))
+        return rc;
+    const char *manifest = a.manifest, *bundle = a.bundle;
     if (!manifest)
         return cli_usage_error("prewarm", "%s", "no manifest");
     size_t size = 0;
@@ -207,7 +219,7 @@ int cmd_prewarm(int argc, char **argv)
             fprintf(stderr, "fdlink: %s:%u: error: %s\n", manifest, lineno, why);
             goto cleanup;
         }
-        if (verbose)
+        if (a.verbose)
             fprintf(stderr, "fdlink: %s:%u: linking\n", manifest, lineno);
         int lrc = cli_link_main(largc, largv, 0);
         free(largv);

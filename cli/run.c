@@ -6,11 +6,11 @@
  *
  * Exit codes: 0 ran (and every --expect verified), 1 failure or mismatch, 2 usage (including
  * arguments that disagree with the kernel's parameters or with their files), 77 no GPU here.
+ *
+ * This file is the options and the stages (cmd_run); the arguments' language, their buffers and
+ * their verification are run_args.c's, maps run_map.c's (run.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,421 +19,7 @@
 
 #include "cli.h"
 #include "internal.h"
-
-#define RUN_EXIT_SKIP 77
-#define MAX_STRUCT_BYTES 256
-#define MAX_BUFFER_BYTES ((size_t)1 << 40)
-
-/* An element or scalar type as spelled on the command line. */
-typedef struct elem_type {
-    const char *name;
-    fdl_scalar scalar;
-    size_t size;
-    char kind; /* 'i' signed, 'u' unsigned, 'f' float */
-} elem_type;
-
-static const elem_type types[] = {
-    {"i8", FDL_INT8, 1, 'i'},     {"i16", FDL_INT16, 2, 'i'},   {"i32", FDL_INT32, 4, 'i'},
-    {"i64", FDL_INT64, 8, 'i'},   {"u8", FDL_UINT8, 1, 'u'},    {"u16", FDL_UINT16, 2, 'u'},
-    {"u32", FDL_UINT32, 4, 'u'},  {"u64", FDL_UINT64, 8, 'u'},  {"f32", FDL_FLOAT32, 4, 'f'},
-    {"f64", FDL_FLOAT64, 8, 'f'},  {"f16", FDL_FLOAT16, 2, 'f'},
-};
-#define NTYPES (sizeof types / sizeof types[0])
-#define TYPE_NAMES "i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64"
-
-typedef enum fill_kind { FILL_ZEROS, FILL_CONST, FILL_IOTA, FILL_RAND, FILL_FILE } fill_kind;
-
-/* One kernel argument. */
-typedef struct karg {
-    const char *text;          /* as given */
-    int is_buffer;
-    const elem_type *type;     /* buffers: the element type */
-    unsigned char value[MAX_STRUCT_BYTES]; /* scalars and structs: the bytes passed */
-    size_t size;               /* bytes passed to the kernel */
-    size_t count;              /* buffers: elements */
-    fill_kind fill;
-    unsigned char constant[8]; /* FILL_CONST: one element */
-    unsigned long long seed;   /* FILL_RAND */
-    const char *path;          /* FILL_FILE */
-    const char *symbol;        /* sym:NAME: the module global's value, read after the load */
-    fdl_buffer *buf;
-    uint64_t address;
-} karg;
-
-/* --out and --expect. */
-typedef struct io_spec {
-    size_t arg;
-    const char *path;
-    char *data; /* --expect: the file's bytes */
-    size_t size;
-} io_spec;
-
-static const elem_type *find_type(const char *s, size_t n)
-{
-    for (size_t i = 0; i < NTYPES; i++)
-        if (strlen(types[i].name) == n && strncmp(types[i].name, s, n) == 0)
-            return &types[i];
-    return NULL;
-}
-
-/* @d as an element of float type @t into @out; 0 when it overflows to infinity. */
-static int store_float(const elem_type *t, double d, unsigned char *out)
-{
-    if (t->size == 2) {
-        uint16_t h = fdl__half_from_double(d);
-        memcpy(out, &h, 2);
-        return (h & 0x7fffu) != 0x7c00u || isinf(d);
-    }
-    if (t->size == 4) {
-        float f = (float)d;
-        memcpy(out, &f, 4);
-        return !isinf(f) || isinf(d);
-    }
-    memcpy(out, &d, 8);
-    return 1;
-}
-
-/* One value of @t from @s into @out (t->size bytes); 0 when @s is not one. */
-static int parse_value(const elem_type *t, const char *s, unsigned char *out)
-{
-    char *end = NULL;
-    errno = 0;
-    if (!s[0])
-        return 0;
-    if (t->kind == 'f') {
-        double d = strtod(s, &end);
-        if (*end || errno == ERANGE)
-            return 0;
-        return store_float(t, d, out);
-    }
-    unsigned bits = (unsigned)t->size * 8;
-    if (t->kind == 'i') {
-        long long v = strtoll(s, &end, 0);
-        if (*end || errno == ERANGE)
-            return 0;
-        if (bits < 64) {
-            long long lim = 1LL << (bits - 1);
-            if (v < -lim || v >= lim)
-                return 0;
-        }
-        int8_t v8 = (int8_t)v;
-        int16_t v16 = (int16_t)v;
-        int32_t v32 = (int32_t)v;
-        int64_t v64 = (int64_t)v;
-        memcpy(out, bits == 8 ? (void *)&v8 : bits == 16 ? (void *)&v16 : bits == 32 ? (void *)&v32
-                                                                                     : (void *)&v64,
-               t->size);
-        return 1;
-    }
-    if (s[0] == '-')
-        return 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end || errno == ERANGE || (bits < 64 && v >> bits))
-        return 0;
-    uint8_t v8 = (uint8_t)v;
-    uint16_t v16 = (uint16_t)v;
-    uint32_t v32 = (uint32_t)v;
-    uint64_t v64 = (uint64_t)v;
-    memcpy(out, bits == 8 ? (void *)&v8 : bits == 16 ? (void *)&v16 : bits == 32 ? (void *)&v32
-                                                                                 : (void *)&v64,
-           t->size);
-    return 1;
-}
-
-/* Print a usage error about argument @index and return EXIT_USAGE. */
-static int arg_error(size_t index, const char *text, const char *why)
-{
-    cli_eprintf("fdlink: error: argument %zu '%s': %s (see 'fdlink run --help')\n", index,
-            text, why);
-    return EXIT_USAGE;
-}
-
-/* TYPE:VALUE at @s (up to @n bytes) into @out; returns the type, or NULL after printing. */
-static const elem_type *parse_scalar(size_t index, const char *text, const char *s, size_t n,
-                                     unsigned char *out)
-{
-    const char *colon = memchr(s, ':', n);
-    char msg[160], value[128];
-    if (!colon) {
-        arg_error(index, text, "expected TYPE:VALUE, TYPE[N] or {TYPE:VALUE,...}");
-        return NULL;
-    }
-    const elem_type *t = find_type(s, (size_t)(colon - s));
-    if (!t) {
-        snprintf(msg, sizeof msg, "unknown type '%.*s' (expected %s)", (int)(colon - s), s,
-                 TYPE_NAMES);
-        arg_error(index, text, msg);
-        return NULL;
-    }
-    size_t vn = n - (size_t)(colon - s) - 1;
-    if (vn >= sizeof value) {
-        arg_error(index, text, "value too long");
-        return NULL;
-    }
-    memcpy(value, colon + 1, vn);
-    value[vn] = '\0';
-    if (!parse_value(t, value, out)) {
-        snprintf(msg, sizeof msg, "'%s' is not a%s %s value", value, t->kind == 'u' ? "" : "n",
-                 t->name);
-        arg_error(index, text, msg);
-        return NULL;
-    }
-    return t;
-}
-
-/* {TYPE:VALUE,...}: fields at their natural alignment, the size a multiple of the largest. */
-static int parse_struct(karg *a, size_t index)
-{
-    const char *s = a->text + 1;
-    size_t len = strlen(s);
-    if (len == 0 || s[len - 1] != '}')
-        return arg_error(index, a->text, "a struct ends with '}'");
-    len--;
-    size_t off = 0, align = 1;
-    while (len > 0) {
-        const char *comma = memchr(s, ',', len);
-        size_t n = comma ? (size_t)(comma - s) : len;
-        unsigned char v[8];
-        const elem_type *t = parse_scalar(index, a->text, s, n, v);
-        if (!t)
-            return EXIT_USAGE;
-        off = (off + t->size - 1) / t->size * t->size;
-        if (off + t->size > MAX_STRUCT_BYTES)
-            return arg_error(index, a->text, "struct larger than 256 bytes");
-        memcpy(a->value + off, v, t->size);
-        off += t->size;
-        if (t->size > align)
-            align = t->size;
-        if (!comma)
-            break;
-        s = comma + 1;
-        len -= n + 1;
-        if (len == 0)
-            return arg_error(index, a->text, "empty field after ','");
-    }
-    if (off == 0)
-        return arg_error(index, a->text, "empty struct");
-    a->size = (off + align - 1) / align * align;
-    return 0;
-}
-
-/* TYPE[N], TYPE[N]=FILL, TYPE[N]@FILE. */
-static int parse_buffer(karg *a, size_t index, const char *bracket)
-{
-    char msg[160];
-    a->is_buffer = 1;
-    a->type = find_type(a->text, (size_t)(bracket - a->text));
-    if (!a->type) {
-        snprintf(msg, sizeof msg, "unknown type '%.*s' (expected %s)",
-                 (int)(bracket - a->text), a->text, TYPE_NAMES);
-        return arg_error(index, a->text, msg);
-    }
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = strtoull(bracket + 1, &end, 10);
-    if (end == bracket + 1 || *end != ']' || errno == ERANGE || n == 0 || bracket[1] == '-')
-        return arg_error(index, a->text, "expected a length of at least 1: TYPE[N]");
-    if (n > MAX_BUFFER_BYTES / a->type->size)
-        return arg_error(index, a->text, "buffer larger than 1 TiB");
-    a->count = (size_t)n;
-    a->size = sizeof(uint64_t);
-    const char *rest = end + 1;
-    if (!rest[0])
-        return 0;
-    if (rest[0] == '@') {
-        if (!rest[1])
-            return arg_error(index, a->text, "expected a file after '@'");
-        a->fill = FILL_FILE;
-        a->path = rest + 1;
-        return 0;
-    }
-    if (rest[0] != '=')
-        return arg_error(index, a->text, "expected =FILL or @FILE after TYPE[N]");
-    const char *f = rest + 1;
-    if (strcmp(f, "zeros") == 0) {
-        a->fill = FILL_ZEROS;
-    } else if (strcmp(f, "iota") == 0) {
-        a->fill = FILL_IOTA;
-    } else if (strcmp(f, "rand") == 0 || strncmp(f, "rand:", 5) == 0) {
-        a->fill = FILL_RAND;
-        a->seed = 1;
-        if (f[4] == ':') {
-            errno = 0;
-            a->seed = strtoull(f + 5, &end, 0);
-            if (!f[5] || *end || errno == ERANGE || f[5] == '-')
-                return arg_error(index, a->text, "expected a seed: =rand:SEED");
-        }
-    } else if (parse_value(a->type, f, a->constant)) {
-        a->fill = FILL_CONST;
-    } else {
-        snprintf(msg, sizeof msg,
-                 "'%s' is not a%s %s value, zeros, iota, rand or rand:SEED", f,
-                 a->type->kind == 'u' ? "" : "n", a->type->name);
-        return arg_error(index, a->text, msg);
-    }
-    return 0;
-}
-
-/* Non-zero when @s is spelled as a kernel argument: TYPE: TYPE[ or {. */
-static int looks_like_arg(const char *s)
-{
-    if (s[0] == '{')
-        return 1;
-    size_t n = 0;
-    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
-           (n > 0 && s[n] >= '0' && s[n] <= '9'))
-        n++;
-    return n > 0 && (s[n] == ':' || s[n] == '[');
-}
-
-static int parse_arg(karg *a, size_t index)
-{
-    if (strncmp(a->text, "sym:", 4) == 0) {
-        /* sized by the kernel's parameter, read once the module is loaded */
-        const char *n = a->text + 4;
-        int ok = (isalpha((unsigned char)n[0]) || n[0] == '_') && strlen(n) < 1024;
-        for (const char *c = n; ok && *c; c++)
-            ok = isalnum((unsigned char)*c) || *c == '_' || *c == '$' || *c == '.';
-        if (!ok)
-            return arg_error(index, a->text, "sym: needs the name of a global of the "
-                                             "module, e.g. sym:fn_ptr");
-        a->symbol = n;
-        return 0;
-    }
-    if (a->text[0] == '{')
-        return parse_struct(a, index);
-    const char *bracket = strchr(a->text, '[');
-    const char *colon = strchr(a->text, ':');
-    if (bracket && (!colon || bracket < colon))
-        return parse_buffer(a, index, bracket);
-    a->type = parse_scalar(index, a->text, a->text, strlen(a->text), a->value);
-    if (!a->type)
-        return EXIT_USAGE;
-    a->size = a->type->size;
-    return 0;
-}
-
-/* X[,Y[,Z]] into @d; 0 when it is not that. */
-static int parse_dim3(const char *s, fdl_dim3 *d)
-{
-    unsigned v[3] = {1, 1, 1};
-    const char *p = s;
-    for (int k = 0; k < 3; k++) {
-        char *end = NULL;
-        errno = 0;
-        if (*p < '0' || *p > '9')
-            return 0;
-        unsigned long x = strtoul(p, &end, 10);
-        if (errno == ERANGE || x == 0 || x > 0xffffffffUL)
-            return 0; /* every dimension is at least 1 */
-        v[k] = (unsigned)x;
-        if (*end == '\0') {
-            d->x = v[0];
-            d->y = v[1];
-            d->z = v[2];
-            return 1;
-        }
-        if (*end != ',')
-            return 0;
-        p = end + 1;
-    }
-    return 0;
-}
-
-static int parse_size(const char *s, unsigned long long max, unsigned long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    if (!s || *s < '0' || *s > '9')
-        return 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno == ERANGE || v > max)
-        return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    if (!s || !s[0])
-        return 0;
-    double v = strtod(s, &end);
-    if (*end || errno == ERANGE || !(v >= 0))
-        return 0;
-    *out = v;
-    return 1;
-}
-
-/* ARG=FILE into @io; 0 when it is not that. */
-static int parse_io(const char *s, io_spec *io)
-{
-    const char *eq = s ? strchr(s, '=') : NULL;
-    char *end = NULL;
-    if (!eq || !eq[1] || *s < '0' || *s > '9')
-        return 0;
-    unsigned long n = strtoul(s, &end, 10);
-    if (end != eq)
-        return 0;
-    io->arg = n;
-    io->path = eq + 1;
-    return 1;
-}
-
-/* splitmix64: the values of =rand:SEED are the same everywhere. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* Element @i of a generated fill (iota or rand) into @out. */
-static void generated(const karg *a, size_t i, uint64_t *state, unsigned char *out)
-{
-    const elem_type *t = a->type;
-    uint64_t r = a->fill == FILL_RAND ? next_random(state) : 0;
-    if (t->kind == 'f') {
-        double d = a->fill == FILL_IOTA ? (double)i : (double)(r >> 11) / 9007199254740992.0;
-        store_float(t, d, out); /* a large iota in f16 becomes infinity, as a conversion would */
-        return;
-    }
-    uint64_t v = a->fill == FILL_IOTA ? (uint64_t)i : r % 100;
-    /* little-endian hosts: the low bytes are the value (iota wraps in narrow types) */
-    for (size_t b = 0; b < t->size; b++)
-        out[b] = (unsigned char)(v >> (8 * b));
-}
-
-static int write_buffer(karg *a, const char *file_data, fdl_error *err)
-{
-    size_t bytes = a->count * a->type->size;
-    if (a->fill == FILL_ZEROS)
-        return fdl_buffer_zero(a->buf, err);
-    if (a->fill == FILL_FILE)
-        return fdl_buffer_write(a->buf, 0, file_data, bytes, err);
-    unsigned char *host = malloc(bytes);
-    if (!host)
-        return fdl__fail(err, FDL_ENOMEM, "out of memory for argument '%s'", a->text);
-    uint64_t state = a->seed;
-    for (size_t i = 0; i < a->count; i++) {
-        unsigned char *p = host + i * a->type->size;
-        if (a->fill == FILL_CONST)
-            memcpy(p, a->constant, a->type->size);
-        else
-            generated(a, i, &state, p);
-    }
-    int rc = fdl_buffer_write(a->buf, 0, host, bytes, err);
-    free(host);
-    return rc;
-}
-
-static int cmp_float(const void *x, const void *y)
-{
-    float a = *(const float *)x, b = *(const float *)y;
-    return (a > b) - (a < b);
-}
+#include "run.h"
 
 /*
  * The arguments against the kernel's parameters as the PTX of the inputs declares them (a PTX
@@ -552,434 +138,6 @@ static int needs_link(const cli_link_args *la, int *rc)
     return !(kind == FDL_KIND_CUBIN || kind == FDL_KIND_FATBIN || kind == FDL_KIND_PTX);
 }
 
-/* What follows the launches, for kernels and maps alike: --out, --expect, --repeat, --time, -v. */
-typedef struct run_opts {
-    const io_spec *outs, *expects;
-    size_t nouts, nexpects;
-    fdl_verify_options vopts;
-    unsigned long long repeat;
-    int timed, verbose;
-} run_opts;
-
-/* Create and fill the buffers among @args on @dev; 0, or 1 after printing. */
-static int make_buffers(fdl_device *dev, karg *args, size_t nargs, char **file_data)
-{
-    fdl_error err = FDL_ERROR_INIT;
-    for (size_t k = 0; k < nargs; k++) {
-        karg *a = &args[k];
-        if (!a->is_buffer)
-            continue;
-        if (fdl_buffer_create(&a->buf, dev, a->count * a->type->size, &err) != FDL_OK ||
-            write_buffer(a, file_data[k], &err) != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-        a->address = fdl_buffer_address(a->buf);
-    }
-    return 0;
-}
-
-/* `kernel NAME: 20 runs, median ...` on stdout; sorts @times. */
-static void print_times(const char *what, const char *name, float *times,
-                        unsigned long long repeat)
-{
-    qsort(times, (size_t)repeat, sizeof *times, cmp_float);
-    double median = repeat % 2 ? times[repeat / 2]
-                               : ((double)times[repeat / 2 - 1] + times[repeat / 2]) / 2;
-    printf("%s %s: %llu run%s, median %.4f ms, min %.4f ms, max %.4f ms\n", what, name, repeat,
-           repeat == 1 ? "" : "s", median, (double)times[0], (double)times[repeat - 1]);
-}
-
-/* --out files written and --expect files compared: 0, or 1 after a mismatch or an error. */
-static int write_and_verify(const karg *args, const run_opts *ro)
-{
-    fdl_error err = FDL_ERROR_INIT;
-    for (size_t k = 0; k < ro->nouts; k++) {
-        const karg *a = &args[ro->outs[k].arg];
-        size_t bytes = a->count * a->type->size;
-        char *host = malloc(bytes);
-        if (!host) {
-            fprintf(stderr, "fdlink: error: out of memory\n");
-            return 1;
-        }
-        int wrc = fdl_buffer_read(a->buf, 0, host, bytes, &err);
-        if (wrc == FDL_OK)
-            wrc = fdl__write_atomic(ro->outs[k].path, host, bytes, &err);
-        free(host);
-        if (wrc != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-    }
-    int mismatched = 0;
-    for (size_t k = 0; k < ro->nexpects; k++) {
-        const io_spec *e = &ro->expects[k];
-        const karg *a = &args[e->arg];
-        fdl_verify_report report;
-        int vrc = fdl_buffer_verify(&report, a->buf, 0, a->type->scalar, e->data, a->count,
-                                    &ro->vopts, &err);
-        if (vrc != FDL_OK && vrc != FDL_EVERIFY) {
-            cli_print_error(&err);
-            return 1;
-        }
-        char text[4096];
-        fdl_verify_format(&report, text, sizeof text);
-        if (vrc == FDL_EVERIFY) {
-            mismatched = 1;
-            fprintf(stderr, "fdlink: %s: error: argument %zu '%s': %s", e->path, e->arg, a->text,
-                    text);
-        } else {
-            printf("argument %zu '%s': %s", e->arg, a->text, text);
-        }
-    }
-    return mismatched;
-}
-
-/* ---- maps (--map FUNCTION) ---------------------------------------------------------------- */
-
-/* How the command line spells a value of declared type @t (bool is u8; pointers are u64). */
-static const char *spelling_of(fdl_type t)
-{
-    if (t.depth)
-        return "u64";
-    switch (t.base) {
-    case FDL_BOOL: return "u8";
-    case FDL_INT8: return "i8";
-    case FDL_INT16: return "i16";
-    case FDL_INT32: return "i32";
-    case FDL_INT64: return "i64";
-    case FDL_INTP: return "i64";
-    case FDL_UINT8: return "u8";
-    case FDL_UINT16: return "u16";
-    case FDL_UINT32: return "u32";
-    case FDL_UINT64: return "u64";
-    case FDL_UINTP: return "u64";
-    case FDL_FLOAT16: return "f16";
-    case FDL_FLOAT32: return "f32";
-    case FDL_FLOAT64: return "f64";
-    default: return NULL;
-    }
-}
-
-/* Non-zero when every value of u8 argument @a (a scalar, or a buffer as it will be filled from
- * @file_data) is 0 or 1, as a bool must be. */
-static int bool_values_ok(const karg *a, const char *file_data)
-{
-    if (!a->is_buffer)
-        return a->value[0] <= 1;
-    switch (a->fill) {
-    case FILL_ZEROS: return 1;
-    case FILL_CONST: return a->constant[0] <= 1;
-    case FILL_IOTA: return a->count <= 2;
-    case FILL_RAND: return 0; /* integers in [0,100) */
-    case FILL_FILE:
-        for (size_t i = 0; i < a->count; i++)
-            if ((unsigned char)file_data[i] > 1)
-                return 0;
-        return 1;
-    }
-    return 0;
-}
-
-/* A usage error about the map of @d, at its declaration. */
-static int decl_usage_error(const fdl_decl *d, const char *msg)
-{
-    cli_eprintf("fdlink: %s:%u:%u: error: %s (see 'fdlink run --help')\n", d->source,
-            d->line, d->column, msg);
-    return EXIT_USAGE;
-}
-
-/*
- * The arguments of a map of @d against its declaration: argument 0 the result, argument k
- * parameter k (@file_data: the contents of buffers filled from files). Fills @modes ('a' an
- * array, 's' a scalar or a pointer passed through) and *n. Returns 0, or EXIT_USAGE after
- * printing.
- */
-static int check_map_args(const fdl_decl *d, const karg *args, size_t nargs,
-                          char *const *file_data, char *modes, size_t *n)
-{
-    const fdl_sig *sig = &d->sig;
-    char msg[512], type[128];
-    if (sig->ret.base == FDL_VOID && sig->ret.depth == 0) {
-        snprintf(msg, sizeof msg,
-                 "map over '%s': it returns void, so there is no result to map into argument 0",
-                 d->name);
-        return decl_usage_error(d, msg);
-    }
-    if (nargs != sig->nparams + 1) {
-        snprintf(msg, sizeof msg,
-                 "map '%s' takes %zu argument%s (the result, then %zu parameter%s), but %zu "
-                 "%s given",
-                 d->name, sig->nparams + 1, sig->nparams ? "s" : "", sig->nparams,
-                 sig->nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
-        return decl_usage_error(d, msg);
-    }
-    const char *ret = spelling_of(sig->ret);
-    fdl_type_format(sig->ret, type, sizeof type);
-    if (!args[0].is_buffer || args[0].text[0] == '{' || strcmp(args[0].type->name, ret) != 0) {
-        if (args[0].is_buffer)
-            snprintf(msg, sizeof msg,
-                     "map '%s': argument 0 '%s' is the result, a buffer of %s, but %s returns "
-                     "%s: give %s[N]",
-                     d->name, args[0].text, args[0].type->name, d->name, type, ret);
-        else
-            snprintf(msg, sizeof msg,
-                     "map '%s': argument 0 '%s' is the result, which must be a buffer of the "
-                     "return type %s: give %s[N]",
-                     d->name, args[0].text, type, ret);
-        return decl_usage_error(d, msg);
-    }
-    *n = args[0].count;
-    for (size_t k = 1; k < nargs; k++) {
-        const karg *a = &args[k];
-        fdl_type t = sig->params[k - 1];
-        fdl_type pointee = {t.base, t.depth ? t.depth - 1 : 0};
-        const char *want = spelling_of(t);
-        int is_struct = a->text[0] == '{';
-        int ok;
-        char give[160];
-        fdl_type_format(t, type, sizeof type);
-        if (t.depth) {
-            /* CPointer(T): a buffer's address (of T; voidptr: of anything), or u64:ADDRESS */
-            int any = pointee.base == FDL_VOID && pointee.depth == 0;
-            ok = !is_struct &&
-                 (a->is_buffer ? any || strcmp(a->type->name, spelling_of(pointee)) == 0
-                               : strcmp(a->type->name, "u64") == 0);
-            if (any)
-                snprintf(give, sizeof give, "a buffer (passed as a pointer) or u64:ADDRESS");
-            else
-                snprintf(give, sizeof give, "%s[N] (passed as a pointer) or u64:ADDRESS",
-                         spelling_of(pointee));
-            modes[k - 1] = 's';
-        } else {
-            ok = !is_struct && strcmp(a->type->name, want) == 0;
-            snprintf(give, sizeof give, "%s:VALUE or %s[N]", want, want);
-            modes[k - 1] = a->is_buffer ? 'a' : 's';
-        }
-        if (!ok) {
-            char is[64];
-            if (is_struct)
-                snprintf(is, sizeof is, "a struct");
-            else if (a->is_buffer)
-                snprintf(is, sizeof is, "a buffer of %s", a->type->name);
-            else
-                snprintf(is, sizeof is, "%s", a->type->name);
-            snprintf(msg, sizeof msg,
-                     "map '%s': argument %zu '%s' is %s, but parameter %zu is %s: give %s",
-                     d->name, k, a->text, is, k, type, give);
-            return decl_usage_error(d, msg);
-        }
-        if (t.depth == 0 && t.base == FDL_BOOL && !bool_values_ok(a, file_data[k])) {
-            snprintf(msg, sizeof msg,
-                     "map '%s': argument %zu '%s' %s, but parameter %zu is bool",
-                     d->name, k, a->text, a->is_buffer ? "holds values other than 0 and 1" : "is neither 0 nor 1", k);
-            return decl_usage_error(d, msg);
-        }
-        if (modes[k - 1] == 'a' && a->count < *n) {
-            snprintf(msg, sizeof msg,
-                     "map '%s': argument %zu '%s' (parameter %zu, %s) has %zu element%s, but n "
-                     "is %zu (the length of the result, argument 0)",
-                     d->name, k, a->text, k, type, a->count, a->count == 1 ? "" : "s", *n);
-            return cli_usage_error("run", "%s", msg);
-        }
-    }
-    modes[sig->nparams] = '\0';
-    return 0;
-}
-
-/*
- * A generator on @dev (NULL: compile and link for la->opts.arch only) with the inputs of @la,
- * and the map of @name made from it. 0, or 1 after printing.
- */
-static int make_map(fdl_gen **gen, fdl_map **map, fdl_device *dev, const cli_link_args *la,
-                    const char *name, const char *modes)
-{
-    fdl_error err = FDL_ERROR_INIT;
-    fdl_gen_options go = FDL_GEN_OPTIONS_INIT;
-    go.arch = la->opts.arch;
-    go.decls = la->decls[0];
-    go.link = &la->opts;
-    if (fdl_gen_create(gen, dev, &go, &err) != FDL_OK) {
-        cli_print_error(&err);
-        return 1;
-    }
-    for (size_t i = 0; i < la->ninputs; i++) {
-        char *data = NULL;
-        size_t size = 0;
-        int rc = fdl__read_file(la->inputs[i], &data, &size, &err);
-        if (rc == FDL_OK)
-            rc = fdl_gen_add_data(*gen, data, size, la->inputs[i], la->kinds[i], &err);
-        free(data);
-        if (rc != FDL_OK) {
-            cli_print_error(&err);
-            return 1;
-        }
-    }
-    if (fdl_map_create(map, *gen, name, modes, &err) != FDL_OK) {
-        cli_print_error(&err);
-        /* NVRTC's or nvJitLink's log: what it adds to the headline (all of it with -v) */
-        cli_print_log_rest(err.log, &err, la->opts.verbose || la->whole_logs);
-        return 1;
-    }
-    return 0;
-}
-
-/*
- * fdlink run --map NAME: check the arguments against the declaration, generate, compile and link
- * the map, fill the buffers, run it (--repeat times), report the lowest failing index, write
- * and verify the results. Returns the exit status.
- */
-static int run_map(cli_link_args *la, const char *name, karg *args, size_t nargs,
-                   char **file_data, const run_opts *ro)
-{
-    fdl_error err = FDL_ERROR_INIT;
-    fdl_device *dev = NULL;
-    fdl_gen *gen = NULL;
-    fdl_map *map = NULL;
-    fdl_event *start = NULL, *stop = NULL;
-    float *times = NULL;
-    char modes[FDL_SIG_MAX_PARAMS + 1];
-    fdl_gen_arg gargs[FDL_SIG_MAX_PARAMS + 1];
-    size_t n = 0;
-    int rc = EXIT_USAGE;
-
-    /* ---- the declaration, and the arguments against it, before any GPU is needed ---- */
-    if (la->decl_paths.n != 1) {
-        rc = cli_usage_error("run",
-                             la->decl_paths.n
-                                 ? "--map takes one --decl file, the one that declares '%s'"
-                                 : "--map needs the declaration of '%s': --decl FILE",
-                             name);
-        goto cleanup;
-    }
-    if (la->ptx_path || la->kernels.n) {
-        rc = cli_usage_error("run", "%s does not apply to --map (the map's kernel is generated)",
-                             la->ptx_path ? "--emit-ptx" : "--kernels-used");
-        goto cleanup;
-    }
-    la->decls = calloc(1, sizeof *la->decls);
-    if (!la->decls) {
-        fprintf(stderr, "fdlink: error: out of memory\n");
-        rc = 1;
-        goto cleanup;
-    }
-    if (fdl_decls_load(&la->decls[0], la->decl_paths.v[0], &err) != FDL_OK) {
-        cli_print_error(&err);
-        rc = 1;
-        goto cleanup;
-    }
-    la->nsets = 1;
-    const fdl_decl *d = fdl_decls_find(la->decls[0], name);
-    if (!d) {
-        char msg[FDL_DECL_MAX_NAME + 1024];
-        snprintf(msg, sizeof msg, "map over '%s': no such function is declared in %s", name,
-                 la->decl_paths.v[0]);
-        rc = cli_usage_error("run", "%s", msg);
-        goto cleanup;
-    }
-    if ((rc = check_map_args(d, args, nargs, file_data, modes, &n)) != 0)
-        goto cleanup;
-    if ((rc = cli_link_check_options(la)) != 0)
-        goto cleanup;
-    rc = 1;
-
-    /* ---- the device, and the map ---- */
-    if (fdl_device_open(&dev, la->device, &err) != FDL_OK) {
-        if (!cli_no_gpu_here(&err)) {
-            cli_print_device_error(la, &err);
-            goto cleanup;
-        }
-        /* for a stated architecture, everything short of the launch is checked first */
-        fdl_error nogpu = err;
-        if (la->opts.arch && !cli_link_needs_device(la) &&
-            make_map(&gen, &map, NULL, la, name, modes) != 0)
-            goto cleanup;
-        fprintf(stderr, "fdlink: skipped: map '%s' not run: no GPU here (%s)\n", name,
-                nogpu.message);
-        rc = RUN_EXIT_SKIP;
-        goto cleanup;
-    }
-    if (make_map(&gen, &map, dev, la, name, modes) != 0)
-        goto cleanup;
-    if (ro->verbose) {
-        size_t cubin = 0;
-        fdl_map_cubin(map, &cubin);
-        fprintf(stderr,
-                "fdlink: device %d: %s (%s); map '%s' (modes %s): kernel %s, compiled with "
-                "NVRTC and linked with %zu input%s (cubin of %zu bytes); n = %zu, %u element%s "
-                "per vector access, %d threads per block\n",
-                fdl_device_ordinal(dev), fdl_device_name(dev), fdl_device_arch(dev), name, modes,
-                fdl_map_kernel_name(map), la->ninputs, la->ninputs == 1 ? "" : "s", cubin, n,
-                fdl_map_vector_width(map), fdl_map_vector_width(map) == 1 ? "" : "s",
-                FDL_GEN_BLOCK);
-        const char *src = fdl_map_source(map);
-        size_t len = strlen(src);
-        fprintf(stderr, "fdlink: the generated CUDA C of map '%s':\n%s%s", name, src,
-                len && src[len - 1] == '\n' ? "" : "\n");
-    }
-
-    /* ---- buffers, and the map's arguments ---- */
-    if (make_buffers(dev, args, nargs, file_data) != 0)
-        goto cleanup;
-    gargs[0] = fdl_gen_buffer(args[0].buf);
-    for (size_t k = 1; k < nargs; k++) {
-        karg *a = &args[k];
-        if (modes[k - 1] == 'a')
-            gargs[k] = fdl_gen_buffer(a->buf);
-        else if (a->is_buffer) /* a pointer parameter: the buffer's address */
-            gargs[k] = fdl_gen_scalar(&a->address, sizeof a->address);
-        else
-            gargs[k] = fdl_gen_scalar(a->value, a->size);
-    }
-
-    /* ---- the runs ---- */
-    if (ro->repeat == 1 && !ro->timed) {
-        if (fdl_map_run(map, n, gargs, nargs, &err) != FDL_OK) {
-            cli_print_error(&err);
-            goto cleanup;
-        }
-    } else {
-        times = calloc((size_t)ro->repeat, sizeof *times);
-        if (!times) {
-            fprintf(stderr, "fdlink: error: out of memory\n");
-            goto cleanup;
-        }
-        if (fdl_event_create(&start, dev, &err) != FDL_OK ||
-            fdl_event_create(&stop, dev, &err) != FDL_OK) {
-            cli_print_error(&err);
-            goto cleanup;
-        }
-        for (size_t r = 0; r < ro->repeat; r++) {
-            if (fdl_event_record(start, NULL, &err) != FDL_OK ||
-                fdl_map_launch(map, n, gargs, nargs, &err) != FDL_OK ||
-                fdl_event_record(stop, NULL, &err) != FDL_OK ||
-                fdl_event_elapsed_ms(&times[r], start, stop, &err) != FDL_OK) {
-                cli_print_error(&err);
-                goto cleanup;
-            }
-        }
-        /* the lowest failing index of all the runs */
-        if (fdl_map_check(map, &err) != FDL_OK) {
-            cli_print_error(&err);
-            goto cleanup;
-        }
-    }
-    if (ro->timed)
-        print_times("map", name, times, ro->repeat);
-    rc = write_and_verify(args, ro);
-cleanup:
-    fdl_event_destroy(start);
-    fdl_event_destroy(stop);
-    for (size_t k = 0; k < nargs; k++) {
-        fdl_buffer_destroy(args[k].buf);
-        args[k].buf = NULL;
-    }
-    fdl_map_destroy(map);
-    fdl_gen_destroy(gen);
-    fdl_device_destroy(dev);
-    free(times);
-    return rc;
-}
 
 /* ---- the command line: `fdlink run`'s options, one row each, and the link options ---- */
 
@@ -1014,7 +172,7 @@ static int take_dim3(void *t, const cli_opt *o, const char *cmd, const char *arg
     run_cmd *c = t;
     (void)arg;
     c->geometry = o->name;
-    if (!v || !parse_dim3(v, (fdl_dim3 *)((char *)t + o->at)))
+    if (!v || !run_parse_dim3(v, (fdl_dim3 *)((char *)t + o->at)))
         return cli_usage_error(cmd, "%s", o->bad);
     return 0;
 }
@@ -1026,7 +184,7 @@ static int take_shared(void *t, const cli_opt *o, const char *cmd, const char *a
     unsigned long long n;
     (void)arg;
     c->geometry = o->name;
-    if (!parse_size(v, 0xffffffffULL, &n))
+    if (!run_parse_size(v, 0xffffffffULL, &n))
         return cli_usage_error(cmd, "%s", o->bad);
     c->cfg.shared_bytes = (size_t)n;
     return 0;
@@ -1036,7 +194,7 @@ static int take_repeat(void *t, const cli_opt *o, const char *cmd, const char *a
                        const char *v)
 {
     (void)arg;
-    if (!parse_size(v, 1000000, &((run_cmd *)t)->ro.repeat) || ((run_cmd *)t)->ro.repeat == 0)
+    if (!run_parse_size(v, 1000000, &((run_cmd *)t)->ro.repeat) || ((run_cmd *)t)->ro.repeat == 0)
         return cli_usage_error(cmd, "%s", o->bad);
     return 0;
 }
@@ -1047,7 +205,7 @@ static int take_io(void *t, const cli_opt *o, const char *cmd, const char *arg, 
     run_cmd *c = t;
     int out = strcmp(o->name, "--out") == 0;
     (void)arg;
-    if (!parse_io(v, out ? &c->outs[c->nouts] : &c->expects[c->nexpects]))
+    if (!run_parse_io(v, out ? &c->outs[c->nouts] : &c->expects[c->nexpects]))
         return cli_usage_error(cmd, "%s", o->bad);
     ++*(out ? &c->nouts : &c->nexpects);
     return 0;
@@ -1057,7 +215,7 @@ static int take_io(void *t, const cli_opt *o, const char *cmd, const char *arg, 
 static int take_tol(void *t, const cli_opt *o, const char *cmd, const char *arg, const char *v)
 {
     (void)arg;
-    if (!parse_double(v, (double *)((char *)t + o->at)))
+    if (!run_parse_double(v, (double *)((char *)t + o->at)))
         return cli_usage_error(cmd, "%s", o->bad);
     ((run_cmd *)t)->have_tol = 1;
     return 0;
@@ -1068,7 +226,7 @@ static int take_ulp(void *t, const cli_opt *o, const char *cmd, const char *arg,
     run_cmd *c = t;
     unsigned long long u;
     (void)arg;
-    if (!parse_size(v, UINT64_MAX, &u))
+    if (!run_parse_size(v, UINT64_MAX, &u))
         return cli_usage_error(cmd, "%s", o->bad);
     c->ro.vopts.max_ulp = u;
     c->have_ulp = 1;
@@ -1076,6 +234,7 @@ static int take_ulp(void *t, const cli_opt *o, const char *cmd, const char *arg,
 }
 
 static const cli_opt run_cmd_opts[] = {
+    {.arg = CLI_TABLE, .table = cli_diag_table, .at = RC(la.diag)}, /* no help lines */
     {.arg = CLI_STRING, .name = "-k", .alias = "--kernel", .form = CLI_NONEMPTY,
      .at = RC(kernel_name), .bad = "option '%s' needs a kernel name", .usage = "-k, --kernel NAME",
      .help = "the kernel to launch"},
@@ -1270,9 +429,9 @@ static int run_parse(run_cmd *c, int argc, char **argv, int *done)
     *done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (after_dashes || (a[0] != '-' && looks_like_arg(a))) {
+        if (after_dashes || (a[0] != '-' && run_looks_like_arg(a))) {
             c->args[c->nargs].text = a;
-            if ((rc = parse_arg(&c->args[c->nargs], c->nargs)) != 0)
+            if ((rc = run_parse_arg(&c->args[c->nargs], c->nargs)) != 0)
                 return rc;
             c->nargs++;
         } else if (strcmp(a, "--") == 0) {
@@ -1281,8 +440,7 @@ static int run_parse(run_cmd *c, int argc, char **argv, int *done)
             help_run(stdout);
             *done = 1;
             return 0;
-        } else if (cli_diag_option(&c->la.diag, "run", argc, argv, &i, &rc) ||
-                   cli_opts_parse(run_cmd_opts, c, "run", argc, argv, &i, &rc)) {
+        } else if (cli_opts_parse(run_cmd_opts, c, "run", argc, argv, &i, &rc)) {
             if (rc)
                 return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -1486,7 +644,7 @@ static int run_make_args(run_cmd *c)
         fprintf(stderr, "fdlink: error: out of memory\n");
         return 1;
     }
-    if (make_buffers(c->dev, c->args, c->nargs, c->file_data) != 0)
+    if (run_make_buffers(c->dev, c->args, c->nargs, c->file_data) != 0)
         return 1;
     for (size_t k = 0; k < c->nargs; k++) {
         karg *a = &c->args[k];
@@ -1581,8 +739,8 @@ int cmd_run(int argc, char **argv)
         (rc = run_make_args(&c)) != 0 || (rc = run_launch(&c)) != 0)
         goto cleanup;
     if (c.ro.timed)
-        print_times("kernel", c.kernel_name, c.times, c.ro.repeat);
-    rc = write_and_verify(c.args, &c.ro);
+        run_print_times("kernel", c.kernel_name, c.times, c.ro.repeat);
+    rc = run_write_and_verify(c.args, &c.ro);
 cleanup:
     run_cmd_free(&c);
     return rc;

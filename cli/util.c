@@ -303,29 +303,6 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-/* The value of an option given as `--opt=value`, `--opt value` (advancing *i), or NULL. */
-const char *cli_option_value(const char *arg, const char *opt, int argc, char **argv, int *i,
-                                int *missing)
-{
-    size_t n = strlen(opt);
-    *missing = 0;
-    if (strncmp(arg, opt, n) != 0)
-        return NULL;
-    if (arg[n] != '=' && arg[n] != '\0')
-        return NULL;
-    if (arg[n] == '\0' && *i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    const char *v = arg[n] == '=' ? arg + n + 1 : argv[++*i];
-    if (!v[0] && (strcmp(opt, "-o") == 0 || strcmp(opt, "--out") == 0 ||
-                  strcmp(opt, "--emit-ptx") == 0)) {
-        *missing = 1; /* `-o ""` names no output: a usage error, as a missing value is */
-        return NULL;
-    }
-    return v;
-}
-
 int cli_list_add(cli_list *l, const char *s)
 {
     const char **grown = realloc(l->v, (l->n + 2) * sizeof *grown);

@@ -89,6 +89,9 @@ static void vreport(checker *c, int warning, const char *source, unsigned line, 
 
     fdl_error e = FDL_ERROR_INIT;
     fdl__error(&e, FDL_EABI, source, line, column, d ? d->name : NULL, "%s", msg);
+    fdl__error_rule(&e, rule);
+    if (d)
+        fdl__error_decl(&e, d->source, d->line, d->column);
     if (warning) {
         if (c->on_warning)
             c->on_warning(c->opts->ctx, &e);

@@ -72,7 +72,68 @@ int fdl__verror(fdl_error *err, int code, const char *source, unsigned line, uns
     err->column = column;
     fdl__strlcpy(err->symbol, symbol ? symbol : "", sizeof err->symbol);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
+    /* no detail of an earlier error stays: the caller sets this one's (fdl__error_rule ...) */
+    err->fields = 0;
+    err->rule = 0;
+    err->decl_source[0] = '\0';
+    err->decl_line = err->decl_column = 0;
+    err->library[0] = '\0';
+    err->index = 0;
+    memset(err->block, 0, sizeof err->block);
+    memset(err->thread, 0, sizeof err->thread);
+    err->count = 0;
     return code;
+}
+
+void fdl__error_rule(fdl_error *err, int rule)
+{
+    if (!err)
+        return;
+    err->rule = rule;
+    err->fields |= FDL_ERROR_HAS_RULE;
+}
+
+void fdl__error_decl(fdl_error *err, const char *source, unsigned line, unsigned column)
+{
+    if (!err)
+        return;
+    fdl__strlcpy(err->decl_source, source ? source : "", sizeof err->decl_source);
+    err->decl_line = line;
+    err->decl_column = column;
+    err->fields |= FDL_ERROR_HAS_DECL;
+}
+
+void fdl__error_library(fdl_error *err, const char *library)
+{
+    if (!err)
+        return;
+    fdl__strlcpy(err->library, library ? library : "", sizeof err->library);
+    err->fields |= FDL_ERROR_HAS_LIBRARY;
+}
+
+void fdl__error_index(fdl_error *err, unsigned long long index)
+{
+    if (!err)
+        return;
+    err->index = index;
+    err->fields |= FDL_ERROR_HAS_INDEX;
+}
+
+void fdl__error_place(fdl_error *err, const unsigned block[3], const unsigned thread[3])
+{
+    if (!err)
+        return;
+    memcpy(err->block, block, sizeof err->block);
+    memcpy(err->thread, thread, sizeof err->thread);
+    err->fields |= FDL_ERROR_HAS_PLACE;
+}
+
+void fdl__error_count(fdl_error *err, unsigned long long count)
+{
+    if (!err)
+        return;
+    err->count = count;
+    err->fields |= FDL_ERROR_HAS_COUNT;
 }
 
 int fdl__error(fdl_error *err, int code, const char *source, unsigned line, unsigned column,

@@ -52,6 +52,19 @@ int fdl__message_names(const char *message, const char *symbol);
 /* Shorthand for errors with no location: fdl__error(err, code, NULL, 0, 0, NULL, fmt, ...). */
 int fdl__fail(fdl_error *err, int code, const char *fmt, ...) FDL__PRINTF(3, 4);
 
+/*
+ * The details of a record fdl__error has just filled (error.h's FDL_ERROR_HAS_*), each setting
+ * its bit; @err NULL is ignored. Set where the message that names them is written, with the same
+ * values. fdl__error_decl: the declaration's place (@source NULL: ""); fdl__error_place: the
+ * block and thread of a failed FDL_CALL.
+ */
+void fdl__error_rule(fdl_error *err, int rule);
+void fdl__error_decl(fdl_error *err, const char *source, unsigned line, unsigned column);
+void fdl__error_library(fdl_error *err, const char *library);
+void fdl__error_index(fdl_error *err, unsigned long long index);
+void fdl__error_place(fdl_error *err, const unsigned block[3], const unsigned thread[3]);
+void fdl__error_count(fdl_error *err, unsigned long long count);
+
 /* ---- strbuf.c: strings, checked sizes, buffers ----------------------------------------------- */
 
 /* Checked arithmetic: return 0 on overflow, 1 otherwise. */

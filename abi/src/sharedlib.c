@@ -67,8 +67,10 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
     }
     char shortened[160];
     const char *name = short_name(names[0], shortened, sizeof shortened);
-    return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, name, "cannot load %s, needed %s: %s", name,
-                      purpose, why);
+    fdl__error(err, FDL_ENOLIB, NULL, 0, 0, name, "cannot load %s, needed %s: %s", name, purpose,
+               why);
+    fdl__error_library(err, name);
+    return FDL_ENOLIB;
 }
 
 /* ---- the trial load in a child (FDLINK_PROBE_LIBS, fdlink doctor) ------------------------ */
@@ -194,15 +196,17 @@ int fdl__lib_trial(const char *env, const char *const *names, const char *what, 
         return fdl__fail(err, FDL_EIO, "cannot try loading %s in a child: poll: %s", what,
                          strerror(read_error));
     if (timed_out)
-        return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, NULL, "cannot load %s: %s did not finish "
-                          "loading within %ld ms (tried in a child)", what, name, limit);
-    if (w == pid && WIFSIGNALED(status))
-        return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, NULL, "cannot load %s: %s crashed while "
-                          "loading: signal %d (%s) (tried in a child)", what, name,
-                          WTERMSIG(status), strsignal(WTERMSIG(status)));
-    /* (its exit status is not said: the program's own atexit handlers may have changed it) */
-    return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, NULL, "cannot load %s: %s ended the process "
-                      "while loading (tried in a child)", what, name);
+        fdl__error(err, FDL_ENOLIB, NULL, 0, 0, NULL, "cannot load %s: %s did not finish "
+                   "loading within %ld ms (tried in a child)", what, name, limit);
+    else if (w == pid && WIFSIGNALED(status))
+        fdl__error(err, FDL_ENOLIB, NULL, 0, 0, NULL, "cannot load %s: %s crashed while "
+                   "loading: signal %d (%s) (tried in a child)", what, name, WTERMSIG(status),
+                   strsignal(WTERMSIG(status)));
+    else /* (its exit status is not said: the program's own atexit handlers may have changed it) */
+        fdl__error(err, FDL_ENOLIB, NULL, 0, 0, NULL, "cannot load %s: %s ended the process "
+                   "while loading (tried in a child)", what, name);
+    fdl__error_library(err, name); /* the file that failed (@what when none was tried) */
+    return FDL_ENOLIB;
 }
 
 int fdl__dlopen_table(void **handle, const char *env, const char *const *names, const char *what,
@@ -228,10 +232,13 @@ int fdl__dlopen_table(void **handle, const char *env, const char *const *names, 
         return rc;
     for (size_t i = 0; i < nsymbols; i++) {
         void *sym = dlsym(*handle, symbols[i].name);
-        if (!sym && !symbols[i].optional)
-            return fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
-                              "%s lacks %s (needed %s): the library is too old or not %s", what,
-                              symbols[i].name, purpose, what);
+        if (!sym && !symbols[i].optional) {
+            fdl__error(err, FDL_ENOLIB, NULL, 0, 0, symbols[i].name,
+                       "%s lacks %s (needed %s): the library is too old or not %s", what,
+                       symbols[i].name, purpose, what);
+            fdl__error_library(err, what);
+            return FDL_ENOLIB;
+        }
         /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */
         memcpy((char *)table + symbols[i].offset, &sym, sizeof sym);
     }

@@ -597,6 +597,8 @@ static int check_fail_read(launchable *l, void *out, size_t offset, size_t size,
                (unsigned long long)rec.index, l->label, count);
     if (err)
         err->backend_code = rec.status;
+    fdl__error_index(err, (unsigned long long)rec.index);
+    fdl__error_count(err, rec.failures);
     return FDL_EDEVICE;
 }
 

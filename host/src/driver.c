@@ -215,6 +215,7 @@ static void load(void)
                                    "code: %s",
                                    path, path == override ? ", from FDLINK_LIBCUDA" : "",
                                    why ? why : "unknown reason");
+        fdl__error_library(err, path);
         return;
     }
     void (*any)(void) = NULL;
@@ -244,6 +245,7 @@ static void load(void)
                                        "%s lacks %s, needed to run device code: not a CUDA "
                                        "driver, or one older than CUDA 12.0",
                                        path, entries[i].name);
+            fdl__error_library(err, path);
             return;
         }
         memcpy((char *)&fn + entries[i].offset, &p, sizeof p);
@@ -271,6 +273,7 @@ static void load(void)
                                    path, fn.driver_version / 1000, fn.driver_version % 1000 / 10,
                                    FDL__DRIVER_MIN_VERSION / 1000,
                                    FDL__DRIVER_MIN_VERSION % 1000 / 10);
+        fdl__error_library(err, path);
         return;
     }
     g_cuda.fn = fn;

@@ -148,6 +148,10 @@ static int status_error(fdl_error *err, const fdl_module *mod, const fdl_device_
                st->block.y, st->block.z, st->thread.x, st->thread.y, st->thread.z, in_kernel,
                count);
     err->backend_code = st->status;
+    const unsigned block[3] = {st->block.x, st->block.y, st->block.z};
+    const unsigned thread[3] = {st->thread.x, st->thread.y, st->thread.z};
+    fdl__error_place(err, block, thread);
+    fdl__error_count(err, st->failures);
     return FDL_EDEVICE;
 }
 

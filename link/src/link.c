@@ -1292,9 +1292,12 @@ int fdl_link_backend_version(unsigned *major, unsigned *minor, fdl_error *err)
     int rc = fdl__nvjl_get(&nv, err);
     if (rc != FDL_OK)
         return rc;
-    if (!nv->version)
-        return fdl__fail(err, FDL_ENOLIB,
-                         "nvJitLink lacks nvJitLinkVersion (added in CUDA 12.3): too old to say");
+    if (!nv->version) {
+        fdl__fail(err, FDL_ENOLIB,
+                  "nvJitLink lacks nvJitLinkVersion (added in CUDA 12.3): too old to say");
+        fdl__error_library(err, "nvJitLink");
+        return FDL_ENOLIB;
+    }
     unsigned int a = 0, b = 0;
     nvJitLinkResult r = nv->version(&a, &b);
     if (r != NVJITLINK_SUCCESS) {

@@ -5,7 +5,11 @@ word: ``code`` (the FDL_E* value), ``status`` (its name), ``backend_code`` (the 
 nvJitLinkResult or nvrtcResult), ``source``, ``line``, ``column``, ``symbol``, ``message``, the
 backend's whole ``log`` where there is one, and for links the ``diagnostics`` records (the same
 records as ``fdlink link --diagnostics-format=json``). ``str(e)`` is the one line the CLI prints
-(``source:line:col: symbol: message``).
+(``source:line:col: symbol: message``). The structure a message names is carried by the record
+as fields, never read back out of its words (fdl_error's details, error.h's FDL_ERROR_HAS_*):
+the ABI rule and the declaration's place (:class:`ABIError`), the library
+(:class:`LibraryNotFoundError`), a map's index, a kernel's block and thread and the failure count
+(:class:`DeviceStatusError`). The class is chosen by the status name (``FDL_EABI``).
 
 Every exception pickles with its whole record (``__reduce__``), so that ``multiprocessing`` and
 ``concurrent.futures`` hand a worker's exception to the parent with its fields.
@@ -13,7 +17,6 @@ Every exception pickles with its whole record (``__reduce__``), so that ``multip
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 __all__ = [
@@ -84,24 +87,26 @@ class ABIError(Error):
     """FDL_EABI: compiled code disagrees with its declaration.
 
     ``rule`` is the ABI rule cited (``"ABI-5"``) and ``declaration`` the declaration's location
-    (``"lib.decl:3:1"``) where the library names them.
+    (``"lib.decl:3:1"``) where the library names them (else None); ``declaration_source``,
+    ``declaration_line`` and ``declaration_column`` are its parts (None, 0, 0 when there is none).
     """
 
     rule: Optional[str]
     declaration: Optional[str]
+    declaration_source: Optional[str]
+    declaration_line: int
+    declaration_column: int
 
     def __init__(self, record: Union[Dict[str, Any], str]):
         super().__init__(record)
-        self.rule = None
-        for d in self.diagnostics or ():
-            if d.get("tool") == "fdlink" and d.get("code", "").startswith("ABI-"):
-                self.rule = d["code"]
-                break
-        if self.rule is None:
-            m = re.search(r"\b(ABI-\d+)\b", self.message)
-            self.rule = m.group(1) if m else None
-        m = re.search(r"declared (?:at|in) ([^\s,;()]+:\d+(?::\d+)?)", self.message)
-        self.declaration = m.group(1) if m else None
+        rule = self.record.get("rule")
+        self.rule = None if rule is None else f"ABI-{rule}"
+        self.declaration_source = self.record.get("decl_source")
+        self.declaration_line = self.record.get("decl_line", 0)
+        self.declaration_column = self.record.get("decl_column", 0)
+        self.declaration = (None if self.declaration_source is None else
+                            f"{self.declaration_source}:{self.declaration_line}:"
+                            f"{self.declaration_column}")
 
 
 class LinkError(Error):
@@ -117,15 +122,15 @@ class NoDeviceError(Error):
 
 
 class LibraryNotFoundError(Error, ImportError):
-    """FDL_ENOLIB: a CUDA library (driver, nvJitLink, NVRTC) could not be loaded; ``library``
-    names it."""
+    """FDL_ENOLIB: a CUDA library (driver, nvJitLink, NVRTC) could not be loaded, or lacks what
+    fdlink needs; ``library`` names it (its file, ``"libcuda.so.1"``, or what it is,
+    ``"nvJitLink"``; ``""`` where the library names none)."""
 
     library: str
 
     def __init__(self, record: Union[Dict[str, Any], str]):
         Error.__init__(self, record)
-        m = re.search(r"cannot (?:load|find) (\S+)", self.message)
-        self.library = self.symbol or (m.group(1) if m else "")
+        self.library = self.record.get("library", "")
 
 
 class CudaError(Error):
@@ -154,25 +159,28 @@ class DeviceStatusError(Error):
 
     function: str
     index: Optional[int]
+    block: Optional[Tuple[int, int, int]]
+    thread: Optional[Tuple[int, int, int]]
     count: int
 
     def __init__(self, record: Union[Dict[str, Any], str]):
         super().__init__(record)
         self.function = self.symbol
         self.device_status = self.backend_code
-        m = re.search(r" at index (\d+)", self.message)
-        self.index = int(m.group(1)) if m else None
-        m = re.search(r" at block \((\d+),(\d+),(\d+)\) thread \((\d+),(\d+),(\d+)\)", self.message)
-        self.block = tuple(int(x) for x in m.groups()[:3]) if m else None
-        self.thread = tuple(int(x) for x in m.groups()[3:]) if m else None
-        m = re.search(r"\(first of (\d+) failures\)", self.message)
-        self.count = int(m.group(1)) if m else 1
+        self.index = self.record.get("index")
+        block, thread = self.record.get("block"), self.record.get("thread")
+        self.block = None if block is None else tuple(block)
+        self.thread = None if thread is None else tuple(thread)
+        self.count = self.record.get("count", 1)
 
 
-_BY_CODE = {
-    -1: InvalidArgumentError, -2: OutOfMemoryError, -3: FileError, -4: ParseError, -5: ABIError,
-    -6: LinkError, -7: NotFoundError, -8: NoDeviceError, -9: LibraryNotFoundError, -10: CudaError,
-    -11: LimitError, -12: KindError, -13: VerifyError, -14: DeviceStatusError,
+# the class of each status, by the name the C library gives it (fdl_status_name)
+_BY_STATUS = {
+    "FDL_EINVAL": InvalidArgumentError, "FDL_ENOMEM": OutOfMemoryError, "FDL_EIO": FileError,
+    "FDL_EPARSE": ParseError, "FDL_EABI": ABIError, "FDL_ELINK": LinkError,
+    "FDL_ENOTFOUND": NotFoundError, "FDL_ENODEVICE": NoDeviceError,
+    "FDL_ENOLIB": LibraryNotFoundError, "FDL_ECUDA": CudaError, "FDL_ELIMIT": LimitError,
+    "FDL_EKIND": KindError, "FDL_EVERIFY": VerifyError, "FDL_EDEVICE": DeviceStatusError,
 }
 
 
@@ -181,7 +189,7 @@ def from_record(record: Dict[str, Any]) -> Error:
     if record.get("python") == "TypeError":  # an argument refused for its type
         e: Error = ArgumentTypeError(record)
     else:
-        e = _BY_CODE.get(record.get("code", 0), Error)(record)
+        e = _BY_STATUS.get(record.get("status", ""), Error)(record)
     if "argument" in record:
         e.argument = record["argument"]  # type: ignore[attr-defined]
     return e

@@ -16,8 +16,8 @@
  * its modules and buffers and a module its kernels and launches.
  *
  * Errors: every fdl_error becomes an exception built by the factory that fdlink/_errors.py
- * registers (_set_error_factory): the record's fields, word for word, plus the link's diagnostic
- * records where there are some. Bad arguments are TypeError or ValueError naming the argument.
+ * registers (_set_error_factory): the record's fields, word for word (its details, error.h's
+ * FDL_ERROR_HAS_*, as keys where set), plus the link's diagnostic records where there are some. Bad arguments are TypeError or ValueError naming the argument.
  *
  * Thread-safety: an fdlink device family (a device and everything made from it, generators
  * included) is used by one thread at a time: every call that touches one holds the GIL

@@ -47,6 +47,45 @@ PyObject *diagnostics_list(const fdl_link *link)
     return list;
 }
 
+/* Set @p key of @p record to @p value (a new reference, stolen; NULL: the error already set). */
+static int put(PyObject *record, const char *key, PyObject *value)
+{
+    int rc = value ? PyDict_SetItemString(record, key, value) : -1;
+    Py_XDECREF(value);
+    return rc;
+}
+
+/* The details @p err carries (error.h's FDL_ERROR_HAS_*) into @p record, each key only where
+ * its bit is set: rule, decl_source/decl_line/decl_column, library, index, block and thread (3
+ * ints each), count. -1 with the error set. */
+static int put_details(PyObject *record, const fdl_error *err)
+{
+    unsigned f = err->fields;
+    if ((f & FDL_ERROR_HAS_RULE) && put(record, "rule", PyLong_FromLong(err->rule)) < 0)
+        return -1;
+    if ((f & FDL_ERROR_HAS_DECL) &&
+        (put(record, "decl_source", text_of(err->decl_source, "surrogateescape")) < 0 ||
+         put(record, "decl_line", PyLong_FromUnsignedLong(err->decl_line)) < 0 ||
+         put(record, "decl_column", PyLong_FromUnsignedLong(err->decl_column)) < 0))
+        return -1;
+    if ((f & FDL_ERROR_HAS_LIBRARY) &&
+        put(record, "library", text_of(err->library, "surrogateescape")) < 0)
+        return -1;
+    if ((f & FDL_ERROR_HAS_INDEX) &&
+        put(record, "index", PyLong_FromUnsignedLongLong(err->index)) < 0)
+        return -1;
+    if ((f & FDL_ERROR_HAS_PLACE) &&
+        (put(record, "block", Py_BuildValue("(III)", err->block[0], err->block[1],
+                                            err->block[2])) < 0 ||
+         put(record, "thread", Py_BuildValue("(III)", err->thread[0], err->thread[1],
+                                             err->thread[2])) < 0))
+        return -1;
+    if ((f & FDL_ERROR_HAS_COUNT) &&
+        put(record, "count", PyLong_FromUnsignedLongLong(err->count)) < 0)
+        return -1;
+    return 0;
+}
+
 /* Raise the exception for @p err (status @p rc); NULL always. @p link adds its diagnostics. */
 PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link)
 {
@@ -73,6 +112,10 @@ PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link)
         diags);
     if (!record)
         return NULL;
+    if (put_details(record, err) < 0) {
+        Py_DECREF(record);
+        return NULL;
+    }
     if (!g_state->error_factory) {
         PyErr_SetString(PyExc_RuntimeError, line);
         Py_DECREF(record);

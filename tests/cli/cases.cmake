@@ -48,6 +48,15 @@ fdlink_cli_test(check_no_decl ARGS check check/conforming.ptx)
 fdlink_cli_test(check_no_inputs ARGS check --decl check/functions.decl)
 fdlink_cli_test(check_unknown_option ARGS check --strict --decl check/functions.decl check/conforming.ptx)
 fdlink_cli_test(check_decl_needs_value ARGS check check/conforming.ptx --decl)
+# the command lines on the option tables (issue 42): a row's own checks, the operands
+fdlink_cli_test(check_decl_twice
+  ARGS check --decl check/functions.decl --decl=check/functions.decl check/conforming.ptx)
+fdlink_cli_test(header_two_decl_files ARGS header check/functions.decl check/functions.decl)
+fdlink_cli_test(header_output_empty ARGS header check/functions.decl -o=)
+fdlink_cli_test(inspect_decl_needs_value ARGS inspect check/conforming.ptx --decl)
+fdlink_cli_test(inspect_kind_needs_value ARGS inspect check/conforming.ptx --kind)
+fdlink_cli_test(prewarm_two_manifests ARGS prewarm one.manifest two.manifest)
+fdlink_cli_test(prewarm_bundle_empty ARGS prewarm --bundle= one.manifest)
 
 # header
 fdlink_cli_test(header_help ARGS header --help)
@@ -67,5 +76,6 @@ fdlink_cli_test(resource_spec_bad_slots ARGS resource-spec --slots 0)
 fdlink_cli_test(resource_spec_slots_not_a_number ARGS resource-spec --slots=2x)
 fdlink_cli_test(resource_spec_missing_slots ARGS resource-spec --slots)
 fdlink_cli_test(resource_spec_unexpected_argument ARGS resource-spec gpus.json)
+fdlink_cli_test(resource_spec_slots_twice ARGS resource-spec --slots 2 --slots=1025)
 include(${CMAKE_CURRENT_LIST_DIR}/cases_cache.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/cases_run.cmake)

@@ -14,6 +14,11 @@ set(_mv_args f32[8] f32[8]=iota f32[8]=2.5 i32:8)
 
 fdlink_cli_test(run_help ARGS run --help)
 fdlink_cli_test(doctor_help ARGS doctor --help)
+# doctor's command line: --ctest-resource-spec first or not at all, "-" an unknown option
+fdlink_cli_test(doctor_resource_spec_not_first ARGS doctor --json --ctest-resource-spec)
+fdlink_cli_test(doctor_resource_spec_options ARGS doctor --ctest-resource-spec --slots)
+fdlink_cli_test(doctor_dash ARGS doctor -)
+fdlink_cli_test(doctor_arch_not_sm ARGS doctor --arch compute_90)
 
 # run: no GPU here is a skip (exit 77), after the link has been checked
 fdlink_cli_test(run_no_gpu ${_nogpu} ARGS run ${_mv} ${_mv_args})

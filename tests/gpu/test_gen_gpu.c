@@ -424,6 +424,9 @@ Test(gpu_gen_map, statuses_are_reported_by_the_lowest_failing_index)
                                   "map 'twice_pos' (first of 3 failures)");
     cr_assert_str_eq(err.symbol, "twice_pos");
     cr_assert_eq(err.backend_code, 7);
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_INDEX | FDL_ERROR_HAS_COUNT);
+    cr_assert_eq(err.index, 77);
+    cr_assert_eq(err.count, 3);
     float *out = download(dout, 0, n * 4);
     for (size_t i = 0; i < n; i++) {
         float want = x[i] < 0 ? 0.0f : 2.0f * x[i];
@@ -441,6 +444,8 @@ Test(gpu_gen_map, statuses_are_reported_by_the_lowest_failing_index)
     cr_assert_eq(fdl_map_run(m, n, args, 2, &err), FDL_EDEVICE);
     cr_assert_str_eq(err.message, "device function twice_pos returned status 7 at index 100002 "
                                   "in map 'twice_pos'");
+    cr_assert_eq(err.index, 100002);
+    cr_assert_eq(err.count, 1);
     /* an elementwise kernel calling it through FDL_MAP_CALL */
     fdl_map *ew = NULL;
     OK(fdl_elementwise_create(&ew, f.gen, "const float *x, float *y",
@@ -450,6 +455,7 @@ Test(gpu_gen_map, statuses_are_reported_by_the_lowest_failing_index)
     cr_assert_eq(fdl_map_run(ew, n, eargs, 2, &err), FDL_EDEVICE);
     cr_assert(starts_with(err.message, "device function twice_pos returned status 7 at index "
                                        "100002 in elementwise kernel"), "%s", err.message);
+    cr_assert_eq(err.index, 100002);
     fdl_map_destroy(ew);
     fdl_map_destroy(m);
     free(x);

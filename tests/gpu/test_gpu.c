@@ -1650,6 +1650,13 @@ Test(gpu_status, a_failing_device_function_is_reported_with_block_and_thread)
                                   "thread (17,0,0) in kernel 'sqrt_all'");
     cr_assert_str_eq(err.symbol, "safe_sqrt");
     cr_assert_eq(err.backend_code, 1);
+    /* the place and the count as fields (no map index) */
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_PLACE | FDL_ERROR_HAS_COUNT);
+    cr_assert_eq(err.block[0], 3);
+    cr_assert_eq(err.block[1] + err.block[2], 0);
+    cr_assert_eq(err.thread[0], 17);
+    cr_assert_eq(err.thread[1] + err.thread[2], 0);
+    cr_assert_eq(err.count, 1);
     uint32_t *got = read_words(dout, N);
     for (int i = 0; i < N; i++) {
         uint32_t want = i == BAD ? SENTINEL : bits_of(sqrtf(in[i]));
@@ -1682,6 +1689,11 @@ Test(gpu_status, a_failing_device_function_is_reported_with_block_and_thread)
     cr_assert_eq(rc, FDL_EDEVICE, "got %s: %s", fdl_status_name(rc), err.message);
     cr_assert_str_eq(err.message, "device function safe_sqrt returned status 2 at block (2,3,0) "
                                   "thread (5,5,0) in kernel 'sqrt_twice_2d'");
+    const unsigned block_2d[3] = {2, 3, 0}, thread_2d[3] = {5, 5, 0};
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_PLACE | FDL_ERROR_HAS_COUNT);
+    cr_assert_arr_eq(err.block, block_2d, sizeof block_2d);
+    cr_assert_arr_eq(err.thread, thread_2d, sizeof thread_2d);
+    cr_assert_eq(err.count, 1);
     cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "reported twice: %s", err.message);
 
     /* many failures over two launches: the first is kept, every one is counted */
@@ -1709,6 +1721,14 @@ Test(gpu_status, a_failing_device_function_is_reported_with_block_and_thread)
     cr_assert(len > sizeof tail && strcmp(err.message + len - (sizeof tail - 1), tail) == 0, "%s",
               err.message);
     cr_assert_null(strstr(err.message, "in kernel"), "two launches: %s", err.message);
+    /* the fields say what the message says: the first failure's place, every failure counted */
+    cr_assert_eq(err.count, 2 * N);
+    cr_assert_lt(err.block[0], N / 128);
+    cr_assert_lt(err.thread[0], 128);
+    char place[96];
+    snprintf(place, sizeof place, "at block (%u,0,0) thread (%u,0,0) (first of 8192 failures)",
+             err.block[0], err.thread[0]);
+    cr_assert_not_null(strstr(err.message, place), "%s: %s", place, err.message);
     cr_assert_eq(fdl_module_check_status(mod, &err), FDL_OK, "%s", err.message);
 
     /* a module without the record has nothing to report */

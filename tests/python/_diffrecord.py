@@ -30,21 +30,27 @@ for _fdlink.Launch); the extension's other types and functions by their attribut
 Values are described, not pickled: numbers, strings, containers as they are; bytes by length and
 a hash; arrays by dtype and shape (a result's contents hashed too); fdlink objects by their public
 type name and a few plain attributes (a Buffer's nbytes, typestr and shape; a Device's ordinal and
-arch; a Kernel's name); other objects by their type's name. What differs between two runs of one
-build is normalised: addresses (``0x...`` in strings, and device and host pointers: the values of
-Buffer.address, Stream.handle, the pointers in __cuda_array_interface__ and __cuda_stream__, and
-any int equal to one of them), the package's installed path (``<fdlink>``), sys.prefix, random
-temporary names under TMPDIR, milliseconds and seconds (``T ms``, keys ending ``_ms``), PIDs.
+arch; a Kernel's name); other objects by their type's name. An exception's fields are written
+where they are not None (a field a build adds as None changes no record). What differs between
+two runs of one build, or between two copies of the suite, is normalised: addresses (``0x...``
+in strings, and device and host pointers: the values of Buffer.address, Stream.handle, _c_handle,
+the pointers in __cuda_array_interface__ and __cuda_stream__, any int equal to one of them, and
+decimal numbers of 13 digits or more in strings), the package's installed path (``<fdlink>``),
+the suite's tests/ folder (``<tests>``, from FDLINK_DIFF_TESTS), the record's own path, sys.prefix,
+loopback ports, random temporary names under TMPDIR, times (``T ms``; dict keys ending ``_ms``,
+``time``, ``seconds``), PIDs. Pointers are numbered per test phase in the order they are met.
+
+Not recorded: plain attribute reads of Python objects (``fdlink.__version__``, a Source's fields
+are properties and are recorded), calls the package makes from its own code (callbacks, threads
+and finalisers it starts), and anything in a child process (multiprocessing workers, subprocess
+children: the plugin records only in the pytest process).
 """
 
 from __future__ import annotations
 
-import builtins
 import functools
 import hashlib
 import importlib.abc
-import importlib.util
-import inspect
 import json
 import math
 import os
@@ -100,6 +106,9 @@ def _init_subs() -> None:
             pairs.append((p, tok))
     if _PATH:
         pairs.append((os.path.abspath(_PATH), "<record>"))
+    tests = os.environ.get("FDLINK_DIFF_TESTS")  # the suite's folder: its tests/ is <tests>
+    if tests:
+        pairs.append((os.path.dirname(os.path.abspath(tests)), "<tests>"))
     pairs.sort(key=lambda x: -len(x[0]))
     _subs[:] = pairs
 
@@ -403,16 +412,10 @@ def _wrap_tp_new(cls: type, name: str) -> None:
         kw = dict(kwargs) if kwargs else None
         return cnew(c, args, id(kw) if kw is not None else None)
 
-    rec = _wrap_callable(name, lambda c, *a, **k: new(c, *a, **k))
-
-    def __new__(c, *args, **kwargs):
-        if c is not cls:  # a subclass: no record of its own
-            return new(c, *args, **kwargs)
-        return rec(c, *args, **kwargs)
-
-    # the first argument (the class) is not an argument of the call
+    # recorded as a call of the type (the class itself is not one of the call's arguments)
     def recorded(c, *args, **kwargs):
-        if getattr(_tls, "depth", 0) or not _active() or _internal(sys._getframe(1)):
+        if c is not cls or getattr(_tls, "depth", 0) or not _active() \
+                or _internal(sys._getframe(1)):  # a subclass's: no record of its own
             return new(c, *args, **kwargs)
         _tls.depth = 1
         try:

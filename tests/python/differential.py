@@ -12,20 +12,26 @@ OLD and NEW are each a source tree (a checkout with pyproject.toml: its wheel is
 tests/python/run_wheel.sh builds it, through scikit-build-core into WORK/tree-<name>-<hash>/skbuild,
 kept between runs, and installed with `pip install --target WORK/tree-<name>-<hash>/site`), or a folder that holds
 an importable `fdlink` package (a build tree's python/pkg, or a --target folder). MOCK is the mock
-driver (a build tree's tests/gpu/mock/libfdlink_mock_cuda.so); both sides run against the same
+driver (a build tree's tests/gpu/libfdlink_mock_cuda.so); both sides run against the same
 one. Both run the same suite: --tests (default: NEW's tests/python when NEW is a source tree,
 else this file's folder); --old-tests gives OLD another one (its own, when the new suite uses
-something the old package lacks). Both sides run with one interpreter (--python, default
+something the old package lacks, such as an internal module's new name): a test that only one of
+the two suites has is then listed (`ONLY old|new <test>`) and not compared, and the tests/ folder
+of each suite is normalised to <tests>. Both sides run with one interpreter (--python, default
 WORK/venv/bin/python, made on first use with pytest, NumPy, scikit-build-core and, unless
 --no-jax, JAX from PyPI, as run_wheel.sh does), the same paths (the run folder WORK/run, a fresh
-empty cache directory WORK/run/cache, TMPDIR WORK/run/tmp, pytest's --basetemp WORK/run/basetemp),
+empty cache directory WORK/run/cache, TMPDIR WORK/run/tmp, pytest's --basetemp WORK/run/basetemp,
+the suite's tree copied to WORK/suite: its files as git lists them, so that the paths the tests
+pass, such as tests/data and device/, and the cache keys made of them are the same),
 and the plugin tests/python/_diffrecord.py (`-p _diffrecord`, FDLINK_DIFF_RECORD=WORK/<side>.jsonl;
 its docstring says what is recorded and what is normalised).
 
 Compared, per test (node id and phase: setup, call, teardown; collection and session-scoped
 calls too): the calls of the main thread in order, the calls of other threads as a multiset (their
 order is the scheduler's), each call's name, arguments and outcome (result or exception with its
-fields); and each test's outcome (passed, failed, skipped). Prints one line a difference
+fields; a field that the new build's exceptions of a class carry and no old one of that class
+does is listed as ADDED and not compared, a field dropped is a difference); and each test's
+outcome (passed, failed, skipped). Prints one line a difference
 (`DIFFERS <test> <phase>: <call>: old ... | new ...`) and a summary
 `differential: N calls, M differ; T tests, K outcomes differ`; exit 1 when anything differs.
 
@@ -34,8 +40,22 @@ twice on one wheel). Examples (issue 42: main's old commit 6b87e59 checked out a
 the mock driver of any configured build tree, BUILD/tests/gpu/libfdlink_mock_cuda.so):
 
     python3 tests/python/differential.py /work/wt/base . \\
-        --mock build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
-    python3 tests/python/differential.py . . --mock ... --work build-diff     # same build twice
+        --mock /work/wt/base/build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
+    # where the new suite names internal modules the old package lacks (fdlink._types...):
+    python3 tests/python/differential.py /work/wt/base . --old-tests /work/wt/base/tests/python \\
+        --mock /work/wt/base/build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
+    # the same build twice (0 differ), the wheel already built (--reuse):
+    python3 tests/python/differential.py . . --reuse \\
+        --mock /work/wt/base/build/tests/gpu/libfdlink_mock_cuda.so --work build-diff
+
+build-diff/ (any /build* name) is ignored by git. At 8f938f2 (both splits, of _fdlink.c and of
+_core.py) against 6b87e59, with --old-tests: 3002 calls, 0 differ; 208 tests, 0 outcomes differ;
+9 tests in one suite only (the new pickle test and test_differential.py). Without --old-tests the
+9 tests of the new suite that import fdlink._types or fdlink._library fail on the old package
+(outcomes and their calls differ: the suite's change, not the package's). A package that differs
+is caught where the suite passes on both: `bad_argument`'s "argument: message" changed to
+"argument - message" gives `DIFFERS test_bad_input.py::test_buffer_bounds call: fdlink.empty:
+.raised.str: old "shape: (-1,) has a negative dimension" | new "shape - (-1,) ..."`.
 
 It is a tool, not a ctest test: it needs the old build (tests/README.md, "Old against new").
 """
@@ -110,12 +130,37 @@ def prepare(o, py, side, path):
     return site
 
 
+def stage_suite(o, tests):
+    """A copy of the tree that holds the suite @tests (tests/python: its files as git lists them,
+    or the whole tree less build folders), at WORK/suite for both sides, so that the paths the
+    tests pass (tests/data, device/) and what depends on them (cache keys) are the same."""
+    tests = os.path.abspath(tests)
+    root = os.path.dirname(os.path.dirname(tests))
+    dest = os.path.join(o.work, "suite")
+    shutil.rmtree(dest, ignore_errors=True)
+    ls = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z"],
+                        capture_output=True)
+    if ls.returncode == 0 and ls.stdout:
+        for rel in ls.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            src = os.path.join(root, rel)
+            if not rel or not os.path.lexists(src) or os.path.isdir(src):
+                continue
+            dst = os.path.join(dest, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
+    else:
+        shutil.copytree(root, dest, symlinks=True,
+                        ignore=shutil.ignore_patterns("build*", ".git", "__pycache__"))
+    return os.path.join(dest, os.path.relpath(tests, root))
+
+
 def run_suite(o, py, side, site, tests):
     """pytest over @tests with the package of @site, recorded into WORK/<side>.jsonl."""
     run = os.path.join(o.work, "run")
     shutil.rmtree(run, ignore_errors=True)
     for sub in ("cache", "tmp", "basetemp"):
         os.makedirs(os.path.join(run, sub))
+    suite = stage_suite(o, tests)
     rec = os.path.join(o.work, side + ".jsonl")
     if os.path.exists(rec):
         os.remove(rec)
@@ -126,12 +171,13 @@ def run_suite(o, py, side, site, tests):
         "PYTHONPATH": site + os.pathsep + HERE,
         "FDLINK_PYTEST_MOCK": os.path.abspath(o.mock),
         "FDLINK_DIFF_RECORD": rec,
+        "FDLINK_DIFF_TESTS": suite,
         "FDLINK_CACHE_DIR": os.path.join(run, "cache"),
         "TMPDIR": os.path.join(run, "tmp"),
         "PYTHONHASHSEED": "0",
     })
     cmd = [py, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_diffrecord", "-q",
-           "--basetemp", os.path.join(run, "basetemp"), tests]
+           "--basetemp", os.path.join(run, "basetemp"), suite]
     if o.k:
         cmd += ["-k", o.k]
     print("differential: %s: %s" % (side, " ".join(cmd)), flush=True)
@@ -179,6 +225,27 @@ def load(path):
     return calls, outcomes, errors
 
 
+def exc_fields(calls):
+    """{exception class: the fields its records carry} over all raised outcomes."""
+    out = collections.defaultdict(set)
+    for c in calls.values():
+        for r in c["main"] + c["other"]:
+            e = r.get("raised")
+            if isinstance(e, dict) and "exception" in e:
+                out[e["exception"]] |= set(e) - {"exception", "str"}
+    return out
+
+
+def strip_added(calls, added):
+    """Drops from the new records the exception fields no old record of that class has."""
+    for c in calls.values():
+        for r in c["main"] + c["other"]:
+            e = r.get("raised")
+            if isinstance(e, dict) and e.get("exception") in added:
+                for f in added[e["exception"]]:
+                    e.pop(f, None)
+
+
 def key(r):
     return json.dumps({k: r.get(k) for k in ("call", "args", "kw", "returned", "raised")
                        if k in r}, sort_keys=True)
@@ -217,10 +284,32 @@ def differ_line(ctx, a, b):
         ctx, (a or b)["call"], show(a) if a else "(no call)", show(b) if b else "(no call)")
 
 
-def compare(old_path, new_path, limit):
+def test_of(ctx):
+    """The test id of a context ("<id> call"), or None (collection, the session)."""
+    for phase in (" setup", " call", " teardown"):
+        if ctx.endswith(phase):
+            return ctx[:-len(phase)]
+    return None
+
+
+def compare(old_path, new_path, limit, suites_differ=False):
     old, old_out, old_err = load(old_path)
     new, new_out, new_err = load(new_path)
     lines = []
+    # an exception field the new build adds (a record's field carried to Python that was not
+    # there) is an addition, listed and not compared; one it drops is a difference
+    fo, fn = exc_fields(old), exc_fields(new)
+    added = {cls: fn[cls] - fo[cls] for cls in fn if cls in fo and fn[cls] - fo[cls]}
+    strip_added(new, added)
+    for cls in sorted(added):
+        lines.append("ADDED %s: %s (fields only the new build's exceptions carry; not compared)"
+                     % (cls, ", ".join(sorted(added[cls]))))
+    # with two suites, a test that one of them lacks is not compared (listed, not a difference)
+    one_sided = set()
+    if suites_differ:
+        one_sided = set(old_out) ^ set(new_out)
+        for t in sorted(one_sided):
+            lines.append("ONLY %s: %s" % ("old" if t in old_out else "new", t))
     n_calls = 0
     n_differ = 0
     for e in old_err:
@@ -229,6 +318,8 @@ def compare(old_path, new_path, limit):
         lines.append("ERROR new: %s" % e)
     ctxs = list(old) + [c for c in new if c not in old]
     for ctx in ctxs:
+        if test_of(ctx) in one_sided:
+            continue
         o = old.get(ctx, {"main": [], "other": []})
         n = new.get(ctx, {"main": [], "other": []})
         # the main thread: in order
@@ -239,11 +330,19 @@ def compare(old_path, new_path, limit):
         for tag, i1, i2, j1, j2 in sm.get_opcodes():
             if tag == "equal":
                 continue
-            for k in range(max(i2 - i1, j2 - j1)):
-                a = o["main"][i1 + k] if i1 + k < i2 else None
-                b = n["main"][j1 + k] if j1 + k < j2 else None
-                n_differ += 1
-                lines.append(differ_line(ctx, a, b))
+            # within a changed block, calls of one name paired (a changed outcome), the rest
+            # calls made by one side only
+            ra, rb = o["main"][i1:i2], n["main"][j1:j2]
+            sub = difflib.SequenceMatcher(None, [r["call"] for r in ra], [r["call"] for r in rb],
+                                          autojunk=False)
+            for t2, a1, a2, b1, b2 in sub.get_opcodes():
+                if t2 == "equal":
+                    pairs = list(zip(ra[a1:a2], rb[b1:b2]))
+                else:
+                    pairs = [(a, None) for a in ra[a1:a2]] + [(None, b) for b in rb[b1:b2]]
+                for a, b in pairs:
+                    n_differ += 1
+                    lines.append(differ_line(ctx, a, b))
         # other threads: as multisets
         co = collections.Counter(key(r) for r in o["other"])
         cn = collections.Counter(key(r) for r in n["other"])
@@ -256,7 +355,7 @@ def compare(old_path, new_path, limit):
             n_differ += c
             lines.append("DIFFERS %s (another thread): %s | only %s (x%d): %s" % (
                 ctx, byk[k]["call"], side, c, show(byk[k])))
-    tests = sorted(set(old_out) | set(new_out))
+    tests = sorted((set(old_out) | set(new_out)) - one_sided)
     n_out = 0
     for t in tests:
         a, b = old_out.get(t, "(not run)"), new_out.get(t, "(not run)")
@@ -267,8 +366,9 @@ def compare(old_path, new_path, limit):
         print(l)
     if len(lines) > limit:
         print("... %d more lines" % (len(lines) - limit))
-    print("differential: %d calls, %d differ; %d tests, %d outcomes differ%s" % (
+    print("differential: %d calls, %d differ; %d tests, %d outcomes differ%s%s" % (
         n_calls, n_differ, len(tests), n_out,
+        "; %d tests in one suite only" % len(one_sided) if one_sided else "",
         "; %d errors" % (len(old_err) + len(new_err)) if old_err or new_err else ""))
     return 1 if (n_differ or n_out or old_err or new_err) else 0
 
@@ -289,9 +389,11 @@ def main():
                     help="build no new wheel where the tree's site folder holds one")
     ap.add_argument("--limit", type=int, default=500, help="difference lines printed at most")
     ap.add_argument("--compare", nargs=2, metavar=("OLD_JSONL", "NEW_JSONL"))
+    ap.add_argument("--suites-differ", action="store_true",
+                    help="with --compare: the records are of two suites (as --old-tests)")
     o = ap.parse_args()
     if o.compare:
-        return compare(o.compare[0], o.compare[1], o.limit)
+        return compare(o.compare[0], o.compare[1], o.limit, o.suites_differ)
     if not (o.old and o.new and o.mock):
         ap.error("OLD, NEW and --mock are needed (or --compare OLD.jsonl NEW.jsonl)")
     o.work = os.path.abspath(o.work)
@@ -310,7 +412,7 @@ def main():
         site_new = prepare(o, py, "new", o.new)
     rec_old = run_suite(o, py, "old", site_old, old_tests)
     rec_new = run_suite(o, py, "new", site_new, tests)
-    return compare(rec_old, rec_new, o.limit)
+    return compare(rec_old, rec_new, o.limit, suites_differ=old_tests != tests)
 
 
 if __name__ == "__main__":

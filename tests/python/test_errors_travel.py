@@ -19,7 +19,7 @@ STATUS_RECORD = {"code": -14, "status": "FDL_EDEVICE", "backend_code": 3, "sourc
                  "line": 0, "column": 0, "symbol": "mul_f32_f32",
                  "message": "returned status 3 at index 17 (first of 4 failures)",
                  "formatted": "mul_f32_f32: returned status 3 at index 17 (first of 4 failures)",
-                 "log": None, "diagnostics": None}
+                 "log": None, "diagnostics": None, "index": 17, "count": 4}
 
 
 def _same(a, b):
@@ -43,7 +43,8 @@ def test_every_error_pickles_with_its_record():
     d2 = pickle.loads(pickle.dumps(ds))
     _same(ds, d2)
     assert (d2.index, d2.count, d2.device_status, d2.function) == (17, 4, 3, "mul_f32_f32")
-    abi = fdlink.ABIError({"code": -5, "message": "f: wrong (ABI-5; declared at w.decl:1:1)"})
+    abi = fdlink.ABIError({"code": -5, "message": "f: wrong (ABI-5; declared at w.decl:1:1)",
+                           "rule": 5, "decl_source": "w.decl", "decl_line": 1, "decl_column": 1})
     a2 = pickle.loads(pickle.dumps(abi))
     assert (a2.rule, a2.declaration) == ("ABI-5", "w.decl:1:1")
     plain = fdlink.Error("a message")  # made from a str, as any exception

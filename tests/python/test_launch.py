@@ -3,6 +3,7 @@ the mock driver of tests/gpu/mock on a machine without a GPU (FDLINK_PYTEST_MOCK
 a GPU host. The mock runs host versions of the kernels of tests/gpu/src by name (saxpy,
 sqrt_all, ...), so results are checked here too."""
 
+import pickle
 import struct
 
 import pytest
@@ -212,6 +213,21 @@ extern "C" __global__ void sqrt_all(float *out, const float *in, int n) {
     mod.check_status()  # the record was read and cleared
     with pytest.raises(fdlink.DeviceStatusError):
         k[1, 8](out, inp, 8, sync=True)  # a synchronous launch reports it itself
+    # the place and the count are fields of the C record (not read out of the message), and
+    # travel in a pickle
+    inp, out = fdlink.empty(256, "f4"), fdlink.empty(256, "f4")
+    vals = [float(i) for i in range(256)]
+    vals[3 * 64 + 17] = -1.0  # block (3,0,0) thread (17,0,0) of 64-thread blocks
+    put(inp, vals)
+    with pytest.raises(fdlink.DeviceStatusError) as e:
+        k[4, 64](out, inp, 256, sync=True)
+    err = e.value
+    assert (err.block, err.thread, err.count, err.index) == ((3, 0, 0), (17, 0, 0), 1, None)
+    assert (err.record["block"], err.record["thread"], err.record["count"]) == \
+        ((3, 0, 0), (17, 0, 0), 1)
+    assert "index" not in err.record and "at block (3,0,0) thread (17,0,0)" in err.message
+    err2 = pickle.loads(pickle.dumps(err))
+    assert (err2.block, err2.thread, err2.count, err2.device_status) == ((3, 0, 0), (17, 0, 0), 1, 1)
 
 
 def test_cooperative_flag(saxpy_module):

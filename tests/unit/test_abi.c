@@ -117,6 +117,32 @@ static void expect_ok(const result *r)
 }
 
 /*
+ * The record's details say what its message says: the rule it cites and, for a declared function,
+ * the declaration's place, as fields (error.h's FDL_ERROR_HAS_*); nothing of a device status.
+ */
+static void expect_fields(const fdl_error *e)
+{
+    cr_assert(e->fields & FDL_ERROR_HAS_RULE, "no rule: %s", e->message);
+    cr_assert_eq(e->fields & ~(FDL_ERROR_HAS_RULE | FDL_ERROR_HAS_DECL), 0u, "%s", e->message);
+    char cited[64];
+    snprintf(cited, sizeof cited, "(ABI-%d%s", e->rule,
+             e->fields & FDL_ERROR_HAS_DECL ? "; declared at " : ")");
+    cr_assert_not_null(strstr(e->message, cited), "rule %d: %s", e->rule, e->message);
+    if (e->fields & FDL_ERROR_HAS_DECL) {
+        char where[FDL_ERROR_SOURCE_MAX + 32];
+        snprintf(where, sizeof where, "declared at %s:%u:%u)", e->decl_source, e->decl_line,
+                 e->decl_column);
+        cr_assert_not_null(strstr(e->message, where), "%s: %s", where, e->message);
+        cr_assert_str_eq(e->decl_source + strlen(e->decl_source) - 5, ".decl");
+        cr_assert_gt(e->decl_line, 0);
+        cr_assert_gt(e->decl_column, 0);
+    } else {
+        cr_assert_str_empty(e->decl_source);
+        cr_assert_eq(e->decl_line + e->decl_column, 0);
+    }
+}
+
+/*
  * Expect exactly the @p n diagnostics @p want, each as fdl_error_format prints it with the fixture
  * directory left out ("wrong_width.ptx:177:2: mul_f32_f32: ...").
  */
@@ -140,6 +166,7 @@ static void expect_diags(const result *r, size_t n, const char *const *want)
         cr_assert_str_eq(clean, want[i], "diagnostic %zu", i);
         cr_assert_eq(r->d.e[i].code, FDL_EABI);
         cr_assert_eq(strlen(r->d.e[i].message) < FDL_ERROR_MESSAGE_MAX, 1);
+        expect_fields(&r->d.e[i]);
     }
     cr_assert_eq(r->d.n, n, "%zu diagnostics, expected %zu; first: %s", r->d.n, n,
                  r->d.n ? r->d.text[0] : "");
@@ -185,6 +212,16 @@ Test(abi_check, abi5_wrong_parameter_width)
     cr_assert_str_eq(e->symbol, "mul_f32_f32");
     cr_assert_str_eq(e->message, "mul_f32_f32: parameter 1 (float32) is .b64 but needs .b32 "
                                  "(ABI-5; declared at " CHECK_DIR "/functions.decl:2:1)");
+    /* the rule and the declaration's place as fields, in the diagnostic and in err */
+    const fdl_error *both[] = {e, &r.err};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(both[i]->fields, FDL_ERROR_HAS_RULE | FDL_ERROR_HAS_DECL);
+        cr_assert_eq(both[i]->rule, 5);
+        cr_assert_str_eq(both[i]->decl_source, DECL);
+        cr_assert_eq(both[i]->decl_line, 2);
+        cr_assert_eq(both[i]->decl_column, 1);
+        cr_assert_str_empty(both[i]->library);
+    }
     fdl_decls_destroy(decls);
 }
 
@@ -690,6 +727,9 @@ Test(abi_check, abi12_address_size)
            "functions need .address_size 64 (ABI-12)",
            "m2.ptx:3:1: module uses .address_size 32, but foreign functions need .address_size 64 "
            "(ABI-12)");
+    /* a module's rule: no declaration to point at */
+    cr_assert_eq(r.d.e[0].fields, FDL_ERROR_HAS_RULE);
+    cr_assert_eq(r.d.e[0].rule, 12);
     cr_assert_str_eq(r.d.e[0].symbol, "");
     fdl_decls_destroy(decls);
 }

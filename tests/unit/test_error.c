@@ -161,6 +161,69 @@ Test(error_record, is_cleared_by_fdl_error_clear)
     fdl_error_clear(NULL);
 }
 
+/* The details (error.h's FDL_ERROR_HAS_*): set by their setters with their bits, zero in
+ * FDL_ERROR_INIT, cleared by the next fdl__error (no detail of an earlier error survives), and
+ * no part of fdl_error_format's line. */
+Test(error_record, carries_details_as_fields)
+{
+    fdl_error e = FDL_ERROR_INIT, zero;
+    memset(&zero, 0, sizeof zero);
+    cr_assert(memcmp(&e, &zero, sizeof e) == 0, "FDL_ERROR_INIT is not all zero");
+    fdl__error(&e, FDL_EDEVICE, "", 0, 0, "f", "f returned status 3");
+    char before[256];
+    fdl_error_format(&e, before, sizeof before);
+    const unsigned block[3] = {1, 2, 3}, thread[3] = {4, 5, 6};
+    fdl__error_rule(&e, 5);
+    fdl__error_decl(&e, "lib.decl", 3, 1);
+    fdl__error_library(&e, "libcuda.so.1");
+    fdl__error_index(&e, 1ull << 40);
+    fdl__error_place(&e, block, thread);
+    fdl__error_count(&e, 7);
+    cr_assert_eq(e.fields, FDL_ERROR_HAS_RULE | FDL_ERROR_HAS_DECL | FDL_ERROR_HAS_LIBRARY |
+                               FDL_ERROR_HAS_INDEX | FDL_ERROR_HAS_PLACE | FDL_ERROR_HAS_COUNT);
+    cr_assert_eq(e.rule, 5);
+    cr_assert_str_eq(e.decl_source, "lib.decl");
+    cr_assert_eq(e.decl_line, 3);
+    cr_assert_eq(e.decl_column, 1);
+    cr_assert_str_eq(e.library, "libcuda.so.1");
+    cr_assert_eq(e.index, 1ull << 40);
+    cr_assert_eq(e.block[0] * 100 + e.block[1] * 10 + e.block[2], 123);
+    cr_assert_eq(e.thread[0] * 100 + e.thread[1] * 10 + e.thread[2], 456);
+    cr_assert_eq(e.count, 7);
+    char after[256];
+    fdl_error_format(&e, after, sizeof after);
+    cr_assert_str_eq(after, before);
+    cr_assert_str_eq(after, "f returned status 3");
+    /* a copy carries them; the next error made in the record clears them */
+    fdl_error copy = e;
+    cr_assert_eq(copy.rule, 5);
+    fdl__fail(&e, FDL_EIO, "plain");
+    cr_assert_eq(e.fields, 0u, "a detail survived the next error");
+    cr_assert_eq(e.rule + e.decl_line + e.decl_column, 0);
+    cr_assert_str_empty(e.decl_source);
+    cr_assert_str_empty(e.library);
+    cr_assert_eq(e.index + e.count, 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(e.block[i] + e.thread[i], 0);
+    /* a long library name is cut to fit, as the source is */
+    char longer[600];
+    memset(longer, 'l', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    fdl__error_library(&e, longer);
+    fdl__error_decl(&e, longer, 1, 1);
+    cr_assert_eq(strlen(e.library), FDL_ERROR_SOURCE_MAX - 1);
+    cr_assert_eq(strlen(e.decl_source), FDL_ERROR_SOURCE_MAX - 1);
+    /* NULL records are ignored */
+    fdl__error_rule(NULL, 1);
+    fdl__error_decl(NULL, "x", 1, 1);
+    fdl__error_library(NULL, "x");
+    fdl__error_index(NULL, 1);
+    fdl__error_place(NULL, block, thread);
+    fdl__error_count(NULL, 1);
+    fdl_error_clear(&copy);
+    cr_assert(memcmp(&copy, &zero, sizeof copy) == 0);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* fdl_error_format                                                                            */
 /* ------------------------------------------------------------------------------------------ */
@@ -611,6 +674,32 @@ Test(error_dlopen, names_the_library_and_purpose_when_none_loads)
      * without its repeat of the name (issue 35: a long path was said three times) */
     cr_assert_str_eq(e.message, "cannot load libfdl_does_not_exist.so.1, needed for testing: "
                                 "cannot open shared object file: No such file or directory");
+    /* the library as a field */
+    cr_assert_eq(e.fields, FDL_ERROR_HAS_LIBRARY);
+    cr_assert_str_eq(e.library, "libfdl_does_not_exist.so.1");
+}
+
+/* A library that loads but lacks an entry point: the library named as a field (the entry point
+ * is the symbol) */
+Test(error_dlopen, names_the_library_that_lacks_an_entry_point)
+{
+    const char *names[] = {"libc.so.6", NULL};
+    struct {
+        void (*fn)(void);
+    } table;
+    const fdl__symbol symbols[] = {{"fdl_no_such_entry_point", 0, 0}};
+    void *h = NULL;
+    fdl_error e = FDL_ERROR_INIT;
+    cr_assert_eq(fdl__dlopen_table(&h, NULL, names, "the C library", "for testing", symbols, 1,
+                                   &table, &e),
+                 FDL_ENOLIB);
+    cr_assert_str_eq(e.message, "the C library lacks fdl_no_such_entry_point (needed for "
+                                "testing): the library is too old or not the C library");
+    cr_assert_str_eq(e.symbol, "fdl_no_such_entry_point");
+    cr_assert_eq(e.fields, FDL_ERROR_HAS_LIBRARY);
+    cr_assert_str_eq(e.library, "the C library");
+    if (h)
+        dlclose(h);
 }
 
 Test(error_dlopen, takes_the_first_name_that_loads)

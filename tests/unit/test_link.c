@@ -254,6 +254,9 @@ Test(link_complete, multiple_definition_is_an_error)
              "mul_f32_f32: multiple definition, first defined at %s/mul.ptx:15:%u (ABI-6)",
              LINK_DATA, err.column);
     cr_assert_str_eq(err.message, expect);
+    /* the rule as a field; no declaration concerned */
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_RULE);
+    cr_assert_eq(err.rule, 6);
     cr_assert_eq(fdl_link_wall_ms(link), 0.0, "the backend ran");
     fdl_link_destroy(link);
 }
@@ -829,11 +832,51 @@ Test(link_decls, wrong_width_is_eabi_before_linking)
     cr_assert(strstr(err.source, "mul_wide.ptx"), "source: %s", err.source);
     cr_assert_gt(err.line, 0);
     cr_assert_str_eq(err.symbol, "mul_f32_f32");
+    /* the rule and the declaration's place as fields (mul.decl's line 2) */
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_RULE | FDL_ERROR_HAS_DECL);
+    cr_assert_eq(err.rule, 5);
+    cr_assert_str_eq(err.decl_source, LINK_DATA "/mul.decl");
+    cr_assert_eq(err.decl_line, 2);
+    cr_assert_eq(err.decl_column, 1);
+    /* the link's record of it has the rule as its code */
+    const fdl_diagnostic *d = NULL;
+    for (size_t i = 0; i < fdl_link_diagnostic_count(link) && !d; i++)
+        if (strcmp(fdl_link_diagnostic(link, i)->tool, "fdlink") == 0)
+            d = fdl_link_diagnostic(link, i);
+    cr_assert_not_null(d);
+    cr_assert_str_eq(d->code, "ABI-5");
     cr_assert_geq(ndiags, 1, "the diagnostic callback was not called");
     /* nothing reached the linker */
     cr_assert_eq(fdl_link_wall_ms(link), 0.0);
     cr_assert_null(fdl_link_cubin(link, NULL));
     cr_assert_str_empty(fdl_link_error_log(link));
+    fdl_link_destroy(link);
+    fdl_decls_destroy(decls);
+}
+
+/* CUDA C that disagrees with its declaration (NVRTC refuses the force-included prototype): the
+ * rule and the declaration's place as fields of the error that refuses the input */
+Test(link_decls, a_cuda_conflict_carries_its_rule_and_declaration)
+{
+    fdl_decls *decls = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_decls_load(&decls, FDL_TEST_DATA "/diag/wide.decl", &err), FDL_OK, "%s",
+                 err.message);
+    fdl_link *link = new_link("sm_90");
+    cr_assert_eq(fdl_link_add_decls(link, decls, &err), FDL_OK);
+    int rc = fdl_link_add_file(link, FDL_TEST_DATA "/diag/mul_float.cu", FDL_KIND_AUTO, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("no NVRTC: %s", err.message);
+    cr_assert_eq(rc, FDL_EABI, "got %s: %s", fdl_status_name(rc), err.message);
+    cr_assert_str_eq(err.message, "mul_f32_f32: defined as (float *, float, const float), declared "
+                                  "float64(float64, float64) (ABI-5; declared at " FDL_TEST_DATA
+                                  "/diag/wide.decl:2:1)");
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_RULE | FDL_ERROR_HAS_DECL);
+    cr_assert_eq(err.rule, 5);
+    cr_assert_str_eq(err.decl_source, FDL_TEST_DATA "/diag/wide.decl");
+    cr_assert_eq(err.decl_line, 2);
+    cr_assert_eq(err.decl_column, 1);
+    cr_assert_not_null(err.log, "NVRTC's log is kept beside the fields");
     fdl_link_destroy(link);
     fdl_decls_destroy(decls);
 }
@@ -925,6 +968,9 @@ Test(link_backend, missing_library_is_enolib_every_time)
                   err.message);
         cr_assert(strstr(err.message, "needed to link device code"), "%s", err.message);
         cr_assert(strstr(err.message, "No such file"), "no dlerror text: %s", err.message);
+        /* the library as a field, the second time too (the first load's record, kept) */
+        cr_assert_eq(err.fields, FDL_ERROR_HAS_LIBRARY, "attempt %d", attempt);
+        cr_assert_str_eq(err.library, path);
     }
     unsigned major, minor;
     fdl_error err = FDL_ERROR_INIT;
@@ -941,6 +987,8 @@ Test(link_backend, a_library_that_is_not_nvjitlink_is_enolib)
     fdl_error err = FDL_ERROR_INIT;
     cr_assert_eq(create_with_arch("sm_90", &err), FDL_ENOLIB);
     cr_assert(strstr(err.message, "nvJitLinkCreate"), "%s", err.message);
+    cr_assert_str_eq(err.library, "nvJitLink"); /* the library, not the entry point it lacks */
+    cr_assert_str_eq(err.symbol, "nvJitLinkCreate");
 }
 
 Test(link_backend, destroy_accepts_null)

@@ -43,8 +43,25 @@ extern "C" {
 #define FDL_ERROR_MESSAGE_MAX 512
 
 /**
+ * Which of an fdl_error's details are set (the bits of fdl_error.fields). A detail is the
+ * structure a message names, carried as data so that no caller reads it back out of the words:
+ */
+#define FDL_ERROR_HAS_RULE 0x01u    /**< `rule`: the ABI rule cited (FDL_EABI) */
+#define FDL_ERROR_HAS_DECL 0x02u    /**< `decl_source/_line/_column`: the declaration's place */
+#define FDL_ERROR_HAS_LIBRARY 0x04u /**< `library`: the library not loaded (FDL_ENOLIB) */
+#define FDL_ERROR_HAS_INDEX 0x08u   /**< `index`: a map's lowest failing index (FDL_EDEVICE) */
+#define FDL_ERROR_HAS_PLACE 0x10u   /**< `block`, `thread`: where FDL_CALL failed (FDL_EDEVICE) */
+#define FDL_ERROR_HAS_COUNT 0x20u   /**< `count`: how many calls failed (FDL_EDEVICE) */
+
+/**
  * Where and why an operation failed. Caller-owned and fixed-size; pass NULL where the detail is
  * not wanted. Filled by the function that detects the error; unchanged on success.
+ *
+ * The details after `log` (0.x: added in round 4 of the structure work, which grew the record;
+ * the members before them are unchanged, in place and meaning) repeat in fields what the message
+ * says in words: `fields` has a FDL_ERROR_HAS_* bit for each one set, and the others are zero.
+ * Every function that fills the record clears them first. They change nothing in the message
+ * or in fdl_error_format's line.
  *
  * Ownership: the struct is the caller's. `log`, when non-NULL, is borrowed from the handle that
  * produced the error (a link, a module) and stays valid until that handle is destroyed.
@@ -59,10 +76,21 @@ typedef struct fdl_error {
     char symbol[FDL_ERROR_SYMBOL_MAX];     /**< function, kernel or type concerned, "" if none */
     char message[FDL_ERROR_MESSAGE_MAX];   /**< one line, lower case, no trailing period */
     const char *log;                       /**< whole backend log (borrowed), NULL if none */
+    unsigned fields;                       /**< FDL_ERROR_HAS_* bits: the details below set */
+    int rule;                              /**< the ABI rule's number (5 for "ABI-5") */
+    char decl_source[FDL_ERROR_SOURCE_MAX]; /**< the declaration's file ("lib.decl") */
+    unsigned decl_line;                    /**< the declaration's 1-based line */
+    unsigned decl_column;                  /**< the declaration's 1-based column */
+    char library[FDL_ERROR_SOURCE_MAX];    /**< the library: its file ("libcuda.so.1") or name */
+    unsigned long long index;              /**< a map's lowest failing index */
+    unsigned block[3];                     /**< the failing call's block (x, y, z) */
+    unsigned thread[3];                    /**< the failing call's thread (x, y, z) */
+    unsigned long long count;              /**< failures since the last check, at least 1 */
 } fdl_error;
 
-/** Static initialiser for an empty error record. */
-#define FDL_ERROR_INIT {0, 0, "", 0, 0, "", "", NULL}
+/** Static initialiser for an empty error record (every member named, details included). */
+#define FDL_ERROR_INIT                                                                        \
+    {0, 0, "", 0, 0, "", "", NULL, 0, 0, "", 0, 0, "", 0, {0, 0, 0}, {0, 0, 0}, 0}
 
 /**
  * Reset @p err to the empty state (FDL_ERROR_INIT).

@@ -77,9 +77,11 @@ static void crypto_load(void)
                                         &g_crypto.fn, &g_crypto.error);
     if (g_crypto.status == FDL_OK) {
         g_crypto.sodium = 1;
-        if (g_crypto.fn.sodium_init() < 0)
+        if (g_crypto.fn.sodium_init() < 0) {
             g_crypto.status = fdl__fail(&g_crypto.error, FDL_ENOLIB,
                                         "libsodium failed to initialise");
+            fdl__error_library(&g_crypto.error, "libsodium");
+        }
     } else {
         g_crypto.error = e;
         fdl__fail(&g_crypto.error, FDL_ENOLIB, "signing cache entries needs OpenSSL's libcrypto "

@@ -78,8 +78,10 @@ static void curl_load(void)
                                       sizeof symbols / sizeof symbols[0], &g_curl.fn,
                                       &g_curl.error);
     /* once, before any handle: curl_global_init is not thread-safe in older releases */
-    if (g_curl.status == FDL_OK && g_curl.fn.global_init(CURL_GLOBAL_ALL) != 0)
+    if (g_curl.status == FDL_OK && g_curl.fn.global_init(CURL_GLOBAL_ALL) != 0) {
         g_curl.status = fdl__fail(&g_curl.error, FDL_ENOLIB, "libcurl failed to initialise");
+        fdl__error_library(&g_curl.error, "libcurl");
+    }
 }
 
 void fdl__transport_http_close(void *conn)

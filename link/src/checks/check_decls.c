@@ -50,6 +50,8 @@ static void binary_diag(diag_sink *s, const char *source, const fdl_decl *d, int
     fdl__error(&e, FDL_EABI, source, at_decl ? d->line : 0, at_decl ? d->column : 0, d->name,
                "%s: %.300s (ABI-%d; declared at %s:%u:%u)",
                d->name, text, rule, d->source, d->line, d->column);
+    fdl__error_rule(&e, rule);
+    fdl__error_decl(&e, d->source, d->line, d->column);
     sink_diag(s, &e);
 }
 

@@ -54,12 +54,14 @@ static int duplicate_error(const def_entry *first, const char *name, const char 
                            unsigned line, unsigned column, fdl_error *err)
 {
     if (first->line)
-        return fdl__error(err, FDL_ELINK, where, line, column, name,
-                          "%s: multiple definition, first defined at %s:%u:%u (ABI-6)", name,
-                          first->where, first->line, first->column);
-    return fdl__error(err, FDL_ELINK, where, line, column, name,
-                      "%s: multiple definition, first defined in %s (ABI-6)", name,
-                      first->where);
+        fdl__error(err, FDL_ELINK, where, line, column, name,
+                   "%s: multiple definition, first defined at %s:%u:%u (ABI-6)", name,
+                   first->where, first->line, first->column);
+    else
+        fdl__error(err, FDL_ELINK, where, line, column, name,
+                   "%s: multiple definition, first defined in %s (ABI-6)", name, first->where);
+    fdl__error_rule(err, 6);
+    return FDL_ELINK;
 }
 
 /*

@@ -433,6 +433,8 @@ int fdl__link_cuda_conflict(fdl_link *link, const char *source, size_t size, con
         fdl__error(err, FDL_EABI, name, g->line, g->column, decl->name,
                    "%s: %.380s (ABI-%d; declared at %s:%u:%u)", decl->name, text, rule,
                    decl->source, decl->line, decl->column);
+        fdl__error_rule(err, rule);
+        fdl__error_decl(err, decl->source, decl->line, decl->column);
         err->backend_code = backend;
         err->log = keep_log;
         /* fdlink's record beside NVRTC's: the rule as its code (fdl_link_diagnostic); the

@@ -110,6 +110,7 @@ static void zstd_load(void)
     if (!d || !e || !n) {
         g_zstd.status = fdl__error(&g_zstd.error, FDL_ENOLIB, NULL, 0, 0, NULL,
                                    "the zstd library lacks ZSTD_decompress (needed %s)", purpose);
+        fdl__error_library(&g_zstd.error, "libzstd");
         return;
     }
     /* POSIX guarantees that a data pointer from dlsym can hold a function pointer. */

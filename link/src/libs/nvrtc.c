@@ -436,8 +436,11 @@ int fdl__nvrtc_version(int *major, int *minor, fdl_error *err)
             *err = g_nvrtc.error;
         return g_nvrtc.status;
     }
-    if (!g_nvrtc.fn.version || g_nvrtc.fn.version(major, minor) != NVRTC_SUCCESS)
-        return fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version");
+    if (!g_nvrtc.fn.version || g_nvrtc.fn.version(major, minor) != NVRTC_SUCCESS) {
+        fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version");
+        fdl__error_library(err, "NVRTC");
+        return FDL_ENOLIB;
+    }
     return FDL_OK;
 }
 
@@ -482,10 +485,13 @@ int fdl__nvrtc_compile(unsigned char **out, size_t *out_size, char **log, const 
         return g_nvrtc.status;
     }
     const nvrtc_fn *fn = &g_nvrtc.fn;
-    if (ltoir && (!fn->ltoir_size || !fn->ltoir))
-        return fdl__error(err, FDL_ENOLIB, name, 0, 0, NULL,
-                          "NVRTC lacks nvrtcGetLTOIR (CUDA 12.0 and later): it cannot emit "
-                          "LTO-IR; compile to PTX instead");
+    if (ltoir && (!fn->ltoir_size || !fn->ltoir)) {
+        fdl__error(err, FDL_ENOLIB, name, 0, 0, NULL,
+                   "NVRTC lacks nvrtcGetLTOIR (CUDA 12.0 and later): it cannot emit LTO-IR; "
+                   "compile to PTX instead");
+        fdl__error_library(err, "NVRTC");
+        return FDL_ENOLIB;
+    }
     int rc = FDL_OK;
     nvrtcResult r;
     nvrtcProgram prog = NULL;
@@ -612,8 +618,11 @@ int fdl_nvrtc_version(unsigned *major, unsigned *minor, fdl_error *err)
             *err = p.error;
         return p.status;
     }
-    if (p.major < 0)
-        return fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version (nvrtcVersion failed)");
+    if (p.major < 0) {
+        fdl__fail(err, FDL_ENOLIB, "NVRTC does not say its version (nvrtcVersion failed)");
+        fdl__error_library(err, "NVRTC");
+        return FDL_ENOLIB;
+    }
     *major = (unsigned)p.major;
     *minor = (unsigned)p.minor;
     return FDL_OK;

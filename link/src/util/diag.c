@@ -65,18 +65,12 @@ int fdl__diags_add(fdl__diags *d, const char *tool, const char *file, unsigned l
     return 1;
 }
 
-/* The rule an fdlink check's message names, "(ABI-5; ...)", into @p code ("" for none). */
+/* The rule an fdlink check cites (its record's rule: "ABI-5") into @p code ("" for none). */
 static void rule_code(const fdl_error *e, char code[16])
 {
-    const char *m = strstr(e->message, "(ABI-");
-    size_t n = 0;
-    if (m) {
-        m += 1;
-        while (n < 15 && (isalnum((unsigned char)m[n]) || m[n] == '-'))
-            n++;
-        memcpy(code, m, n);
-    }
-    code[n] = '\0';
+    code[0] = '\0';
+    if (e->fields & FDL_ERROR_HAS_RULE)
+        snprintf(code, 16, "ABI-%d", e->rule);
 }
 
 int fdl__diags_add_error(fdl__diags *d, const fdl_error *e)

@@ -23,7 +23,7 @@ void fdl__diags_free(fdl__diags *d);
 int fdl__diags_add(fdl__diags *d, const char *tool, const char *file, unsigned line,
                    unsigned column, fdl_severity severity, const char *code, const char *message);
 
-/* An fdl_error of fdlink's checks as a record: severity error, code "ABI-N" from its message. */
+/* An fdl_error of fdlink's checks as a record: severity error, code "ABI-N" from its rule. */
 int fdl__diags_add_error(fdl__diags *d, const fdl_error *e);
 
 /* The same as a warning (fdl__abi_check_warn's on_warning: ABI-13). */

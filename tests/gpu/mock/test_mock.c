@@ -63,9 +63,12 @@ Test(host_mock, an_old_driver_is_refused_with_both_versions)
              "NVIDIA driver)",
              FDL_MOCK_CUDA);
     cr_assert_str_eq(err.message, expect);
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_LIBRARY); /* the driver named as a field */
+    cr_assert_str_eq(err.library, FDL_MOCK_CUDA);
     fdl_device *dev = NULL;
     cr_assert_eq(fdl_device_open(&dev, 0, &err), FDL_ENOLIB);
     cr_assert_null(dev);
+    cr_assert_str_eq(err.library, FDL_MOCK_CUDA);
 }
 
 Test(host_mock, no_device_is_enodevice)
@@ -298,25 +301,36 @@ Test(host_mock, a_wrapped_stream_is_checked_and_never_destroyed_by_fdlink)
     cr_assert_eq(live(-1), 0);
 }
 
+/* The map @p name (@p modes) of the declarations @p decl_file over the input @p input (made
+ * into *decls and *gen, which the caller destroys); the test skips without NVRTC or nvJitLink. */
+static fdl_map *mock_map(fdl_device *dev, const char *decl_file, const char *input,
+                         const char *name, const char *modes, fdl_decls **decls, fdl_gen **gen)
+{
+    fdl_error err = FDL_ERROR_INIT;
+    cr_assert_eq(fdl_decls_load(decls, decl_file, &err), FDL_OK, "%s", err.message);
+    const char *const inputs[] = {input, NULL};
+    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
+    o.decls = *decls;
+    o.inputs = inputs;
+    fdl_map *m = NULL;
+    int rc = fdl_gen_create(gen, dev, &o, &err);
+    if (rc == FDL_OK)
+        rc = fdl_map_create(&m, *gen, name, modes, &err);
+    if (rc == FDL_ENOLIB)
+        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
+    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    return m;
+}
+
 /* gen/'s map on a stream: the mock runs mul_f32_f32 with modes "as" (out[i] = a[i] * s). */
 Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
 {
     fdl_device *dev = open_mock();
     fdl_error err = FDL_ERROR_INIT;
     fdl_decls *decls = NULL;
-    cr_assert_eq(fdl_decls_load(&decls, FDL_LINK_FIXTURES "/mul.decl", &err), FDL_OK, "%s",
-                 err.message);
-    const char *const inputs[] = {FDL_LINK_FIXTURES "/mul.ptx", NULL};
-    fdl_gen_options o = FDL_GEN_OPTIONS_INIT;
-    o.decls = decls;
-    o.inputs = inputs;
     fdl_gen *gen = NULL;
-    fdl_map *m = NULL;
-    cr_assert_eq(fdl_gen_create(&gen, dev, &o, &err), FDL_OK, "%s", err.message);
-    int rc = fdl_map_create(&m, gen, "mul_f32_f32", "as", &err);
-    if (rc == FDL_ENOLIB)
-        cr_skip_test("%s", err.message); /* no NVRTC or nvJitLink here */
-    cr_assert_eq(rc, FDL_OK, "%s %s", err.message, err.log ? err.log : "");
+    fdl_map *m = mock_map(dev, FDL_LINK_FIXTURES "/mul.decl", FDL_LINK_FIXTURES "/mul.ptx",
+                          "mul_f32_f32", "as", &decls, &gen);
     enum { N = 1000 };
     float a[N], out[N];
     for (int i = 0; i < N; i++)
@@ -353,6 +367,54 @@ Test(host_mock, a_map_is_queued_on_the_stream_it_is_given)
     fdl_decls_destroy(decls);
     fdl_device_destroy(dev);
     cr_assert_eq(live(0) + live(3), 0);
+}
+
+/* A map whose device function fails at two indices (the mock runs safe_sqrt with modes "a"): the
+ * lowest index and the count as fields of the error, as its message says them */
+Test(host_mock, a_failing_map_carries_its_index_and_count)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_decls *decls = NULL;
+    fdl_gen *gen = NULL;
+    fdl_map *m = mock_map(dev, FDL_LINK_FIXTURES "/../run/safe_sqrt.decl",
+                          FDL_LINK_FIXTURES "/../run/safe_sqrt.cu", "safe_sqrt", "a", &decls, &gen);
+    enum { N = 100 };
+    float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    x[61] = -1.0f;
+    x[37] = -4.0f;
+    fdl_buffer *bx = NULL, *bo = NULL;
+    cr_assert_eq(fdl_buffer_create(&bx, dev, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_create(&bo, dev, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
+    fdl_gen_arg args[] = {fdl_gen_buffer(bo), fdl_gen_buffer(bx)};
+    int rc = fdl_map_run(m, N, args, 2, &err);
+    cr_assert_eq(rc, FDL_EDEVICE, "got %s: %s", fdl_status_name(rc), err.message);
+    cr_assert_str_eq(err.message, "device function safe_sqrt returned status 1 at index 37 in "
+                                  "map 'safe_sqrt' (first of 2 failures)");
+    cr_assert_eq(err.backend_code, 1);
+    cr_assert_eq(err.fields, FDL_ERROR_HAS_INDEX | FDL_ERROR_HAS_COUNT);
+    cr_assert_eq(err.index, 37);
+    cr_assert_eq(err.count, 2);
+    /* one failure: counted 1 (the message says no count) */
+    x[61] = 61.0f;
+    cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_map_run(m, N, args, 2, &err), FDL_EDEVICE);
+    cr_assert_str_eq(err.message, "device function safe_sqrt returned status 1 at index 37 in "
+                                  "map 'safe_sqrt'");
+    cr_assert_eq(err.index, 37);
+    cr_assert_eq(err.count, 1);
+    /* a clean run leaves err as it was and clears nothing it should not */
+    x[37] = 37.0f;
+    cr_assert_eq(fdl_buffer_write(bx, 0, x, sizeof x, &err), FDL_OK);
+    cr_assert_eq(fdl_map_run(m, N, args, 2, &err), FDL_OK, "%s", err.message);
+    fdl_map_destroy(m);
+    fdl_gen_destroy(gen);
+    fdl_decls_destroy(decls);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0), 0);
 }
 
 Test(host_mock, an_old_driver_gives_no_parameter_sizes)
