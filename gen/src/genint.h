@@ -37,7 +37,8 @@ typedef struct fdl__gen_kernel {
 
 void fdl__gen_kernel_free(fdl__gen_kernel *k);
 
-/* Parse one type ("float", "unsigned int", "float32", "CPointer(int32)"); FDL_EPARSE. */
+/* Parse one type's words ("float", "unsigned int", "float32", "CPointer(int32)"), no `*` or
+ * qualifier (fdl_gen_parse_type takes those); FDL_EPARSE. */
 int fdl__gen_parse_type(fdl_type *out, const char *text, size_t len, const char *what,
                         unsigned column, fdl_error *err);
 

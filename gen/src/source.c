@@ -14,7 +14,7 @@ void fdl__gen_kernel_free(fdl__gen_kernel *k)
         fdl__buf_free(&k->source);
 }
 
-/* C spellings of the scalars (LP64, as on every CUDA host): words separated by one space. */
+/* C spellings of the scalars other than C's integer types (LP64, as on every CUDA host). */
 typedef struct c_name {
     const char *name;
     fdl_scalar s;
@@ -26,25 +26,6 @@ static const c_name c_names[] = {
     {"__half", FDL_FLOAT16},
     {"half", FDL_FLOAT16},
     {"bool", FDL_BOOL},
-    {"signed char", FDL_INT8},
-    {"unsigned char", FDL_UINT8},
-    {"short", FDL_INT16},
-    {"short int", FDL_INT16},
-    {"signed short", FDL_INT16},
-    {"unsigned short", FDL_UINT16},
-    {"unsigned short int", FDL_UINT16},
-    {"int", FDL_INT32},
-    {"signed", FDL_INT32},
-    {"signed int", FDL_INT32},
-    {"unsigned", FDL_UINT32},
-    {"unsigned int", FDL_UINT32},
-    {"long", FDL_INT64},
-    {"long int", FDL_INT64},
-    {"unsigned long", FDL_UINT64},
-    {"long long", FDL_INT64},
-    {"long long int", FDL_INT64},
-    {"unsigned long long", FDL_UINT64},
-    {"unsigned long long int", FDL_UINT64},
     {"int8_t", FDL_INT8},
     {"int16_t", FDL_INT16},
     {"int32_t", FDL_INT32},
@@ -54,11 +35,48 @@ static const c_name c_names[] = {
     {"uint32_t", FDL_UINT32},
     {"uint64_t", FDL_UINT64},
     {"size_t", FDL_UINTP},
+    {"ssize_t", FDL_INTP},
     {"ptrdiff_t", FDL_INTP},
     {"intptr_t", FDL_INTP},
     {"uintptr_t", FDL_UINTP},
     {"void", FDL_VOID},
 };
+
+/*
+ * C's integer types (C11 6.7.2: the specifiers signed, unsigned, char, short, int and long in any
+ * order; `signed` or `unsigned` alone is an int), LP64: long is 64-bit. Plain char is int8, as in
+ * the signature language (Numba's char): the generated source writes it `signed char`. 1 with
+ * *out set; 0 when @words (one space apart) are not such a type.
+ */
+static int c_integer(const char *words, fdl_scalar *out)
+{
+    static const char *const spec[] = {"signed", "unsigned", "char", "short", "int", "long"};
+    unsigned n[6] = {0};
+    for (const char *p = words; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        size_t k = 0;
+        while (k < 6 && !(strlen(spec[k]) == len && memcmp(p, spec[k], len) == 0))
+            k++;
+        if (k == 6)
+            return 0;
+        n[k]++;
+        p += len + (e != NULL);
+    }
+    unsigned sign = n[0], usign = n[1], chr = n[2], shrt = n[3], in = n[4], lng = n[5];
+    if (sign + usign > 1 || chr > 1 || shrt > 1 || in > 1 || lng > 2 ||
+        chr + shrt + (lng > 0) > 1 || (chr && in))
+        return 0;
+    if (chr)
+        *out = usign ? FDL_UINT8 : FDL_INT8;
+    else if (shrt)
+        *out = usign ? FDL_UINT16 : FDL_INT16;
+    else if (lng)
+        *out = usign ? FDL_UINT64 : FDL_INT64;
+    else
+        *out = usign ? FDL_UINT32 : FDL_INT32;
+    return 1;
+}
 
 int fdl__gen_parse_type(fdl_type *out, const char *text, size_t len, const char *what,
                         unsigned column, fdl_error *err)
@@ -91,11 +109,24 @@ int fdl__gen_parse_type(fdl_type *out, const char *text, size_t len, const char 
             out->base = c_names[i].s;
             return FDL_OK;
         }
-    if (strcmp(words, "char") == 0)
-        return fdl__error(err, FDL_EPARSE, what, 1, column, "char",
-                          "'char' has no fixed signedness; write signed char, unsigned char, "
-                          "int8 or uint8");
-    /* the signature language's names: float32, int64, CPointer(float32), ... */
+    if (c_integer(words, &out->base))
+        return FDL_OK;
+    /* CPointer(T): a pointer to T, T in either vocabulary (CPointer(float) as CPointer(float32)) */
+    size_t open = sizeof "CPointer" - 1;
+    if (w > open && memcmp(words, "CPointer", open) == 0) {
+        open += words[open] == ' ';
+        if (words[open] == '(' && words[w - 1] == ')') {
+            int rc = fdl__gen_parse_type(out, words + open + 1, w - open - 2, what, column, err);
+            if (rc != FDL_OK)
+                return rc;
+            if (out->depth >= FDL_SIG_MAX_DEPTH)
+                return fdl__error(err, FDL_ELIMIT, what, 1, column, NULL,
+                                  "pointers nested deeper than %d", FDL_SIG_MAX_DEPTH);
+            out->depth++;
+            return FDL_OK;
+        }
+    }
+    /* the signature language's names: float32, int64, b1, longlong, voidptr, ... */
     char sig[sizeof words + 4];
     snprintf(sig, sizeof sig, "%s()", words);
     fdl_sig s;
@@ -108,6 +139,111 @@ int fdl__gen_parse_type(fdl_type *out, const char *text, size_t len, const char 
                           fdl__quote(q, sizeof q, words, w, 64));
     }
     *out = s.ret;
+    return FDL_OK;
+}
+
+/* What split_type found wrong, at the offset it gives. */
+enum { TYPE_OK, TYPE_WORD_AFTER_STAR, TYPE_TOO_LONG, TYPE_UNEXPECTED };
+
+/*
+ * The words of a parameter's type, text[0..len): `const` (noted in *is_const) and `__restrict__`
+ * dropped, CPointer(...) kept whole, each `*` counted in *stars; into type[0..cap), one space
+ * apart, its length in *n. TYPE_OK, or what is wrong with *at its offset.
+ */
+static int split_type(const char *text, size_t len, char *type, size_t cap, size_t *n,
+                      unsigned *stars, int *is_const, size_t *at)
+{
+    size_t t = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '*') {
+            ++*stars;
+            i++;
+            continue;
+        }
+        if (fdl__is_ident_start(c)) {
+            size_t ws = i;
+            while (i < len && fdl__is_ident_char((unsigned char)text[i]))
+                i++;
+            if ((i - ws == 5 && memcmp(text + ws, "const", 5) == 0) ||
+                (i - ws == 12 && memcmp(text + ws, "__restrict__", 12) == 0)) {
+                *is_const |= text[ws] == 'c';
+                continue;
+            }
+            *at = ws;
+            if (*stars)
+                return TYPE_WORD_AFTER_STAR;
+            if (t + (i - ws) + 2 > cap)
+                return TYPE_TOO_LONG;
+            if (t)
+                type[t++] = ' ';
+            memcpy(type + t, text + ws, i - ws);
+            t += i - ws;
+            /* CPointer(...) keeps its parentheses */
+            if (i < len && text[i] == '(') {
+                size_t ps = i;
+                int depth = 0;
+                for (; i < len; i++) {
+                    depth += text[i] == '(';
+                    depth -= text[i] == ')';
+                    if (!depth) {
+                        i++;
+                        break;
+                    }
+                }
+                if (t + (i - ps) + 1 > cap)
+                    return TYPE_TOO_LONG;
+                memcpy(type + t, text + ps, i - ps);
+                t += i - ps;
+            }
+            continue;
+        }
+        if (fdl__is_space(c)) {
+            i++;
+            continue;
+        }
+        *at = i;
+        return TYPE_UNEXPECTED;
+    }
+    *n = t;
+    return TYPE_OK;
+}
+
+int fdl_gen_parse_type(fdl_type *out, const char *text, size_t len, fdl_error *err)
+{
+    const char *what = "type";
+    if (!out || (!text && len))
+        return fdl__error(err, FDL_EINVAL, NULL, 0, 0, NULL, "fdl_gen_parse_type: NULL argument");
+    if (len > FDL_SIG_MAX_LENGTH)
+        return fdl__error(err, FDL_ELIMIT, what, 1, 1, NULL, "type is too long");
+    char type[160];
+    size_t t = 0, at = 0;
+    unsigned stars = 0;
+    int is_const = 0;
+    switch (split_type(text, len, type, sizeof type, &t, &stars, &is_const, &at)) {
+    case TYPE_WORD_AFTER_STAR:
+        return fdl__error(err, FDL_EPARSE, what, 1, (unsigned)at + 1, NULL,
+                          "a type word after '*'");
+    case TYPE_TOO_LONG:
+        return fdl__error(err, FDL_ELIMIT, what, 1, 1, NULL, "type is too long");
+    case TYPE_UNEXPECTED: {
+        unsigned char c = (unsigned char)text[at];
+        return c > 0x20 && c < 0x7f
+                   ? fdl__error(err, FDL_EPARSE, what, 1, (unsigned)at + 1, NULL,
+                                "unexpected '%c'", c)
+                   : fdl__error(err, FDL_EPARSE, what, 1, (unsigned)at + 1, NULL,
+                                "unexpected byte 0x%02x", (unsigned)c);
+    }
+    default:
+        break;
+    }
+    int rc = fdl__gen_parse_type(out, type, t, what, 1, err);
+    if (rc != FDL_OK)
+        return rc;
+    if (stars > FDL_SIG_MAX_DEPTH - out->depth)
+        return fdl__error(err, FDL_ELIMIT, what, 1, 1, NULL, "pointers nested deeper than %d",
+                          FDL_SIG_MAX_DEPTH);
+    out->depth += stars;
     return FDL_OK;
 }
 
@@ -162,61 +298,24 @@ int fdl__gen_parse_arguments(fdl__gen_kernel *k, const char *arguments, fdl_erro
                                   "argument '%s' named twice", p->name);
         /* the type: words and stars before the name, `const` noted and dropped */
         char type[160];
-        size_t t = 0;
+        size_t t = 0, at = 0;
         unsigned stars = 0;
-        for (size_t i = pos; i < s;) {
-            unsigned char c = (unsigned char)arguments[i];
-            if (c == '*') {
-                stars++;
-                i++;
-                continue;
-            }
-            if (fdl__is_ident_start(c)) {
-                size_t ws = i;
-                while (i < s && fdl__is_ident_char((unsigned char)arguments[i]))
-                    i++;
-                if ((i - ws == 5 && memcmp(arguments + ws, "const", 5) == 0) ||
-                    (i - ws == 12 && memcmp(arguments + ws, "__restrict__", 12) == 0)) {
-                    p->is_const |= arguments[ws] == 'c';
-                    continue;
-                }
-                if (stars)
-                    return fdl__error(err, FDL_EPARSE, what, 1, (unsigned)ws + 1, p->name,
-                                      "argument '%s': a type word after '*'", p->name);
-                if (t + (i - ws) + 2 > sizeof type)
-                    return fdl__error(err, FDL_ELIMIT, what, 1, column, p->name,
-                                      "argument '%s': type too long", p->name);
-                if (t)
-                    type[t++] = ' ';
-                memcpy(type + t, arguments + ws, i - ws);
-                t += i - ws;
-                /* CPointer(...) keeps its parentheses */
-                if (i < s && arguments[i] == '(') {
-                    size_t ps = i;
-                    int depth = 0;
-                    for (; i < s; i++) {
-                        depth += arguments[i] == '(';
-                        depth -= arguments[i] == ')';
-                        if (!depth) {
-                            i++;
-                            break;
-                        }
-                    }
-                    if (t + (i - ps) + 1 > sizeof type)
-                        return fdl__error(err, FDL_ELIMIT, what, 1, column, p->name,
-                                          "argument '%s': type too long", p->name);
-                    memcpy(type + t, arguments + ps, i - ps);
-                    t += i - ps;
-                }
-                continue;
-            }
-            if (fdl__is_space(c)) {
-                i++;
-                continue;
-            }
-            return fdl__error(err, FDL_EPARSE, what, 1, (unsigned)i + 1, p->name,
-                              "argument '%s': unexpected '%c'", p->name, c);
+        int is_const = 0;
+        switch (split_type(arguments + pos, s - pos, type, sizeof type, &t, &stars, &is_const,
+                           &at)) {
+        case TYPE_WORD_AFTER_STAR:
+            return fdl__error(err, FDL_EPARSE, what, 1, (unsigned)(pos + at) + 1, p->name,
+                              "argument '%s': a type word after '*'", p->name);
+        case TYPE_TOO_LONG:
+            return fdl__error(err, FDL_ELIMIT, what, 1, column, p->name,
+                              "argument '%s': type too long", p->name);
+        case TYPE_UNEXPECTED:
+            return fdl__error(err, FDL_EPARSE, what, 1, (unsigned)(pos + at) + 1, p->name,
+                              "argument '%s': unexpected '%c'", p->name, arguments[pos + at]);
+        default:
+            break;
         }
+        p->is_const |= is_const;
         int rc = fdl__gen_parse_type(&p->type, type, t, what, column, err);
         if (rc != FDL_OK)
             return rc;

@@ -8,7 +8,7 @@ import threading
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _errors, _fdlink
-from ._types import _STRUCT, _TYPECODES
+from ._types import _STRUCT, _c_type
 
 # ---- devices and streams -----------------------------------------------------------------------
 
@@ -142,8 +142,13 @@ def _dtype_code(dtype: Any) -> str:
     s = getattr(dtype, "str", None)  # a NumPy dtype
     if s is None:
         s = str(getattr(dtype, "__name__", dtype))
-    if s in _TYPECODES:
-        s = _TYPECODES[s]
+    if s[:1] not in "<>|=":  # a type name of the C library's vocabulary ('float32', 'float', ...)
+        try:
+            code, depth = _c_type(s)
+        except _errors.Error:
+            code, depth = None, 0  # not a name: perhaps a code ('f4'), checked below
+        if code is not None and depth == 0:
+            s = code
     if s[:1] not in "<>|=":
         s = ("|" if s[1:] == "1" else "<") + s
     if s[1:] not in _STRUCT:

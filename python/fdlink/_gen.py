@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 import struct
-from typing import Any, Dict, Optional, Protocol
+from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from . import _errors, _fdlink
 from ._device import _launch_stream, device
@@ -141,6 +141,18 @@ class Map:
         return f"<fdlink.Map {self.name}: {self.declaration.signature}>"
 
 
+def _count_and_pack(what: str, args: Tuple[Any, ...], n: Optional[int],
+                    types: List[Optional[str]]) -> Tuple[int, List[Any]]:
+    """An elementwise kernel's or a reduction's n (given, else the first array's length) and
+    its arguments with their scalars packed to the declared types."""
+    if n is None:
+        n = next((ln for ln in map(_length, args) if ln is not None), None)
+        if n is None:
+            raise TypeError(f"{what}: no array argument to take n from; pass n=")
+    return n, [_pack_scalar(a, c, f"argument {i + 1}") for i, (a, c) in
+               enumerate(zip(args, types + [None] * len(args)))]
+
+
 class Elementwise:
     """An elementwise kernel: ``k(*args, n=None, stream=None, sync=True)`` over i < n (n: the
     first array's length)."""
@@ -156,12 +168,7 @@ class Elementwise:
 
     def __call__(self, *args: Any, n: Optional[int] = None, stream: Any = None,
                  sync: bool = True) -> None:
-        if n is None:
-            n = next((ln for ln in map(_length, args) if ln is not None), None)
-            if n is None:
-                raise TypeError("elementwise: no array argument to take n from; pass n=")
-        packed = [_pack_scalar(a, c, f"argument {i + 1}") for i, (a, c) in
-                  enumerate(zip(args, self._types + [None] * len(args)))]
+        n, packed = _count_and_pack("elementwise", args, n, self._types)
         self._m.launch(n, sync, _launch_stream(stream, self.device), *packed)
 
     def check(self) -> None:
@@ -188,12 +195,7 @@ class Reduction:
         """The result as a Python number (waits); with @out (device memory of the result's
         size, e.g. a one-element CuPy array), written there in the stream and nothing waits
         (``check()`` reports failed calls later); returns @out."""
-        if n is None:
-            n = next((ln for ln in map(_length, args) if ln is not None), None)
-            if n is None:
-                raise TypeError("reduction: no array argument to take n from; pass n=")
-        packed = [_pack_scalar(a, c, f"argument {i + 1}") for i, (a, c) in
-                  enumerate(zip(args, self._types + [None] * len(args)))]
+        n, packed = _count_and_pack("reduction", args, n, self._types)
         if out is not None:
             self._r.run_async(n, _launch_stream(stream, self.device), out, *packed)
             return out

@@ -1,59 +1,76 @@
-"""The Python door's type vocabulary: scalar type names (the signature language's and C's) as
-array-interface type codes, kernel signatures and argument lists parsed into them, and the records
-the extension hands up (a declaration, a kernel parameter). The bottom of the package: it imports
-nothing of fdlink's.
+"""The Python door's type vocabulary: scalar types as array-interface type codes, kernel
+signatures and argument lists parsed into them, and the records the extension hands up (a
+declaration, a kernel parameter). The spellings are the C library's (fdl_gen_parse_type: C's and
+the signature language's, one table for every door); this module keeps only the syntax around
+them (Numba's ``float32[:]``, parameter names) and imports nothing of fdlink's but the extension
+and the errors.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from . import _errors, _fdlink
 
 PathLike = Union[str, "os.PathLike[str]"]
 Dim = Union[int, Tuple[int, ...]]
 
 # ---- types -------------------------------------------------------------------------------------
 
-# The signature language's scalar types (abi/ABI.md) as array-interface type codes.
-_TYPECODES = {
-    "bool": "b1", "boolean": "b1", "bool_": "b1",
-    "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "intp": "i8",
-    "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8", "uintp": "u8",
-    "float16": "f2", "float32": "f4", "float64": "f8",
-    # C spellings
-    "char": "i1", "signed char": "i1", "unsigned char": "u1", "short": "i2",
-    "unsigned short": "u2", "int": "i4", "unsigned": "u4", "unsigned int": "u4",
-    "long": "i8", "long long": "i8", "unsigned long": "u8", "unsigned long long": "u8",
-    "size_t": "u8", "float": "f4", "double": "f8", "__half": "f2", "half": "f2",
-    "int8_t": "i1", "int16_t": "i2", "int32_t": "i4", "int64_t": "i8",
-    "uint8_t": "u1", "uint16_t": "u2", "uint32_t": "u4", "uint64_t": "u8",
-}
+# Array-interface type codes as struct's formats (the scalars' packing, not their spellings).
 _STRUCT = {"b1": "?", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B", "u2": "H",
            "u4": "I", "u8": "Q", "f2": "e", "f4": "f", "f8": "d"}
 
 
+@functools.lru_cache(maxsize=1024)
+def _c_type(t: str) -> Tuple[Optional[str], int]:
+    """(code, pointer depth) of a type as the C library parses it: 'const float *' -> ('f4', 1),
+    'unsigned long long' -> ('u8', 0), 'voidptr' -> (None, 1). Raises its error (an fdlink.Error)
+    for a type it does not know."""
+    return _fdlink.parse_type(t)
+
+
+def _is_type(t: str) -> bool:
+    try:
+        _c_type(t)
+    except _errors.Error:
+        return False
+    return True
+
+
 def _type_code(t: str) -> Optional[str]:
     """'*f4' for an array (pointer) of float32, 'f4' for a float32 scalar, None for void*/unknown."""
-    t = " ".join(t.replace("const ", "").split())
+    t = " ".join(t.split())
     depth = 0
-    while True:
+    while True:  # Numba's array types and trailing stars: one level of pointer each
         if t.endswith("[:]") or t.endswith("[::1]"):
             t, depth = t[: t.rindex("[")].strip(), depth + 1
         elif t.endswith("*"):
             t, depth = t[:-1].strip(), depth + 1
-        elif t.startswith("CPointer(") and t.endswith(")"):
-            t, depth = t[len("CPointer("):-1].strip(), depth + 1
         else:
             break
-    if t in ("void", "voidptr"):
-        return None if depth or t == "voidptr" else None
-    code = _TYPECODES.get(t)
-    if code is None:
+    try:
+        code, more = _c_type(t)
+    except _errors.Error as e:
         raise ValueError(f"unknown type {t!r} (use the signature language's names: float32, "
-                         "int32, ..., or C's: float, int, ...)")
+                         "int32, ..., or C's: float, int, ...)") from e
+    depth += more
+    if code is None:
+        return None  # void, void*
     if depth > 1:
         return None  # an array of pointers: not checked
     return ("*" + code) if depth else code
+
+
+def _split_param(p: str) -> Tuple[str, Optional[str]]:
+    """A parameter's type and name: 'const float* x' -> ('const float *', 'x'), 'unsigned int'
+    -> ('unsigned int', None): the last word is a name where the whole is not a type."""
+    words = p.replace("*", " * ").split()
+    if len(words) > 1 and words[-1].isidentifier() and not _is_type(" ".join(words)):
+        return " ".join(words[:-1]), words[-1]
+    return " ".join(words), None
 
 
 def _parse_names(signature: Union[str, Sequence[str], None]) -> Tuple[Optional[str], ...]:
@@ -64,13 +81,8 @@ def _parse_names(signature: Union[str, Sequence[str], None]) -> Tuple[Optional[s
     s = signature.strip()
     if "(" in s and s.endswith(")"):
         s = s[s.index("(") + 1:-1]
-    names: List[Optional[str]] = []
-    for p in (p.strip() for p in s.split(",") if p.strip()):
-        words = p.replace("*", " * ").split()
-        last = words[-1] if words else ""
-        named = (len(words) > 1 and last.isidentifier() and last not in _TYPECODES and
-                 last not in ("const", "unsigned", "signed", "long", "short", "int", "char"))
-        names.append(last if named else None)
+    names: List[Optional[str]] = [_split_param(p)[1] for p in (p.strip() for p in s.split(","))
+                                  if p]
     return tuple(names)
 
 
@@ -105,15 +117,7 @@ def _parse_types(signature: Union[str, Sequence[str]]) -> Tuple[Optional[str], .
         if "(" in s and s.endswith(")"):
             s = s[s.index("(") + 1:-1]
         parts = [p.strip() for p in s.split(",") if p.strip()]
-        items = []
-        for p in parts:
-            # "float *x" / "const float* x" / "float32": drop a trailing parameter name
-            words = p.replace("*", " * ").split()
-            if len(words) > 1 and words[-1] not in ("*",) and words[-1].isidentifier() and \
-                    " ".join(words[:-1]).replace(" *", "*").replace(" * ", "*") and \
-                    words[-1] not in _TYPECODES and not words[-1].startswith("CPointer"):
-                words = words[:-1]
-            items.append(" ".join(words).replace(" *", "*"))
+        items = [_split_param(p)[0] for p in parts]
         signature = items
     return tuple(_type_code(t) for t in signature)
 

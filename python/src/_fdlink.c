@@ -314,6 +314,8 @@ static PyMethodDef module_methods[] = {
     {"cuda_compile", py_cuda_compile, METH_VARARGS,
      "cuda_compile(source, name, arch, decls, options) -> (bytes, kind, log)"},
     {"kind_parse", py_kind_parse, METH_O, "kind_parse(name) -> kind number"},
+    {"parse_type", py_parse_type, METH_O,
+     "parse_type(text) -> (array-interface code or None for void, pointer depth)"},
     {"fatbin", py_fatbin, METH_O, "fatbin([(kind, arch, bytes), ...]) -> the fatbin's bytes"},
     {"decls_load", py_decls_load, METH_O, "decls_load(path) -> Decls: a declaration file"},
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},

@@ -282,5 +282,6 @@ extern PyType_Spec Module_spec;
 extern PyType_Spec Gen_spec;
 extern PyType_Spec Map_spec;
 extern PyType_Spec Reduction_spec;
+PyObject *py_parse_type(PyObject *self, PyObject *arg);
 
 #endif

@@ -541,3 +541,50 @@ static PyType_Slot Reduction_slots[] = {{Py_tp_dealloc, (void *)Map_dealloc},
                                         {0, NULL}};
 PyType_Spec Reduction_spec = {"fdlink._fdlink.Reduction", sizeof(MapObject), 0,
                                      Py_TPFLAGS_DEFAULT, Reduction_slots};
+
+/* ---- types ---------------------------------------------------------------------------------- */
+
+/* parse_type(text) -> (code, depth): fdl_gen_parse_type, the type vocabulary the C library and the
+ * Python package share. code: the scalar's array-interface code ('f4', 'i8', 'u1', 'b1'), None
+ * for void; depth: its levels of pointer. A type the library does not know raises its error. */
+PyObject *py_parse_type(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "type must be a str, not %s", tname(arg));
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(arg, &len);
+    if (!text)
+        return NULL;
+    fdl_type t;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_gen_parse_type(&t, text, (size_t)len, &err);
+    if (rc != FDL_OK)
+        return raise_fdl(rc, &err, NULL);
+    char kind;
+    switch (t.base) {
+    case FDL_VOID:
+        return Py_BuildValue("(OI)", Py_None, t.depth);
+    case FDL_BOOL:
+        kind = 'b';
+        break;
+    case FDL_UINT8:
+    case FDL_UINT16:
+    case FDL_UINT32:
+    case FDL_UINT64:
+    case FDL_UINTP:
+        kind = 'u';
+        break;
+    case FDL_FLOAT16:
+    case FDL_FLOAT32:
+    case FDL_FLOAT64:
+        kind = 'f';
+        break;
+    default:
+        kind = 'i';
+        break;
+    }
+    char code[8];
+    snprintf(code, sizeof code, "%c%zu", kind, fdl_type_size((fdl_type){t.base, 0}));
+    return Py_BuildValue("(sI)", code, t.depth);
+}

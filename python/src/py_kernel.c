@@ -110,7 +110,7 @@ typedef struct {
     PyObject *types; /* tuple of declared types ("*f4", "i4", None) or None */
     const char *name;
     /* the parameters as the kernel's code says them (fdl_link_kernel_params,
-     * fdl_image_kernel_param_info; set by fdlink._core): classes and sizes */
+     * fdl_image_kernel_param_info; set by fdlink._kernel): classes and sizes */
     int code_known;
     Py_ssize_t ncode;
     unsigned char code_cls[MAX_PARAMS];
@@ -364,7 +364,7 @@ static void Configured_dealloc(ConfiguredObject *self)
 static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* c(*args): Kernel.launch(grid, block, shared, stream, flags, *args); with keyword arguments,
- * the fallback (fdlink._core._Configured, which converts streams and flags) */
+ * the fallback (fdlink._kernel._Configured, which converts streams and flags) */
 static PyObject *Configured_call(ConfiguredObject *self, PyObject *args, PyObject *kwds)
 {
     if (kwds && PyDict_Size(kwds)) {

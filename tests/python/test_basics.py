@@ -278,6 +278,15 @@ def test_generated_kernels_compile_without_a_device(mul_lib):
     with pytest.raises(fdlink.ParseError) as err:
         gen.elementwise("float *y", "y[i] = undefined_thing;")
     assert err.value.log
+    # C's spellings that the generated kernels refused or the package did not know before
+    # (plain char, int as `signed`, specifiers in any order, ptrdiff_t) compile, and the Python
+    # side packs and checks them as the C side declared them
+    e = gen.elementwise("char *s, short int a, long unsigned int b, signed c, ptrdiff_t d",
+                        "s[i] = (char)(a + b + c + d)")
+    assert e.cubin[:4] == b"\x7fELF" and "signed char *s" in e.source
+    ew = fdlink.Elementwise(e, "char *s, short int a, long unsigned int b, signed c, ptrdiff_t d",
+                            None)
+    assert ew._types == ["*i1", "i2", "u8", "i4", "i8"]
 
 
 def test_cu13_libraries_found_through_pathfinder(tmp_path):
@@ -336,6 +345,9 @@ def test_pathfinder_not_asked_for_libraries_found_without_it(tmp_path):
     ("CPointer(float64), uint8, bool", ("*f8", "u1", "b1")),
     (["float32[::1]", "int64", "voidptr"], ("*f4", "i8", None)),
     ("float **pp, __half h", (None, "f2")),
+    ("char *s, short int a, long long int b, signed c, ptrdiff_t d, uintptr_t e",
+     ("*i1", "i2", "i8", "i4", "i8", "u8")),
+    ("int const *p, unsigned long int n, CPointer(float) q", ("*i4", "u8", "*f4")),
 ])
 def test_kernel_signatures(sig, types):
     from fdlink._types import _parse_types
@@ -348,6 +360,74 @@ def test_kernel_signature_unknown_type():
 
     with pytest.raises(ValueError, match="unknown type 'float99'"):
         _parse_types("float99 x")
+
+
+# The Python package's own table of type spellings before it asked the C library (fdlink
+# 0.1's _core._TYPECODES): every spelling it took must keep its meaning.
+_OLD_TYPECODES = {
+    "bool": "b1", "boolean": "b1", "bool_": "b1",
+    "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "intp": "i8",
+    "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8", "uintp": "u8",
+    "float16": "f2", "float32": "f4", "float64": "f8",
+    "char": "i1", "signed char": "i1", "unsigned char": "u1", "short": "i2",
+    "unsigned short": "u2", "int": "i4", "unsigned": "u4", "unsigned int": "u4",
+    "long": "i8", "long long": "i8", "unsigned long": "u8", "unsigned long long": "u8",
+    "size_t": "u8", "float": "f4", "double": "f8", "__half": "f2", "half": "f2",
+    "int8_t": "i1", "int16_t": "i2", "int32_t": "i4", "int64_t": "i8",
+    "uint8_t": "u1", "uint16_t": "u2", "uint32_t": "u4", "uint64_t": "u8",
+}
+
+# Spellings the C library's generated kernels took and the package did not (and C's integer
+# specifiers in any order): one vocabulary now, for kernel signatures, argument lists and dtypes.
+_NEW_SPELLINGS = {
+    "short int": "i2", "signed short": "i2", "unsigned short int": "u2", "signed": "i4",
+    "signed int": "i4", "long int": "i8", "long long int": "i8", "unsigned long long int": "u8",
+    "long unsigned int": "u8", "signed long long": "i8", "ptrdiff_t": "i8", "intptr_t": "i8",
+    "uintptr_t": "u8", "ssize_t": "i8", "intc": "i4", "longlong": "i8", "ulonglong": "u8",
+    "uchar": "u1", "ushort": "u2", "uintc": "u4",
+}
+
+
+@pytest.mark.parametrize("spelling,code", sorted({**_OLD_TYPECODES, **_NEW_SPELLINGS}.items()))
+def test_one_type_vocabulary(spelling, code):
+    """Each spelling means one type everywhere: a kernel signature (scalar, pointer, named or
+    not, Numba's [:]), an elementwise argument list, a torch/jax operator's parameters, and a
+    dtype name; and the C library (fdl_gen_parse_type) says the same."""
+    from fdlink import _fdlink, _ops
+    from fdlink._device import _dtype_code
+    from fdlink._types import _arg_list_types, _parse_names, _parse_types
+
+    assert _fdlink.parse_type(spelling) == (code, 0)
+    assert _fdlink.parse_type(f"const {spelling} *") == (code, 1)
+    assert _parse_types(f"{spelling} a, const {spelling} *b, {spelling}") == (code, "*" + code, code)
+    assert _parse_names(f"{spelling} a, const {spelling} *b, {spelling}") == ("a", "b", None)
+    assert _parse_types([spelling, f"{spelling}[:]", f"CPointer({spelling})"]) == \
+        (code, "*" + code, "*" + code)
+    assert _arg_list_types(f"{spelling} a, {spelling} *b") == [code, "*" + code]
+    assert _ops.parse_params(f"{spelling} a, {spelling} *b") == [("a", code), ("b", "*" + code)]
+    assert _dtype_code(spelling) == ("|" if code[1:] == "1" else "<") + code
+
+
+def test_type_vocabulary_refusals():
+    """What is no type stays refused, with the old ValueError (the C record as its cause)."""
+    from fdlink import _fdlink
+    from fdlink._types import _parse_types
+
+    for bad in ("float99", "long double", "short long", "unsigned float", "complex64"):
+        with pytest.raises(ValueError, match=f"unknown type '{bad}'") as e:
+            _parse_types([bad])
+        assert isinstance(e.value.__cause__, fdlink.ParseError)
+        with pytest.raises(fdlink.ParseError, match="type:1:"):
+            _fdlink.parse_type(bad)
+        with pytest.raises(fdlink.InvalidArgumentError, match="dtype"):
+            fdlink.empty(4, bad)
+    with pytest.raises(fdlink.ParseError, match="unexpected byte 0x00"):
+        _fdlink.parse_type("int\0")
+    with pytest.raises(TypeError):
+        _fdlink.parse_type(b"int")
+    assert _fdlink.parse_type("void") == (None, 0)
+    assert _fdlink.parse_type("voidptr") == (None, 1)
+    assert _parse_types("void *p, float **q, CPointer(CPointer(float)) r") == (None, None, None)
 
 
 def test_value_objects_pickle_under_their_public_names():
@@ -367,3 +447,25 @@ def test_value_objects_pickle_under_their_public_names():
     for name in ("Declaration", "Elementwise", "FatModule", "Kernel", "Kernels", "Library", "Map",
                  "Module", "Param", "Reduction", "Source"):
         assert getattr(fdlink, name).__module__ == "fdlink"
+
+
+def test_package_modules_import_only_downwards():
+    """python/fdlink's modules in their order, bottom to top (each imports only modules below
+    it, at import time or later: no circle), read from the installed package's sources."""
+    import ast
+    import pathlib
+
+    order = ["_fdlink", "_errors", "_libs", "_cli", "_types", "_device", "_kernel", "_gen",
+             "_library", "_cache", "_ops", "__init__", "numba", "torch", "jax"]
+    root = pathlib.Path(fdlink.__file__).parent
+    seen = set()
+    for path in sorted(root.glob("*.py")):
+        me = path.stem
+        assert me in order, f"{me}.py has no place in the order"
+        seen.add(me)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                for t in targets:
+                    assert order.index(t) < order.index(me), f"{me}.py imports {t} (above it)"
+    assert {"_types", "_device", "_kernel", "_gen", "_library", "_cache"} <= seen

@@ -564,8 +564,8 @@ Test(gen_elementwise, argument_lists_are_parsed_with_clear_errors)
         const char *args, *message;
         int code;
     } cases[] = {
-        {"char *s", "'char' has no fixed signedness; write signed char, unsigned char, int8 or "
-                    "uint8", FDL_EPARSE},
+        {"char *s", "", FDL_OK},
+        {"long double d", "unknown type 'long double'", FDL_EPARSE},
         {"float3 *v", "unknown type 'float3'", FDL_EPARSE},
         {"float *", "argument 1 has no name", FDL_EPARSE},
         {"float *x, int i", "argument name 'i' is reserved", FDL_EPARSE},
@@ -588,6 +588,140 @@ Test(gen_elementwise, argument_lists_are_parsed_with_clear_errors)
                                         &err), FDL_EPARSE, &err, "");
     cr_assert(err.log && strstr(err.log, "operation(2)"), "log: %s", err.log ? err.log : "");
     free_gen(&f);
+}
+
+/*
+ * The one type vocabulary (fdl_gen_parse_type), which the Python package asks too: every valid C
+ * spelling of a scalar (integer specifiers in any order, LP64), every name of the signature
+ * language, CPointer(T) over either, qualifiers dropped and stars counted; the rest refused
+ * with the column.
+ */
+Test(gen_type, c_and_signature_spellings_are_one_vocabulary)
+{
+    static const struct {
+        const char *text;
+        fdl_scalar base;
+        unsigned depth;
+    } ok[] = {
+        {"char", FDL_INT8, 0},
+        {"signed char", FDL_INT8, 0},
+        {"char signed", FDL_INT8, 0},
+        {"unsigned char", FDL_UINT8, 0},
+        {"short", FDL_INT16, 0},
+        {"short int", FDL_INT16, 0},
+        {"signed short int", FDL_INT16, 0},
+        {"int short", FDL_INT16, 0},
+        {"unsigned short int", FDL_UINT16, 0},
+        {"int", FDL_INT32, 0},
+        {"signed", FDL_INT32, 0},
+        {"signed int", FDL_INT32, 0},
+        {"unsigned", FDL_UINT32, 0},
+        {"unsigned int", FDL_UINT32, 0},
+        {"long", FDL_INT64, 0},
+        {"long int", FDL_INT64, 0},
+        {"signed long", FDL_INT64, 0},
+        {"unsigned long", FDL_UINT64, 0},
+        {"long unsigned int", FDL_UINT64, 0},
+        {"long long", FDL_INT64, 0},
+        {"long long int", FDL_INT64, 0},
+        {"long int long", FDL_INT64, 0},
+        {"signed long long", FDL_INT64, 0},
+        {"unsigned long long", FDL_UINT64, 0},
+        {"unsigned long long int", FDL_UINT64, 0},
+        {"bool", FDL_BOOL, 0},
+        {"float", FDL_FLOAT32, 0},
+        {"double", FDL_FLOAT64, 0},
+        {"half", FDL_FLOAT16, 0},
+        {"__half", FDL_FLOAT16, 0},
+        {"int8_t", FDL_INT8, 0},
+        {"uint64_t", FDL_UINT64, 0},
+        {"size_t", FDL_UINTP, 0},
+        {"ssize_t", FDL_INTP, 0},
+        {"ptrdiff_t", FDL_INTP, 0},
+        {"intptr_t", FDL_INTP, 0},
+        {"uintptr_t", FDL_UINTP, 0},
+        {"void", FDL_VOID, 0},
+        {"float32", FDL_FLOAT32, 0},
+        {"boolean", FDL_BOOL, 0},
+        {"bool_", FDL_BOOL, 0},
+        {"intp", FDL_INTP, 0},
+        {"uintp", FDL_UINTP, 0},
+        {"intc", FDL_INT32, 0},
+        {"longlong", FDL_INT64, 0},
+        {"f4", FDL_FLOAT32, 0},
+        {"voidptr", FDL_VOID, 1},
+        {"CPointer(float32)", FDL_FLOAT32, 1},
+        {"CPointer(float)", FDL_FLOAT32, 1},
+        {"CPointer( unsigned long long )", FDL_UINT64, 1},
+        {"CPointer(CPointer(int))", FDL_INT32, 2},
+        {"float *", FDL_FLOAT32, 1},
+        {"const float*", FDL_FLOAT32, 1},
+        {"float const *", FDL_FLOAT32, 1},
+        {"float * const", FDL_FLOAT32, 1},
+        {"double *__restrict__", FDL_FLOAT64, 1},
+        {"void **", FDL_VOID, 2},
+        {"CPointer(int32) *", FDL_INT32, 2},
+        {"  unsigned \t int  ", FDL_UINT32, 0},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        fdl_type t = {FDL_SCALAR_COUNT, 99};
+        fdl_error err = FDL_ERROR_INIT;
+        int rc = fdl_gen_parse_type(&t, ok[i].text, strlen(ok[i].text), &err);
+        cr_assert_eq(rc, FDL_OK, "'%s': %s", ok[i].text, err.message);
+        cr_expect(t.base == ok[i].base && t.depth == ok[i].depth, "'%s': {%d, %u}, want {%d, %u}",
+                  ok[i].text, (int)t.base, t.depth, (int)ok[i].base, ok[i].depth);
+    }
+    /* the argument lists of generated kernels take the same spellings */
+    fixture f = make_gen();
+    fdl_map *m = NULL;
+    fdl_error err = FDL_ERROR_INIT;
+    int rc = fdl_elementwise_create(&m, f.gen,
+                                    "char *s, short int a, long long int b, signed c, "
+                                    "ptrdiff_t d, uintptr_t e, CPointer(float) p",
+                                    "(void)0", &err);
+    expect_error(rc, FDL_OK, &err, "");
+    fdl_map_destroy(m);
+    free_gen(&f);
+
+    static const struct {
+        const char *text, *message;
+        unsigned column;
+        int code;
+    } bad[] = {
+        {"float99", "unknown type 'float99'", 1, FDL_EPARSE},
+        {"long double", "unknown type 'long double'", 1, FDL_EPARSE},
+        {"unsigned float", "unknown type 'unsigned float'", 1, FDL_EPARSE},
+        {"short long", "unknown type 'short long'", 1, FDL_EPARSE},
+        {"long long long", "unknown type 'long long long'", 1, FDL_EPARSE},
+        {"signed unsigned", "unknown type 'signed unsigned'", 1, FDL_EPARSE},
+        {"char int", "unknown type 'char int'", 1, FDL_EPARSE},
+        {"complex64", "unknown type 'complex64'", 1, FDL_EPARSE},
+        {"float x", "unknown type 'float x'", 1, FDL_EPARSE},
+        {"float * x", "a type word after '*'", 9, FDL_EPARSE},
+        {"float[4]", "unexpected '['", 6, FDL_EPARSE},
+        {"int\x01", "unexpected byte 0x01", 4, FDL_EPARSE},
+        {"", "a type is missing", 1, FDL_EPARSE},
+        {"const", "a type is missing", 1, FDL_EPARSE},
+        {"float *********", "pointers nested deeper than 8", 1, FDL_ELIMIT},
+        {"CPointer(CPointer(CPointer(CPointer(CPointer(CPointer(CPointer(CPointer(CPointer("
+         "float)))))))))", "pointers nested deeper than 8", 1, FDL_ELIMIT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdl_type t;
+        fdl_error e = FDL_ERROR_INIT;
+        rc = fdl_gen_parse_type(&t, bad[i].text, strlen(bad[i].text), &e);
+        cr_assert_eq(rc, bad[i].code, "'%s': status %d (%s)", bad[i].text, rc, e.message);
+        cr_expect(strstr(e.message, bad[i].message) != NULL, "'%s': '%s' lacks '%s'", bad[i].text,
+                  e.message, bad[i].message);
+        cr_expect_eq(e.column, bad[i].column, "'%s': column %u, want %u", bad[i].text, e.column,
+                     bad[i].column);
+        cr_expect_str_eq(e.source, "type");
+    }
+    /* NULL out, and a length past the signature limit */
+    cr_assert_eq(fdl_gen_parse_type(NULL, "int", 3, NULL), FDL_EINVAL);
+    static char big[FDL_SIG_MAX_LENGTH + 2];
+    memset(big, ' ', sizeof big);
+    cr_assert_eq(fdl_gen_parse_type(&(fdl_type){0}, big, sizeof big, NULL), FDL_ELIMIT);
 }
 
 Test(gen_gen, options_are_checked)

@@ -117,6 +117,28 @@ FDL_API const char *fdl_gen_arch(const fdl_gen *gen);
 /** Number of distinct sources compiled so far (each once); 0 for NULL. */
 FDL_API size_t fdl_gen_compiled_count(const fdl_gen *gen);
 
+/* ---- types ------------------------------------------------------------------------------- */
+
+/**
+ * Parse one parameter type as argument lists (fdl_elementwise_create, fdl_reduction_create) and
+ * the Python package's kernel signatures write it, into @p out: pure text, no generator needed.
+ *
+ * Accepted: C's integer types, their specifiers in any order (`int`, `unsigned`, `short int`,
+ * `long long int`, `unsigned long`, `signed char`; plain `char` is int8, as in the signature
+ * language; LP64: `long` is 64-bit), `bool`, `float`, `double`, `half`/`__half`, `intN_t`,
+ * `uintN_t`, `size_t`, `ssize_t`, `ptrdiff_t`, `intptr_t`, `uintptr_t`, `void`; every name of the
+ * signature language (fdlink/sig.h: `float32`, `int64`, `intp`, `voidptr`, Numba's aliases such
+ * as `intc` and `f4`); `CPointer(T)` with T in either vocabulary; `const` and `__restrict__`
+ * anywhere (dropped); each trailing `*` one level of pointer (`const float *` is {FDL_FLOAT32, 1},
+ * `void` is {FDL_VOID, 0}).
+ *
+ * @p text: @p len bytes, no NUL needed.
+ * @return FDL_OK; FDL_EPARSE for an unknown type or stray character (the message names the type
+ *         and its column, source "type"); FDL_ELIMIT beyond FDL_SIG_MAX_DEPTH pointers or a type
+ *         longer than the parser's buffer; FDL_EINVAL for NULL @p out.
+ */
+FDL_API int fdl_gen_parse_type(fdl_type *out, const char *text, size_t len, fdl_error *err);
+
 /* ---- arguments --------------------------------------------------------------------------- */
 
 /** How an argument is given. Values are pinned. */
