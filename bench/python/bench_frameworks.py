@@ -69,7 +69,7 @@ def bench_torch(lib, mod):
     x = torch.arange(n, dtype=torch.float32, device="cuda")
     out = torch.empty_like(x)
     s = torch.cuda.current_stream()
-    fs = ft._stream(m.device, x.device)
+    fs = ft._stream(m.device, x.device.index)
     sync = torch.cuda.synchronize
     eager = per_call(lambda: m(out, x, 3.0, stream=fs, sync=False), calls, sync)
     verify("torch eager fdlink map", out.cpu().numpy(), 3 * np.arange(n))

@@ -63,20 +63,27 @@ def torch_dtype(code: Optional[str]) -> "torch.dtype":
 _fail = _ops.fail
 
 
-def _stream(dev: "_fdlink.Device", tdev: "torch.device") -> Optional["_fdlink.Stream"]:
-    """fdlink's wrapper of PyTorch's current stream on @tdev (None: the legacy default stream),
-    one per CUstream (the wrapper is made once: nothing is allocated at later launches, which
-    may be captured into a CUDA graph)."""
-    h = torch.cuda.current_stream(tdev).cuda_stream
+# PyTorch's current stream of a device, as the raw CUstream: what Inductor's generated code reads
+# for its own launches (torch._C._cuda_getCurrentRawStream); torch.cuda.current_stream(i) makes a
+# Stream object at every call (microseconds of the operator's per-call cost), and is the fallback
+# where the former is missing (a PyTorch without CUDA, where no operator launches anyway).
+_raw_stream: Callable[[int], int] = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+    (lambda index: torch.cuda.current_stream(index).cuda_stream)
+
+
+def _stream(dev: "_fdlink.Device", index: int) -> Optional["_fdlink.Stream"]:
+    """fdlink's wrapper of PyTorch's current stream on device @index (None: the legacy default
+    stream), one per CUstream (the wrapper is made once: nothing is allocated at later launches,
+    which may be captured into a CUDA graph)."""
+    h = _raw_stream(index)
     if h == 0:
         return None
-    key = (dev.ordinal, h)
-    s = _streams.get(key)
+    s = _streams.get((index, h))
     if s is None:
         with _lock:
             if len(_streams) > 256:
                 _streams.clear()
-            s = _streams[key] = dev.wrap_stream(h)
+            s = _streams[(index, h)] = dev.wrap_stream(h)
     return s
 
 
@@ -119,6 +126,11 @@ def _first_tensor(args: Sequence[Any]) -> Optional["torch.Tensor"]:
     return next((a for a in args if isinstance(a, torch.Tensor)), None)
 
 
+def _first_pointer(params: Sequence[Tuple[str, Optional[str]]]) -> Optional[int]:
+    """The index of the first pointer (tensor) parameter in @params, None if there is none."""
+    return next((i for i, (_, c) in enumerate(params) if (c or "").startswith("*")), None)
+
+
 def kernel_op(kernel: "_kernel.Kernel", params: Union[str, Sequence[Tuple[str, str]]], *,
               grid: Any, block: Any, writes: Sequence[str] = (),
               outputs: Optional[Mapping[str, Any]] = None, shared_mem: int = 0,
@@ -157,23 +169,39 @@ def kernel_op(kernel: "_kernel.Kernel", params: Union[str, Sequence[Tuple[str, s
                                             ("Tensor" if len(outputs) == 1 else f"({rets})"))
     mod = kernel.module
     dev = mod.device
+    # what every call needs, worked out once: the launch itself (the extension's kernel, as
+    # Kernel.launch calls it), the device, where the first tensor is, whether the arguments are
+    # needed by name (callable geometry, allocated outputs)
+    launch = k._k.launch
+    ordinal = dev.ordinal
+    in_names = tuple(n for n, _ in ins)
+    all_names = tuple(n for n, _ in ps)
+    first = _first_pointer(ins)
+    by_name = bool(outputs) or callable(grid) or callable(block)
 
     def alloc(named: Dict[str, Any], like: "torch.Tensor", empty: Callable[..., Any]) -> List[Any]:
         return [empty(tuple(shapes[o](**named)), dtype=torch_dtype(codes[o]), device=like.device)
                 for o in outputs]
 
     def impl(*a: Any) -> Any:
-        named = dict(zip((n for n, _ in ins), a))
-        t = _first_tensor(a)
-        if t is None:
+        if first is None:
             raise _fail(f"{what}: no tensor argument")
-        if t.device.index != dev.ordinal:
+        t = a[first]
+        if t.get_device() != ordinal:
             raise _fail(f"{what}: the tensors are on {t.device}, the kernel's module on "
-                        f"device {dev.ordinal}")
-        outs = alloc(named, t, torch.empty)
-        named.update(zip(outputs, outs))
-        k.launch(_dims(grid, named), _dims(block, named), *[named[n] for n, _ in ps],
-                 stream=_stream(dev, t.device), shared_mem=shared_mem)
+                        f"device {ordinal}")
+        if not by_name:
+            launch(grid, block, shared_mem, _stream(dev, ordinal), 0, *a)
+            return None
+        named = dict(zip(in_names, a))
+        if outputs:
+            outs = alloc(named, t, torch.empty)
+            named.update(zip(outputs, outs))
+            args: Sequence[Any] = [named[n] for n in all_names]
+        else:
+            outs, args = [], a
+        launch(_dims(grid, named), _dims(block, named), shared_mem, _stream(dev, ordinal), 0,
+               *args)
         return _result(outs)
 
     def fake(*a: Any) -> Any:
@@ -229,10 +257,33 @@ def map_op(m: "_gen.Map", modes: str, *, out: bool = False, name: Optional[str] 
         assert first is not None
         return first
 
+    # what every call needs, worked out once: the arrays' places and dtypes; the generated map
+    # (the extension's, for these modes) is made at the first launch, then kept
+    ordinal = dev.ordinal
+    arrays = tuple((i, torch_dtype(c)) for i, (mo, c) in enumerate(zip(modes, m._params))
+                   if mo == "a")
+    first = arrays[0][0]
+    launches: List[Callable[..., Any]] = []
+
+    def first_array(a: Sequence[Any]) -> "torch.Tensor":
+        """The first array, after the checks of check_inputs (its errors where one fails)."""
+        t = a[first]
+        n = t.numel()
+        for i, want in arrays:
+            if a[i].dtype is not want or a[i].numel() != n:
+                return check_inputs(a)
+        return t
+
+    def launcher() -> Callable[..., Any]:
+        if not launches:
+            launches.append(m._map(modes).launch)
+        return launches[0]
+
     if out:
         def impl(o: Any, *a: Any) -> None:
-            check_inputs(a)
-            m(o, *a, stream=_stream(dev, o.device), sync=False)
+            first_array(a)
+            (launches[0] if launches else launcher())(o.numel(), False, _stream(dev, ordinal),
+                                                      o, *a)
 
         def fake(o: Any, *a: Any) -> None:
             check_inputs(a)
@@ -240,9 +291,10 @@ def map_op(m: "_gen.Map", modes: str, *, out: bool = False, name: Optional[str] 
                 raise _fail(f"{what}: out is {o.dtype}, but the function returns {rdt}")
     else:
         def impl(*a: Any) -> Any:  # type: ignore[misc]
-            t = check_inputs(a)
-            o = torch.empty(t.shape, dtype=rdt, device=t.device)
-            m(o, *a, stream=_stream(dev, t.device), sync=False)
+            t = first_array(a)
+            o = t.new_empty(t.shape, dtype=rdt)
+            (launches[0] if launches else launcher())(o.numel(), False, _stream(dev, ordinal),
+                                                      o, *a)
             return o
 
         def fake(*a: Any) -> Any:  # type: ignore[misc]
@@ -280,21 +332,29 @@ def elementwise_op(ew: "_gen.Elementwise", *, writes: Sequence[str] = (),
                                             ("Tensor" if len(outputs) == 1 else
                                              "(" + ", ".join("Tensor" for _ in outputs) + ")"))
     dev = ew.device
+    # worked out once: the launch (the extension's map, as Elementwise calls it), the device,
+    # the first tensor among the operator's arguments and among the kernel's (n is its size)
+    launch = ew._m.launch
+    ordinal = dev.ordinal
+    in_names = tuple(n for n, _ in ins)
+    all_names = tuple(n for n, _ in ps)
+    first, first_all = _first_pointer(ins), _first_pointer(ps)
 
     def alloc(named: Dict[str, Any], like: "torch.Tensor") -> List[Any]:
         return [torch.empty(tuple(shapes[o](**named)), dtype=torch_dtype(codes[o]),
                             device=like.device) for o in outputs]
 
     def impl(*a: Any) -> Any:
-        named = dict(zip((n for n, _ in ins), a))
-        t = _first_tensor(a)
-        if t is None:
+        if first is None:
             raise _fail(f"{what}: no tensor argument")
-        outs = alloc(named, t)
-        named.update(zip(outputs, outs))
-        full = [named[n] for n, _ in ps]
-        n = next(x.numel() for x in full if isinstance(x, torch.Tensor))
-        ew(*full, n=n, stream=_stream(dev, t.device), sync=False)
+        if outputs:
+            named = dict(zip(in_names, a))
+            outs = alloc(named, a[first])
+            named.update(zip(outputs, outs))
+            full: Sequence[Any] = [named[n] for n in all_names]
+        else:
+            outs, full = [], a
+        launch(full[first_all].numel(), False, _stream(dev, ordinal), *full)
         return _result(outs)
 
     def fake(*a: Any) -> Any:
@@ -322,13 +382,16 @@ def reduction_op(r: "_gen.Reduction", *, name: Optional[str] = None) -> Any:
     rdt = torch_dtype(r._code)
     schema = f"({', '.join(args)}) -> Tensor"
     dev = r.device
+    run = r._r.run_async  # worked out once, as for the other operators
+    ordinal = dev.ordinal
+    first = _first_pointer(ps)
 
     def impl(*a: Any) -> Any:
-        t = _first_tensor(a)
-        if t is None:
+        if first is None:
             raise _fail(f"{what}: no tensor argument")
-        o = torch.empty((), dtype=rdt, device=t.device)
-        r(*a, n=t.numel(), stream=_stream(dev, t.device), out=o)
+        t = a[first]
+        o = t.new_empty((), dtype=rdt)
+        run(t.numel(), _stream(dev, ordinal), o, *a)
         return o
 
     def fake(*a: Any) -> Any:

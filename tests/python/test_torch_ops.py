@@ -109,6 +109,86 @@ def test_dynamo_traces_without_graph_break(saxpy_ops, mul_ops):
     assert ex.graph_count == 1
 
 
+# ---- the implementations, over the mock driver -----------------------------------------------
+
+
+@pytest.fixture
+def mock_cuda(monkeypatch):
+    """The operators' implementations run without a GPU: ops made under this fixture are
+    registered for the CPU dispatch key too, CPU tensors over the mock driver's device memory
+    (host memory) pass for CUDA tensors of device 0 (the extension reads is_cuda and
+    get_device()), and PyTorch's current stream is an fdlink stream. Returns a maker of such
+    tensors."""
+    from conftest import MOCK
+    if not MOCK:
+        pytest.skip("the implementations run on the mock driver here (with a GPU: the gpu tests)")
+    import ctypes
+    define = ft._define
+
+    def define_cpu_too(qual, schema, impl, fake):
+        op = define(qual, schema, impl, fake)
+        ft._libs[qual[0]].impl(qual[1], impl, "CPU")
+        return op
+
+    s = fdlink.stream()
+    monkeypatch.setattr(ft, "_define", define_cpu_too)
+    monkeypatch.setattr(ft, "_raw_stream", lambda index: s.handle)
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True), raising=False)
+    monkeypatch.setattr(torch.Tensor, "get_device", lambda self: 0, raising=False)
+    keep = []
+
+    def tensor(values, dtype="f4"):
+        b = fdlink.empty(len(values), dtype)
+        keep.append(b)
+        c = {"f4": ctypes.c_float, "f8": ctypes.c_double}[dtype]
+        t = torch.frombuffer((c * len(values)).from_address(b.__cuda_array_interface__["data"][0]),
+                             dtype=torch_dtype(dtype))
+        t.copy_(torch.as_tensor(values, dtype=t.dtype))
+        return t
+
+    yield tensor
+    s.synchronize()
+
+
+def torch_dtype(code):
+    return ft.torch_dtype(code)
+
+
+def test_implementations_launch_on_the_mock(mock_cuda, saxpy_module, mul_lib):
+    m = mul_lib.map("mul_f32_f32")
+    mul_out = ft.map_op(m, "as", out=True)
+    saxpy = ft.kernel_op(saxpy_module.kernel("saxpy"), "float *y, const float *x, float a, int n",
+                         writes=["y"], **GRID)
+    saxpy_fixed = ft.kernel_op(saxpy_module.kernel("saxpy"),
+                               "float *y, const float *x, float a, int n", writes=["y"],
+                               grid=1, block=64)
+    x = mock_cuda([float(i) for i in range(40)])
+    out = mock_cuda([0.0] * 40)
+    mul_out(out, x, 3.0)
+    assert out.tolist() == [3.0 * i for i in range(40)]
+    y = mock_cuda([1.0] * 40)
+    saxpy(y, x, 2.0, 40)           # geometry from the arguments (by name)
+    saxpy_fixed(y, x, 1.0, 40)     # fixed geometry: the arguments as they come
+    assert y.tolist() == [1.0 + 3.0 * i for i in range(40)]
+    # inside torch.compile: the compiled graph calls the same implementation
+    f = torch.compile(lambda o, x: mul_out(o, x, 0.5), fullgraph=True)
+    f(out, x)
+    assert out.tolist() == [0.5 * i for i in range(40)]
+    ft.check()
+
+
+def test_implementations_check_their_arguments(mock_cuda, mul_lib):
+    mul2 = ft.map_op(mul_lib.map("mul_f32_f32"), "aa", out=True)
+    x, out = mock_cuda([1.0] * 8), mock_cuda([0.0] * 8)
+    with pytest.raises(fdlink.InvalidArgumentError, match="argument 2 is torch.float64, but "
+                       "parameter 2 is torch.float32"):
+        mul2(out, x, mock_cuda([1.0] * 8, "f8"))
+    with pytest.raises(fdlink.InvalidArgumentError, match="argument 2 has 4 elements, the first "
+                       "array 8"):
+        mul2(out, x, mock_cuda([1.0] * 4))
+    assert out.tolist() == [0.0] * 8  # nothing was launched
+
+
 # ---- on a GPU --------------------------------------------------------------------------------
 
 
