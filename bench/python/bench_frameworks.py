@@ -6,7 +6,10 @@ every result is verified against NumPy (a wrong result: exit 1):
  1. torch.compile: the per-call cost (host clock over back-to-back calls, one synchronisation)
     of a tiny-input (256 float32) fdlink map operator (fdlink.torch.map_op, out= form) inside a
     torch.compile(fullgraph=True) function, against the same map launched eagerly by fdlink
-    (goal <= 1.1x); the functional form, the eager operator and torch's own x * 3 compiled beside;
+    (goal <= 1.1x); the functional form, the eager operator and torch's own x * 3 compiled beside,
+    and the operator's own overhead: the compiled operator less torch's compiled x * 3 and less a
+    compiled no-op operator (torch.library.Library, as fdlink.torch defines its operators, and
+    torch.library.custom_op), with PyTorch's two current-stream lookups timed;
  2. jax.jit: an fdlink map over 2^24 float32 (fdlink.jax.map_call) against jnp's x * 3 in jit
     (bandwidth, goal >= 0.95x), and the per-call cost of a tiny (256) call of each (goal <= 1.5x);
  3. CUDA graphs: 100 launches of a small kernel replayed as one torch.cuda graph against 100
@@ -86,13 +89,48 @@ def bench_torch(lib, mod):
     torch_mul = per_call(lambda: c_torch(x), calls, sync)
     verify("torch.compile x*3", c_torch(x).cpu().numpy(), 3 * np.arange(n))
     del s
+    # where the compiled operator's time goes: a no-op operator of the same schema defined the
+    # way fdlink.torch defines its own (torch.library.Library, one Python kernel) and one made by
+    # torch.library.custom_op (its Python autograd and ADInplaceOrView kernels), eager and
+    # compiled; and the two current-stream lookups
+    lib_noop = torch.library.Library("fdlink_bench", "FRAGMENT")
+    lib_noop.define("noop(Tensor(a!) o, Tensor x, float a) -> ()")
+    lib_noop.impl("noop", lambda o, x, a: None, "CUDA")
+    torch.library.register_fake("fdlink_bench::noop", lambda o, x, a: None, lib=lib_noop)
+    noop = torch.ops.fdlink_bench.noop.default
+
+    @torch.library.custom_op("fdlink_bench::noop_co", mutates_args=("o",))
+    def noop_co(o: torch.Tensor, x: torch.Tensor, a: float) -> None:
+        pass
+
+    noop_co.register_fake(lambda o, x, a: None)
+    eager_noop = per_call(lambda: noop(out, x, 3.0), calls, sync)
+    eager_noop_co = per_call(lambda: noop_co(out, x, 3.0), calls, sync)
+    c_noop = torch.compile(lambda o, x: noop(o, x, 3.0), fullgraph=True)
+    compiled_noop = per_call(lambda: c_noop(out, x), calls, sync)
+    c_noop_co = torch.compile(lambda o, x: noop_co(o, x, 3.0), fullgraph=True)
+    compiled_noop_co = per_call(lambda: c_noop_co(out, x), calls, sync)
+    dev = x.device.index
+    raw = torch._C._cuda_getCurrentRawStream
+    lookup_obj = per_call(lambda: torch.cuda.current_stream(dev).cuda_stream, calls, lambda: None)
+    lookup_raw = per_call(lambda: raw(dev), calls, lambda: None)
     results["torch"] = {
         "eager_fdlink_map_us": eager * 1e6, "compiled_op_out_us": compiled_out * 1e6,
         "compiled_op_functional_us": compiled_fun * 1e6, "eager_op_us": eager_op * 1e6,
         "compiled_torch_mul_us": torch_mul * 1e6,
         "ratio_compiled_op_vs_eager_fdlink": compiled_out / eager,
         "ratio_compiled_functional_vs_eager_fdlink": compiled_fun / eager,
-        "ratio_compiled_op_vs_compiled_torch_mul": compiled_out / torch_mul}
+        "ratio_compiled_op_vs_compiled_torch_mul": compiled_out / torch_mul,
+        # the operator's own overhead: the compiled operator less torch's compiled built-in, and
+        # less a compiled no-op operator (torch's floor for any Python-implemented operator)
+        "op_overhead_vs_compiled_torch_mul_us": (compiled_out - torch_mul) * 1e6,
+        "op_overhead_vs_compiled_noop_us": (compiled_out - compiled_noop) * 1e6,
+        "eager_op_overhead_vs_eager_fdlink_us": (eager_op - eager) * 1e6,
+        "eager_noop_library_us": eager_noop * 1e6, "eager_noop_custom_op_us": eager_noop_co * 1e6,
+        "compiled_noop_library_us": compiled_noop * 1e6,
+        "compiled_noop_custom_op_us": compiled_noop_co * 1e6,
+        "stream_lookup_current_stream_us": lookup_obj * 1e6,
+        "stream_lookup_raw_us": lookup_raw * 1e6}
     # CUDA graph: 100 launches of saxpy
     k = mod.kernel("saxpy")
     big = 1 << 12
