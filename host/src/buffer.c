@@ -24,6 +24,42 @@ static void buffer_child_destroy(fdl__child *c)
     fdl_buffer_destroy((fdl_buffer *)c);
 }
 
+/* The memory freed and the buffer gone, from whichever list of the device holds it. */
+static void buffer_free(fdl_buffer *buf, fdl__children *list, int entered)
+{
+    if (buf->ptr && entered)
+        buf->dev->cu->mem_free(buf->ptr);
+    fdl__children_remove(list, &buf->child);
+    free(buf);
+}
+
+/* A deferred buffer's destroyer (the device's list of them is flushed, never destroyed by it). */
+static void deferred_child_destroy(fdl__child *c)
+{
+    fdl_buffer *buf = (fdl_buffer *)c;
+    buffer_free(buf, &buf->dev->deferred, fdl__device_enter(buf->dev, NULL) == FDL_OK);
+}
+
+void fdl__buffers_flush(fdl_device *dev)
+{
+    while (dev->deferred.head)
+        buffer_free((fdl_buffer *)dev->deferred.head, &dev->deferred, 1);
+}
+
+/*
+ * During a capture the driver refuses cuMemFree (in its global mode, invalidating the capture),
+ * and a replay may still use the memory: @p buf leaves the device's children for its deferred
+ * list, its memory kept until a point outside any capture frees it. 1 when deferred.
+ */
+static int defer_in_capture(fdl_buffer *buf)
+{
+    if (!buf->ptr || !fdl__device_capturing(buf->dev, NULL))
+        return 0;
+    fdl__children_remove(&buf->dev->children, &buf->child);
+    fdl__children_add(&buf->dev->deferred, &buf->child, FDL__BUFFER, deferred_child_destroy);
+    return 1;
+}
+
 int fdl_buffer_create(fdl_buffer **out, fdl_device *dev, size_t size, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(out))
@@ -40,7 +76,16 @@ int fdl_buffer_create(fdl_buffer **out, fdl_device *dev, size_t size, fdl_error 
     buf->dev = dev;
     if ((rc = fdl__device_enter(dev, err)) != FDL_OK)
         goto cleanup;
+    if (dev->deferred.head && !fdl__device_capturing(dev, NULL))
+        fdl__buffers_flush(dev);
+    /* cuMemAlloc in a relaxed thread: allowed during a capture (its address is the graph's for
+     * good), where the global mode would refuse it and invalidate the capture */
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    int relaxed = dev->cu->thread_exchange_capture_mode &&
+                  dev->cu->thread_exchange_capture_mode(&mode) == CUDA_SUCCESS;
     CUresult r = dev->cu->mem_alloc(&buf->ptr, size);
+    if (relaxed)
+        dev->cu->thread_exchange_capture_mode(&mode);
     if (r != CUDA_SUCCESS) {
         buf->ptr = 0;
         rc = fdl__device_error(err, dev, r, "cuMemAlloc");
@@ -66,10 +111,29 @@ void fdl_buffer_destroy(fdl_buffer *buf)
 {
     if (!buf)
         return;
-    if (buf->ptr && fdl__device_enter(buf->dev, NULL) == FDL_OK)
-        buf->dev->cu->mem_free(buf->ptr);
-    fdl__children_remove(&buf->dev->children, &buf->child);
-    free(buf);
+    int entered = buf->ptr && fdl__device_enter(buf->dev, NULL) == FDL_OK;
+    if (entered && defer_in_capture(buf))
+        return;
+    if (entered)
+        fdl__buffers_flush(buf->dev);
+    buffer_free(buf, &buf->dev->children, entered);
+}
+
+int fdl_buffer_release(fdl_buffer *buf, fdl_error *err)
+{
+    if (!buf)
+        return FDL_OK;
+    int rc = buf->ptr ? fdl__device_enter(buf->dev, err) : FDL_OK;
+    if (rc == FDL_OK && defer_in_capture(buf))
+        return FDL_OK;
+    if (rc == FDL_OK && buf->ptr) {
+        /* work queued on any stream may still use the memory */
+        CUresult r = buf->dev->cu->ctx_synchronize();
+        if (r != CUDA_SUCCESS)
+            rc = fdl__device_error(err, buf->dev, r, "cuCtxSynchronize");
+    }
+    fdl_buffer_destroy(buf); /* freed all the same after a failed wait */
+    return rc;
 }
 
 uint64_t fdl_buffer_address(const fdl_buffer *buf)

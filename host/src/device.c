@@ -412,6 +412,8 @@ void fdl_device_destroy(fdl_device *dev)
         dev->cu->ctx_synchronize();
     }
     fdl__children_destroy(&dev->children);
+    if (dev->ctx && fdl__device_enter(dev, NULL) == FDL_OK)
+        fdl__buffers_flush(dev); /* those deferred by a capture: the device goes */
     if (dev->ctx)
         dev->cu->primary_ctx_release(dev->device);
     free(dev);

@@ -61,6 +61,7 @@ static const entry entries[] = {
     OPT("cuFuncGetName", 12030, func_get_name),
     OPT("cuFuncGetParamInfo", 12040, func_get_param_info),
     OPT("cuStreamIsCapturing", 10000, stream_is_capturing),
+    OPT("cuThreadExchangeStreamCaptureMode", 10010, thread_exchange_capture_mode),
     E("cuFuncGetAttribute", "cuFuncGetAttribute", func_get_attribute),
     E("cuFuncSetAttribute", "cuFuncSetAttribute", func_set_attribute),
     E("cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor",

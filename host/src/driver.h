@@ -49,6 +49,7 @@ typedef struct fdl__cuda {
                                     size_t *size);                             /* optional 12.4 */
     CUresult (*stream_is_capturing)(CUstream stream,
                                     CUstreamCaptureStatus *status);            /* optional 10.0 */
+    CUresult (*thread_exchange_capture_mode)(CUstreamCaptureMode *mode);      /* optional 10.1 */
     CUresult (*func_get_attribute)(int *value, CUfunction_attribute attrib, CUfunction fn);
     CUresult (*func_set_attribute)(CUfunction fn, CUfunction_attribute attrib, int value);
     CUresult (*occupancy_max_active_blocks)(int *blocks, CUfunction fn, int block_size,
@@ -154,6 +155,9 @@ struct fdl_device {
     CUcontext ctx; /* the retained primary context */
     fdl_device_info info;
     fdl__children children; /* modules, buffers, host buffers, streams, events */
+    /* buffers destroyed while a stream of the device was being captured into a CUDA graph: their
+     * memory is kept, and freed at the next point outside a capture (fdl__buffers_flush) */
+    fdl__children deferred;
     /* the kernel of the last launch, to name in reports of asynchronous errors */
     const fdl_kernel *last_kernel;
     char last_kernel_name[FDL_ERROR_SYMBOL_MAX]; /* its name, kept once its module is gone */
@@ -214,6 +218,22 @@ int fdl__device_error(fdl_error *err, const fdl_device *dev, CUresult r, const c
  */
 int fdl__refuse_in_capture(const fdl_device *dev, CUstream stream, const char *what,
                            const char *symbol, fdl_error *err);
+
+/*
+ * Whether a stream of @p dev is being captured into a CUDA graph, as far as the driver can tell
+ * fdlink: the legacy default stream (it answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT while any
+ * stream that synchronises with it is captured, fdlink's own streams included), the per-thread
+ * default stream, and every stream of the device (created or wrapped, fdl_stream_wrap). 1 (the
+ * stream in *which when not NULL) or 0; 0 where the driver has no cuStreamIsCapturing. The
+ * device's context must be current.
+ */
+int fdl__device_capturing(const fdl_device *dev, CUstream *which);
+
+/*
+ * Free the buffers whose release was deferred by a capture (fdl_buffer_destroy); the caller
+ * knows that no capture is under way (or the device goes). The context must be current.
+ */
+void fdl__buffers_flush(fdl_device *dev);
 
 /* Name of the device's last launched kernel ("" when none). */
 const char *fdl__device_last_kernel(const fdl_device *dev);

@@ -188,9 +188,16 @@ int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
     int rc = fdl__device_enter(dev, err);
     if (rc != FDL_OK)
         return rc;
+    CUstream capturing = NULL;
+    if (fdl__device_capturing(dev, &capturing))
+        return fdl__fail(err, FDL_EINVAL, "fdl_device_synchronize: stream %p of device %d is "
+                         "being captured into a CUDA graph: waiting would invalidate the "
+                         "capture (synchronize after it ends)", (void *)capturing,
+                         dev->info.ordinal);
     CUresult r = dev->cu->ctx_synchronize();
     if (r != CUDA_SUCCESS)
         return fdl__device_error(err, dev, r, "cuCtxSynchronize");
+    fdl__buffers_flush(dev); /* those a capture deferred: no capture now, nothing queued */
     /* device status records: the first failure found is the error */
     for (fdl__child *c = dev->children.head; c; c = c->next) {
         if (c->kind != FDL__MODULE)

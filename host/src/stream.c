@@ -128,6 +128,36 @@ int fdl__refuse_in_capture(const fdl_device *dev, CUstream stream, const char *w
                       "a replay)", what, (void *)stream);
 }
 
+/* 1 when @p stream is being captured (the legacy stream: also while a stream that synchronises
+ * with it is), 0 when not or when the driver cannot say. */
+static int stream_capturing(const fdl_device *dev, CUstream stream)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = dev->cu->stream_is_capturing(stream, &st);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+        return 1;
+    return r == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+int fdl__device_capturing(const fdl_device *dev, CUstream *which)
+{
+    if (!dev->cu->stream_is_capturing)
+        return 0;
+    CUstream found = NULL;
+    if (stream_capturing(dev, CU_STREAM_LEGACY))
+        found = CU_STREAM_LEGACY;
+    else if (stream_capturing(dev, CU_STREAM_PER_THREAD))
+        found = CU_STREAM_PER_THREAD;
+    for (const fdl__child *c = dev->children.head; !found && c; c = c->next) {
+        const fdl_stream *s = (const fdl_stream *)c;
+        if (c->kind == FDL__STREAM && s->stream && stream_capturing(dev, s->stream))
+            found = s->stream;
+    }
+    if (which)
+        *which = found;
+    return found != NULL;
+}
+
 int fdl_stream_is_capturing(fdl_stream *s, int *capturing, fdl_error *err)
 {
     if (!FDL__CHECK_ARG(s) || !FDL__CHECK_ARG(capturing))

@@ -202,7 +202,10 @@ FDL_API int fdl_device_get_info(const fdl_device *dev, fdl_device_info *out, fdl
  * Wait for all work on the device to finish, then read and clear the device status record of
  * each of its modules that has one (fdlink/device.h); the first failure found is returned.
  * An error from earlier asynchronous work is reported as such ("an earlier launch failed: ...;
- * the last kernel launched was 'k'").
+ * the last kernel launched was 'k'"). While a stream of the device is being captured into a CUDA
+ * graph (as fdl_buffer_destroy tells), waiting would invalidate the capture: refused with
+ * FDL_EINVAL (`fdl_device_synchronize: stream 0x... of device 0 is being captured into a CUDA
+ * graph: ...`) before anything waits.
  * @return FDL_OK, FDL_ECUDA, FDL_EDEVICE (a device function returned a non-zero status: see
  *         fdl_module_check_status for the message), FDL_EINVAL
  */
@@ -655,14 +658,32 @@ FDL_API int fdl_event_elapsed_ms(float *ms, fdl_event *start, fdl_event *end, fd
 /* ---- buffers ----------------------------------------------------------------------------- */
 
 /**
- * Allocate @p size bytes of device memory (contents undefined).
+ * Allocate @p size bytes of device memory (contents undefined). During a capture of a stream
+ * into a CUDA graph the allocation is made in the thread's relaxed capture mode
+ * (cuThreadExchangeStreamCaptureMode), which the capture allows; its address is the graph's.
  * @return FDL_OK, FDL_ECUDA (out of device memory), FDL_ENOMEM, FDL_EINVAL
  * Ownership: *out is the caller's; fdl_buffer_destroy (or destroying its device) frees it.
  */
 FDL_API int fdl_buffer_create(fdl_buffer **out, fdl_device *dev, size_t size, fdl_error *err);
 
-/** Free a buffer. NULL is allowed. */
+/**
+ * Free a buffer. NULL is allowed. While a stream of its device is being captured into a CUDA
+ * graph (fdlink's streams and the streams it wraps, and any stream that synchronises with the
+ * legacy default stream: what cuStreamIsCapturing tells of them), cuMemFree would invalidate the
+ * capture: the memory is kept then, and freed at the device's next point outside a capture (the
+ * next fdl_buffer_create, fdl_buffer_destroy, fdl_buffer_release or fdl_device_synchronize, or
+ * fdl_device_destroy). A graph that uses the memory must not be replayed after that.
+ */
 FDL_API void fdl_buffer_destroy(fdl_buffer *buf);
+
+/**
+ * Wait for the device's queued work (on any stream: it may still use the memory), then free @p
+ * buf as fdl_buffer_destroy does; during a capture (as there) nothing waits and the memory is
+ * kept until a later point outside one. NULL is allowed. The buffer is freed also when the wait
+ * fails, whose error is returned.
+ * @return FDL_OK, FDL_ECUDA (an earlier launch failed: the context is poisoned)
+ */
+FDL_API int fdl_buffer_release(fdl_buffer *buf, fdl_error *err);
 
 /** Device address of the buffer, for use as a kernel argument; 0 for NULL. */
 FDL_API uint64_t fdl_buffer_address(const fdl_buffer *buf);

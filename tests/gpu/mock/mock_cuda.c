@@ -16,14 +16,21 @@
  *   MOCK_CUDA_DEVICES         device count (default 1; 0 makes cuInit fail with NO_DEVICE)
  *   MOCK_CUDA_STREAM_CTX_OTHER cuStreamGetCtx says every stream is of another context
  *   MOCK_CUDA_CAPTURING       cuStreamIsCapturing says every stream but the default ones is
- *                             being captured into a CUDA graph, and then waiting for one
- *                             (cuStreamSynchronize, cuCtxSynchronize) fails as the driver's does
- *                             (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+ *                             being captured into a CUDA graph (in the driver's global mode), and
+ *                             then waiting for one (cuStreamSynchronize, cuCtxSynchronize),
+ *                             cuMemFree, and cuMemAlloc unless the thread's capture mode is
+ *                             relaxed (cuThreadExchangeStreamCaptureMode), fail as the driver's
+ *                             do (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; such a call would
+ *                             invalidate the capture: they are counted). "implicit": a stream
+ *                             that synchronises with the legacy default stream, and that fdlink
+ *                             does not know, is being captured: cuStreamIsCapturing of the legacy
+ *                             stream says CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, of any other none
  * mock_cuda_last_params(out, max) gives the parameter bytes of the last launch (each as the kernel
  * reads it), for tests of argument packing.
  * mock_cuda_live(kind) reports what is still allocated, for leak checks; mock_cuda_live(-2) counts
  * the calls refused for an index or a name that does not exist (what compute-sanitizer reports as
- * API errors).
+ * API errors); mock_cuda_live(-3) the calls refused during a capture (each would have invalidated
+ * it); mock_cuda_live(-4) the calling thread's capture mode (CUstreamCaptureMode).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -71,6 +78,25 @@ typedef struct alloc {
 static alloc *g_allocs;
 static long g_live[LIVE_KINDS];
 static long g_refused;
+static long g_capture_refused;
+static _Thread_local CUstreamCaptureMode g_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+/* MOCK_CUDA_CAPTURING: 0 no capture, 1 every created stream is captured, 2 an unknown stream
+ * that synchronises with the legacy stream is ("implicit") */
+static int capturing(void)
+{
+    const char *v = getenv("MOCK_CUDA_CAPTURING");
+    if (!v)
+        return 0;
+    return strcmp(v, "implicit") == 0 ? 2 : 1;
+}
+
+/* A call that a capture in global mode prohibits (what the driver refuses, invalidating it). */
+static CUresult capture_refuses(void)
+{
+    g_capture_refused++;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
 
 EXPORT long mock_cuda_live(int kind);
 EXPORT long mock_cuda_live(int kind)
@@ -79,6 +105,10 @@ EXPORT long mock_cuda_live(int kind)
         return g_ctx.retains;
     if (kind == -2)
         return g_refused;
+    if (kind == -3)
+        return g_capture_refused;
+    if (kind == -4)
+        return (long)g_capture_mode;
     return kind >= 0 && kind < LIVE_KINDS ? g_live[kind] : -1;
 }
 
@@ -963,9 +993,21 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 
 EXPORT CUresult cuCtxSynchronize(void)
 {
-    if (getenv("MOCK_CUDA_CAPTURING"))
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (capturing())
+        return capture_refuses();
     return ready();
+}
+
+/* The calling thread's capture mode: what a capture in global mode prohibits is allowed in a
+ * relaxed thread (cuMemAlloc here). */
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = g_capture_mode;
+    g_capture_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
 }
 
 static CUresult module_load(CUmodule *out, const void *image, unsigned n, CUjit_option *opts,
@@ -1197,6 +1239,8 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t size)
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS && size > ((size_t)1 << 34))
         r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS && capturing() && g_capture_mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return capture_refuses();
     void *p = r == CUDA_SUCCESS ? track(LIVE_DEVICE, size, 0xcd) : NULL;
     if (r == CUDA_SUCCESS && !p)
         r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -1208,6 +1252,8 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t size)
 EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr)
 {
     CUresult r = ready();
+    if (r == CUDA_SUCCESS && capturing())
+        return capture_refuses();
     if (r != CUDA_ERROR_INVALID_CONTEXT && r != CUDA_ERROR_NOT_INITIALIZED &&
         !untrack(LIVE_DEVICE, (void *)(uintptr_t)ptr))
         r = CUDA_ERROR_INVALID_VALUE;
@@ -1416,12 +1462,15 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
-    if (getenv("MOCK_CUDA_CAPTURING") && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD)
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    int c = capturing();
+    if ((c == 1 && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD) ||
+        (c == 2 && (!s || s == CU_STREAM_LEGACY)))
+        return capture_refuses();
     return ready() ? ready() : stream_ok(s);
 }
 
-/* MOCK_CUDA_CAPTURING: every stream but the default ones is being captured */
+/* MOCK_CUDA_CAPTURING: every stream but the default ones is being captured; "implicit": the
+ * legacy stream says a stream that synchronises with it is */
 EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
     if (!st)
@@ -1429,9 +1478,12 @@ EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
     CUresult r = ready() ? ready() : stream_ok(s);
     if (r != CUDA_SUCCESS)
         return r;
-    *st = getenv("MOCK_CUDA_CAPTURING") && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD
-              ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-              : CU_STREAM_CAPTURE_STATUS_NONE;
+    int c = capturing();
+    *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (c == 2 && (!s || s == CU_STREAM_LEGACY))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    if (c == 1 && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD)
+        *st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
     return CUDA_SUCCESS;
 }
 
@@ -1651,6 +1703,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
         P("cuStreamSynchronize", 2000, cuStreamSynchronize),
         P("cuStreamGetCtx", 9020, cuStreamGetCtx),
         P("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
+        P("cuThreadExchangeStreamCaptureMode", 10010, cuThreadExchangeStreamCaptureMode),
         P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
         P("cuEventCreate", 2000, cuEventCreate),
         P("cuEventDestroy", 4000, cuEventDestroy_v2),

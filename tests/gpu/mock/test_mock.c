@@ -633,6 +633,85 @@ Test(host_mock, a_wait_in_a_capturing_stream_is_refused_before_it_is_queued)
     fdl_device_destroy(dev);
 }
 
+/*
+ * Buffers during a capture (issue 39): cuMemFree would invalidate it (the mock refuses it, and
+ * counts what a real capture would have been invalidated by: mock_cuda_live(-3)), so a buffer
+ * destroyed or released meanwhile keeps its memory, and it is freed at the next point outside
+ * the capture; the wait of fdl_device_synchronize is refused; an allocation is made in the
+ * relaxed capture mode, the thread's mode restored after it.
+ */
+Test(host_mock, a_buffer_freed_during_a_capture_is_released_after_it)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_stream *s = NULL;
+    cr_assert_eq(fdl_stream_create(&s, dev, &err), FDL_OK, "%s", err.message);
+    fdl_buffer *a = NULL, *b = NULL, *c = NULL;
+    cr_assert_eq(fdl_buffer_create(&a, dev, 256, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_buffer_create(&b, dev, 256, &err), FDL_OK, "%s", err.message);
+    long base = live(0), refused = live(-3);
+    cr_assert_eq(setenv("MOCK_CUDA_CAPTURING", "1", 1), 0);
+    fdl_buffer_destroy(a);
+    cr_assert_eq(fdl_buffer_release(b, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(live(0), base, "the memory is kept during the capture");
+    cr_assert_eq(live(-3), refused, "nothing the capture prohibits was called");
+    cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_EINVAL);
+    char expect[300];
+    snprintf(expect, sizeof expect, "fdl_device_synchronize: stream %p of device 0 is being "
+             "captured into a CUDA graph: waiting would invalidate the capture (synchronize "
+             "after it ends)", fdl_stream_handle(s));
+    cr_assert_str_eq(err.message, expect);
+    cr_assert_eq(fdl_buffer_create(&c, dev, 64, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(live(0), base + 1, "allocated during the capture; nothing freed yet");
+    cr_assert_eq(live(-3), refused);
+    cr_assert_eq(live(-4), 0, "the thread's mode is restored (CU_STREAM_CAPTURE_MODE_GLOBAL)");
+    cr_assert_eq(unsetenv("MOCK_CUDA_CAPTURING"), 0);
+    cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(live(0), base - 1, "both freed after the capture");
+    fdl_buffer_destroy(c);
+    cr_assert_eq(live(0), base - 2);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0), 0);
+}
+
+/* The next allocation, release or destroy outside a capture frees what it deferred; so does the
+ * device's destruction; a capture seen only through the legacy stream (a blocking stream fdlink
+ * does not know) defers as well. */
+Test(host_mock, deferred_buffers_go_at_the_next_point_outside_a_capture)
+{
+    fdl_device *dev = open_mock();
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_buffer *a = NULL, *b = NULL, *c = NULL;
+    cr_assert_eq(fdl_buffer_create(&a, dev, 16, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(fdl_buffer_create(&b, dev, 16, &err), FDL_OK, "%s", err.message);
+    long refused = live(-3);
+    cr_assert_eq(setenv("MOCK_CUDA_CAPTURING", "implicit", 1), 0);
+    fdl_buffer_destroy(a);
+    cr_assert_eq(live(0), 2);
+    cr_assert_eq(fdl_device_synchronize(dev, &err), FDL_EINVAL);
+    cr_assert(strstr(err.message, "is being captured into a CUDA graph") != NULL, "%s",
+              err.message);
+    cr_assert_eq(unsetenv("MOCK_CUDA_CAPTURING"), 0);
+    cr_assert_eq(fdl_buffer_create(&c, dev, 16, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(live(0), 2, "a freed by the allocation after the capture");
+    cr_assert_eq(setenv("MOCK_CUDA_CAPTURING", "1", 1), 0);
+    fdl_stream *s = NULL;
+    cr_assert_eq(fdl_stream_create(&s, dev, &err), FDL_OK, "%s", err.message);
+    fdl_buffer_destroy(b);
+    cr_assert_eq(live(0), 2);
+    cr_assert_eq(unsetenv("MOCK_CUDA_CAPTURING"), 0);
+    cr_assert_eq(fdl_buffer_release(c, &err), FDL_OK, "%s", err.message);
+    cr_assert_eq(live(0), 0, "b freed by the release after the capture, then c");
+    cr_assert_eq(setenv("MOCK_CUDA_CAPTURING", "1", 1), 0);
+    cr_assert_eq(fdl_buffer_create(&a, dev, 16, &err), FDL_OK, "%s", err.message);
+    fdl_buffer_destroy(a);
+    cr_assert_eq(unsetenv("MOCK_CUDA_CAPTURING"), 0);
+    cr_assert_eq(live(0), 1);
+    cr_assert_eq(live(-3), refused);
+    fdl_device_destroy(dev);
+    cr_assert_eq(live(0), 0, "the device's destruction frees what a capture deferred");
+}
+
 /* Issue 38: a cubin says its kernels' parameter sizes, not their classes. */
 Test(host_image, kernel_param_info_of_a_cubin)
 {
