@@ -47,6 +47,41 @@ def test_waiting_in_a_capturing_stream_is_refused_before_it_is_queued(mul_lib, s
     assert floats(out) == [3.0 * i for i in range(8)]
 
 
+def test_a_buffer_freed_during_a_capture_is_released_after_it():
+    """Freeing a Buffer while a stream is being captured neither waits nor frees (either would
+    invalidate the capture: the mock refuses both and counts them); the memory goes at the next
+    point outside the capture. An allocation during the capture is allowed (relaxed mode)."""
+    from conftest import MOCK
+    if not MOCK:
+        pytest.skip("the capture is driven by the mock driver")
+    import ctypes
+    import os
+    mock = ctypes.CDLL(MOCK)
+    mock.mock_cuda_live.restype = ctypes.c_long
+    dev = fdlink.device()
+    s = fdlink.stream()   # a stream of the device's: its capture is seen
+    a, b = fdlink.empty(64, "f4"), fdlink.empty(64, "f4")
+    dev.synchronize()     # nothing deferred from earlier tests
+    base, refused = mock.mock_cuda_live(0), mock.mock_cuda_live(-3)
+    os.environ["MOCK_CUDA_CAPTURING"] = "1"
+    try:
+        a.free()
+        del b
+        assert mock.mock_cuda_live(0) == base, "kept during the capture"
+        with pytest.raises(fdlink.InvalidArgumentError, match=r"fdl_device_synchronize: stream "
+                           r"0x[0-9a-f]+ of device 0 is being captured into a CUDA graph: "
+                           r"waiting would invalidate the capture"):
+            dev.synchronize()
+        c = fdlink.empty(16, "f4")   # allocated in the capture
+        assert mock.mock_cuda_live(0) == base + 1
+    finally:
+        del os.environ["MOCK_CUDA_CAPTURING"]
+    assert mock.mock_cuda_live(-3) == refused, "nothing that would invalidate a capture"
+    dev.synchronize()
+    assert mock.mock_cuda_live(0) == base - 1, "both freed after the capture"
+    del c, s
+
+
 # ---- on a GPU: captures by CuPy and cuda.core, replayed --------------------------------------
 
 
@@ -87,3 +122,118 @@ def test_cupy_graph_capture_replays(mul_lib, saxpy_module):
     m.check()
     r.check()
     saxpy_module.check_status()
+
+
+@pytest.mark.gpu
+@pytest.mark.torch
+def test_torch_capture_with_a_buffer_freed_and_one_allocated_inside(mul_lib, saxpy_module):
+    """A Buffer freed inside torch.cuda.graph's capture is kept until it ends (no wait, no
+    cuMemFree: the capture stays valid), one allocated inside is the graph's; device
+    synchronisation inside is refused and the capture goes on; the graph replays right."""
+    import torch
+    k = saxpy_module.kernel("saxpy")
+    m = mul_lib.map("mul_f32_f32")
+    n = 4096
+    grid = (n + 255) // 256
+    x = torch.arange(n, dtype=torch.float32, device="cuda")
+    y = torch.zeros(n, device="cuda")
+    tmp = fdlink.empty(n, "f4")
+    s = torch.cuda.Stream()
+    fs = fdlink.stream(s)   # kept alive: the device sees the capture of its stream
+    k[grid, 256](y, x, 1.0, n, stream=fs)   # warm-up: loads, status records
+    m(tmp, x, 2.0, stream=fs, sync=False)
+    s.synchronize()
+    y.zero_()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        scratch = fdlink.empty(n, "f4")      # allocated in the capture (relaxed mode)
+        m(scratch, x, 2.0, stream=fs, sync=False)
+        tmp.free()                           # kept until the capture ends
+        del tmp
+        with pytest.raises(fdlink.InvalidArgumentError, match="being captured into a CUDA graph"):
+            fdlink.device().synchronize()
+        k[grid, 256](y, scratch, 1.0, n, stream=fs)
+    for rep in range(1, 4):
+        g.replay()
+        torch.cuda.synchronize()
+        np.testing.assert_allclose(y.cpu().numpy(), 2.0 * rep * np.arange(n))
+    fdlink.device().synchronize()   # outside the capture: the freed buffer goes now
+    m.check()
+    saxpy_module.check_status()
+    del g, scratch
+
+
+def _cuda_core():
+    """cuda.core's Device (cuda.core 0.4 and later; cuda.core.experimental before), or a skip."""
+    try:
+        from cuda.core import Device
+        return Device
+    except ImportError:
+        pass
+    try:
+        from cuda.core.experimental import Device
+        return Device
+    except ImportError:
+        pytest.skip("cuda.core is not installed")
+
+
+@pytest.mark.gpu
+def test_cuda_core_graph_builder_capture_replays(mul_lib, saxpy_module):
+    """fdlink's prepared launch, kernel launch, map and reduction with out= captured by a
+    cuda.core graph builder (Stream.create_graph_builder, begin_building, end_building,
+    complete), replayed with Graph.launch: results checked after each replay, device statuses
+    after the replays (check()). A wait in the capture is refused and the capture goes on; a
+    Buffer freed in it is kept until it ends."""
+    Device = _cuda_core()
+    dev = Device(fdlink.device().ordinal)
+    dev.set_current()
+    cs = dev.create_stream()
+    fs = fdlink.stream(cs)
+    k = saxpy_module.kernel("saxpy")
+    m = mul_lib.map("mul_f32_f32")
+    r = fdlink.kernels.reduction("float32", "const float *x", "x[i]", "sum")
+    n = 4096
+    grid = (n + 255) // 256
+    ar = np.arange(n, dtype=np.float32)
+    x = fdlink.to_device(ar)
+    y, out, z = fdlink.empty(n, "f4"), fdlink.empty(n, "f4"), fdlink.empty(n, "f4")
+    total = fdlink.empty(1, "f4")
+    tmp = fdlink.empty(n, "f4")
+    p = k.prepare(grid, 256, [y, x, 1.0, n], stream=fs)
+    p()  # warm-up: loads, status records, the wrappers
+    m(out, y, 2.0, stream=fs, sync=False)
+    k[grid, 256](z, x, 1.0, n, stream=fs)
+    r(out, stream=fs, out=total)
+    cs.sync()
+    for b in (y, z):
+        b.zero()
+    gb = cs.create_graph_builder()
+    gb.begin_building()
+    gs = fdlink.stream(gb)  # the builder's stream (__cuda_stream__)
+    p.set_stream(gs)
+    p()                                     # y += x
+    m(out, y, 2.0, stream=gs, sync=False)   # out = 2 y
+    k[grid, 256](z, out, 0.5, n, stream=gs)  # z += out / 2
+    r(out, stream=gs, out=total)            # total = sum(out)
+    with pytest.raises(fdlink.InvalidArgumentError, match="being captured into a CUDA graph"):
+        m(out, y, 2.0, stream=gs)           # waits: refused, and the capture goes on
+    tmp.free()                              # kept until the capture ends
+    gb.end_building()
+    p.set_stream(fs)
+    del gs
+    g = gb.complete()
+    for rep in range(1, 4):
+        g.launch(cs)
+        cs.sync()
+        got = lambda b: np.frombuffer(b.read(), dtype=np.float32)  # noqa: E731
+        np.testing.assert_allclose(got(y), rep * ar)
+        np.testing.assert_allclose(got(out), 2 * rep * ar)
+        np.testing.assert_allclose(got(z), rep * (rep + 1) / 2 * ar)
+        assert got(total)[0] == pytest.approx(2 * rep * n * (n - 1) / 2, rel=1e-5)
+    m.check()
+    r.check()
+    saxpy_module.check_status()
+    fdlink.device().synchronize()
+    g.close()
+    gb.close()
