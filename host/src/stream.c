@@ -128,8 +128,10 @@ int fdl__refuse_in_capture(const fdl_device *dev, CUstream stream, const char *w
                       "a replay)", what, (void *)stream);
 }
 
-/* 1 when @p stream is being captured (the legacy stream: also while a stream that synchronises
- * with it is), 0 when not or when the driver cannot say. */
+/* 1 when @p stream is being captured (also when the capture was invalidated but not ended; the
+ * legacy stream: while a stream that synchronises with it is, which the query does not
+ * invalidate, as cuStreamIsCapturing's documentation says), 0 when not or when the driver
+ * cannot say. */
 static int stream_capturing(const fdl_device *dev, CUstream stream)
 {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
