@@ -356,7 +356,7 @@ static void compile_put(fdl_link *link, uint32_t kind, const unsigned char *key,
 }
 
 
-/* The key of the link as fdl__link_cache_lookup made it (its 32 hex digits kept in the link). */
+/* The key of the link as cache_lookup made it (its 32 hex digits kept in the link). */
 static void link_key_of(const fdl_link *link, unsigned char key[FDL__CACHE_KEY_SIZE])
 {
     for (int i = 0; i < FDL__CACHE_KEY_SIZE; i++) {
@@ -385,7 +385,12 @@ static long lease_timeout_ms(const fdl_link *link)
     return FDL_LINK_LEASE_MS_DEFAULT;
 }
 
-int fdl__link_cache_lease(fdl_link *link)
+/*
+ * After a miss: take the key's lease (lease.c), waiting while another process links the same
+ * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
+ * the lease, when one could be had: cache_unlease gives it up).
+ */
+static int cache_lease(fdl_link *link)
 {
     if (link->cache_result != FDL_CACHE_MISS || link->lease.fd >= 0 || link->lease.remote)
         return 0;
@@ -401,7 +406,7 @@ int fdl__link_cache_lease(fdl_link *link)
     return take_entry(link, r, &s);
 }
 
-void fdl__link_cache_unlease(fdl_link *link)
+static void cache_unlease(fdl_link *link)
 {
     if (link->lease.fd < 0 && !link->lease.remote)
         return;
@@ -556,7 +561,11 @@ int fdl__link_cold(fdl_link *link, const char *what, const char *source, const c
                       link->arch, key_hex, by);
 }
 
-int fdl__link_cache_lookup(fdl_link *link)
+/*
+ * Look the link up in the cache (after devrt was added, before the checks): on a hit the link
+ * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
+ */
+static int cache_lookup(fdl_link *link)
 {
     link->cache_result = FDL_CACHE_UNUSED;
     fdl__link_cache_warn(link); /* e.g. a signing key that turned the cache off */
@@ -579,7 +588,7 @@ int fdl__link_cache_lookup(fdl_link *link)
             unsigned major = link->nvjl_major, minor = link->nvjl_minor;
             if (fdl__link_need_nv(link, NULL) == FDL_OK &&
                 (!link->nvjl_known || link->nvjl_major != major || link->nvjl_minor != minor))
-                return fdl__link_cache_lookup(link);
+                return cache_lookup(link);
         }
         return 0;
     }
@@ -700,7 +709,8 @@ cleanup:
     return hit;
 }
 
-void fdl__link_cache_store(fdl_link *link)
+/* Store the completed link's result under the key that cache_lookup computed. */
+static void cache_store(fdl_link *link)
 {
     if (link->cache_result != FDL_CACHE_MISS)
         return;
@@ -724,6 +734,25 @@ void fdl__link_cache_store(fdl_link *link)
         fdl__cache_put(&link->cache, FDL__CACHE_LINK, key, secs, lens, NSECS);
     fdl__buf_free(&warn);
     fdl__link_cache_warn(link);
+}
+
+int fdl__link_cache_begin(fdl_link *link, int *hit, fdl_error *err)
+{
+    *hit = cache_lookup(link);
+    /* a warm deployment (issue 40): a miss is an error, before any lease or link */
+    if (!*hit && fdl__link_warm_required(link))
+        return fdl__link_cold(link, "the link", NULL, link->cache_key, err);
+    /* a miss: when another process links the same key now, wait for its entry (a lease) */
+    if (!*hit)
+        *hit = cache_lease(link);
+    return FDL_OK;
+}
+
+void fdl__link_cache_end(fdl_link *link, int rc)
+{
+    if (rc == FDL_OK)
+        cache_store(link);
+    cache_unlease(link); /* after the store: a waiter finds the entry */
 }
 
 /* ---- NVRTC ------------------------------------------------------------------------------- */

@@ -315,10 +315,22 @@ int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_
 /* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
 
 /*
- * Look the link up in the cache (after devrt was added, before the checks): on a hit the link
- * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
+ * The link's conversation with its cache, begun after devrt was added and before the checks:
+ * look the link up and, on a miss, take the key's lease (lease.c), waiting while another process
+ * links the same key. *hit = 1 when the entry was there or came back from that process: the
+ * link then holds its cubin, PTX, logs and LTO decision and is complete; *hit = 0 to link (with
+ * the lease, when one could be had). A miss while warm is required (fdl__link_warm_required) is
+ * fdl__link_cold's FDL_ENOTFOUND, before any lease. Whatever it returns, fdl__link_cache_end
+ * closes the conversation.
  */
-int fdl__link_cache_lookup(fdl_link *link);
+int fdl__link_cache_begin(fdl_link *link, int *hit, fdl_error *err);
+/*
+ * The conversation's end: @p rc FDL_OK (the link completed) stores a miss's result under the key
+ * that fdl__link_cache_begin computed; any @p rc gives up the lease, if one is held (after the
+ * store: a waiter finds the entry). With a failure status after an end (fdl_link_destroy's
+ * safety net) it does nothing.
+ */
+void fdl__link_cache_end(fdl_link *link, int rc);
 
 /* Whether every step must come from the cache (require_warm, else FDLINK_REQUIRE_WARM). */
 int fdl__link_warm_required(const fdl_link *link);
@@ -329,13 +341,6 @@ int fdl__link_warm_required(const fdl_link *link);
  */
 int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
                    fdl_error *err);
-/*
- * After a miss: take the key's lease (lease.c), waiting while another process links the same
- * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
- * the lease, when one could be had: fdl__link_cache_unlease gives it up).
- */
-int fdl__link_cache_lease(fdl_link *link);
-void fdl__link_cache_unlease(fdl_link *link);
 /*
  * Before a link with fdl__link_extended_auto: when -split-compile-extended killed nvJitLink on
  * this link before (memo in the cache directory, or in this process), set link->no_extended.
@@ -350,8 +355,6 @@ void fdl__link_extended_failed(fdl_link *link, int sig);
  * Thread-safety: safe.
  */
 const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s);
-/* Store the completed link's result under the key that fdl__link_cache_lookup computed. */
-void fdl__link_cache_store(fdl_link *link);
 /*
  * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
  * fdl__nvrtc_compile, with the link's cache counters updated.
