@@ -312,7 +312,7 @@ int fdl__partition_wanted(const fdl_link *link, fdl__link_input *const *ins, siz
 int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_t nins,
                         fdl__nvjl_run *run, fdl_error *err);
 
-/* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
+/* ---- linkcache.c: the cache of links and checks, the entries of compiles ------------------ */
 
 /*
  * The link's conversation with its cache, begun after devrt was added and before the checks:
@@ -356,20 +356,16 @@ void fdl__link_extended_failed(fdl_link *link, int sig);
  */
 const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s);
 /*
- * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
- * fdl__nvrtc_compile, with the link's cache counters updated.
+ * A compile's entry (NVRTC's or libNVVM's, @p kind FDL__CACHE_NVRTC or FDL__CACHE_NVVM, under
+ * @p key): two sections, the output and the log. On a hit, *out (its size in *out_size) and *log
+ * (NUL-terminated, possibly empty) are owned copies. @return 1 hit, 0 miss (or out of memory)
  */
-int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
-                           const char *source, size_t size, const char *name,
-                           const char *const *options, const fdl__nvrtc_header *headers,
-                           size_t nheaders, int ltoir, fdl_error *err);
-/*
- * The libNVVM output of a bitcode input from the cache, or compile it and store it: as
- * fdl__nvvm_compile, with the link's counters (nvvm_hits, nvvm_compiled) updated.
- */
-int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
-                          const unsigned char *bc, size_t size, const char *name,
-                          const char *arch, int ltoir, fdl_error *err);
+int fdl__link_compile_get(fdl_link *link, uint32_t kind, const unsigned char *key,
+                          unsigned char **out, size_t *out_size, char **log);
+/* Store a compile's output and log (NULL: none) as fdl__link_compile_get reads them. */
+void fdl__link_compile_put(fdl_link *link, uint32_t kind, const unsigned char *key,
+                           const unsigned char *out, size_t out_size, const char *log);
+
 /*
  * The key of a declaration check's post-LTO link of @p ins with @p keep (the keeper LTO-IR, may
  * be NULL); 0 when the cache is off or no key can be made.
@@ -406,6 +402,24 @@ int fdl__link_probe_known(fdl_link *link);
 int fdl__link_scan_known(const fdl__link_input *in);
 /* After a scan of @p in's bytes succeeded: remember it in this process. */
 void fdl__link_scan_remember(const fdl__link_input *in);
+
+/* ---- compilecache.c: the caches of NVRTC and libNVVM compiles ------------------------------ */
+
+/*
+ * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
+ * fdl__nvrtc_compile, with the link's cache counters updated.
+ */
+int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                           const char *source, size_t size, const char *name,
+                           const char *const *options, const fdl__nvrtc_header *headers,
+                           size_t nheaders, int ltoir, fdl_error *err);
+/*
+ * The libNVVM output of a bitcode input from the cache, or compile it and store it: as
+ * fdl__nvvm_compile, with the link's counters (nvvm_hits, nvvm_compiled) updated.
+ */
+int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                          const unsigned char *bc, size_t size, const char *name,
+                          const char *arch, int ltoir, fdl_error *err);
 
 /* ---- the interfaces of checks and backends ----------------------------------------------- */
 
