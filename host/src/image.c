@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
+#include "fdlink/host.h"
+#include "image.h"
 #include "elfread.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
