@@ -338,7 +338,7 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
  */
 int fdl__library_of(void (*fn)(void), char *out, size_t size);
 
-/* ---- ptx.c: what the bodies of .visible .func definitions do with their parameters ---------- */
+/* ---- ptx_body.c: what the bodies of .visible .func definitions do with their parameters ----- */
 
 /* The classes of typed accesses (fdl__ptx_use.classes): .f and .bf types, .u and .s types. */
 #define FDL__USE_FLOAT 1u

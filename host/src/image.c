@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
+#include "fdlink/host.h"
+#include "image.h"
 #include "elfread.h"
 #include "fdlink/ptx.h"
 #include "internal.h"
@@ -18,18 +19,6 @@
 #define STT_FUNC 2
 /* st_other flag that marks a kernel (an entry function) in a CUDA ELF image */
 #define STO_CUDA_ENTRY 0x10
-/* .nv.info sections (SHT_LOPROC), and their attribute of one kernel parameter: an SVAL of
- * {u32 index, u16 ordinal, u16 offset, u32 flags (size in bits 18..31)} */
-#define EIFMT_SVAL 4
-#define EIATTR_KPARAM_INFO 0x17
-/*
- * EIATTR_COOP_GROUP_INSTR_OFFSETS: the cooperative-groups instructions of a kernel, which the
- * driver adapts to the launch. nvcc 13 writes it for a kernel that syncs its grid
- * (cg::this_grid().sync(): the barrier instructions of the sync), and also for block- and
- * tile-level groups (cg::this_thread_block().sync(), cg::reduce over a tile, cub's block
- * reductions): the attribute says "may need a cooperative launch", not "needs" one.
- */
-#define EIATTR_COOP_GROUP_INSTR_OFFSETS 0x28
 
 typedef struct name_list {
     char **names;
@@ -198,54 +187,6 @@ static int add_count(fdl__kparams *l, const char *name, size_t len, size_t count
     return FDL_OK;
 }
 
-/* Parameters of the kernel of one .nv.info.<kernel> section: one past the highest ordinal of its
- * EIATTR_KPARAM_INFO attributes (none: the kernel takes none), and with @p sizes (count entries,
- * malloc'ed, or NULL when none or out of memory) each one's size: bits 18-31 of the attribute's
- * last word (issue 34). 0 when the section is malformed. */
-static int kparam_count(const unsigned char *d, uint64_t size, size_t *count, int *coop,
-                        size_t **sizes)
-{
-    uint64_t off = 0;
-    size_t n = 0;
-    *coop = 0;
-    if (sizes)
-        *sizes = NULL;
-    while (size - off >= 4) {
-        unsigned fmt = d[off], attr = d[off + 1];
-        uint64_t len = 0;
-        if (fmt == EIFMT_SVAL)
-            len = fdl__le16(d + off + 2);
-        else if (fmt < 1 || fmt > 3)
-            return 0; /* a format this reader does not know: say nothing rather than guess */
-        if (len > size - off - 4)
-            return 0;
-        if (attr == EIATTR_KPARAM_INFO) {
-            if (fmt != EIFMT_SVAL || len < 12)
-                return 0;
-            size_t ordinal = fdl__le16(d + off + 4 + 4);
-            if (ordinal + 1 > n)
-                n = ordinal + 1;
-        }
-        if (attr == EIATTR_COOP_GROUP_INSTR_OFFSETS && fmt == EIFMT_SVAL && len >= 4)
-            *coop = 1;
-        off += 4 + len;
-    }
-    if (off != size)
-        return 0;
-    *count = n;
-    if (sizes && n && n <= 65536 && (*sizes = calloc(n, sizeof **sizes))) {
-        /* the attributes again (all well-formed now), each size at its ordinal */
-        for (off = 0; size - off >= 4;) {
-            unsigned fmt = d[off], attr = d[off + 1];
-            uint64_t len = fmt == EIFMT_SVAL ? fdl__le16(d + off + 2) : 0;
-            if (attr == EIATTR_KPARAM_INFO)
-                (*sizes)[fdl__le16(d + off + 4 + 4)] = (fdl__le32(d + off + 4 + 8) >> 18) & 0x3fff;
-            off += 4 + len;
-        }
-    }
-    return 1;
-}
-
 /* Parameter counts of the kernels of an ELF cubin, from its .nv.info.<kernel> sections. */
 static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
 {
@@ -263,12 +204,11 @@ static int elf_params(fdl__kparams *l, const unsigned char *p, size_t size)
         size_t tlen = text ? strlen(text) : 0;
         if (tlen <= sizeof prefix - 1 || memcmp(text, prefix, sizeof prefix - 1) != 0)
             continue;
-        size_t count, *sizes = NULL;
-        int coop;
-        if (!kparam_count(d, sh.size, &count, &coop, &sizes))
+        fdl__nv_kernel k; /* formats' .nv.info reader (cubin.c) */
+        if (!fdl__nv_info_kernel(d, sh.size, &k))
             continue;
-        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), count, coop,
-                           sizes, NULL);
+        int rc = add_count(l, text + sizeof prefix - 1, tlen - (sizeof prefix - 1), k.nparams,
+                           k.coop, k.sizes, NULL);
         if (rc != FDL_OK)
             return rc;
     }

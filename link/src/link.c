@@ -257,7 +257,7 @@ void fdl_link_destroy(fdl_link *link)
         return;
     fdl__nvjl_ahead_discard(link);
     fdl__jobs_give_back(link);
-    fdl__link_cache_unlease(link);
+    fdl__link_cache_end(link, FDL_EINVAL); /* a lease left (none after complete): given up */
     fdl__strv_free(&link->extra);
     fdl__strv_free(&link->kernels_used);
     fdl__strv_free(&link->variables_used);
@@ -914,28 +914,23 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     int checked = link->checked && link->checked_inputs == link->ninputs &&
                   link->checked_decls == link->ndecls;
     link->state = LINK_FAILED;
+    int hit = 0;
     if (link->devrt && (rc = add_devrt(link, err)) != FDL_OK)
-        return rc;
+        goto cleanup;
     uint64_t lookup_start = fdl__now_ns();
     const char *before = link->info_log; /* NVRTC's, until the backend's replaces it */
-    /* a miss: when another process links the same key now, wait for its entry (a lease) */
-    int hit = fdl__link_cache_lookup(link);
-    /* a warm deployment (issue 40): a miss is an error, before any lease or link */
-    if (!hit && fdl__link_warm_required(link))
-        return fdl__link_cold(link, "the link", NULL, link->cache_key, err);
-    if (hit || fdl__link_cache_lease(link)) {
+    if ((rc = fdl__link_cache_begin(link, &hit, err)) != FDL_OK)
+        goto cleanup;
+    if (hit) {
         link->wall_ms = (double)(fdl__now_ns() - lookup_start) / 1e6;
         if (link->wall_ms <= 0.0)
             link->wall_ms = 1e-6;
         link->state = LINK_DONE;
         backend_diags(link, before);
-        fdl__link_advice(link, 0);
-        return FDL_OK;
+        goto cleanup;
     }
-    if ((rc = prepare(link, err)) != FDL_OK) {
-        fdl__link_cache_unlease(link);
-        return rc;
-    }
+    if ((rc = prepare(link, err)) != FDL_OK)
+        goto cleanup;
     /* -split-compile-extended, when fdlink would choose it, unless it killed nvJitLink here */
     if (fdl__link_extended_auto(link))
         fdl__link_extended_recall(link);
@@ -958,9 +953,7 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
         forget_views(link); /* of an earlier fdl_link_check, if any */
         if ((rc = run_checks(link, err)) != FDL_OK) {
             fdl__nvjl_ahead_discard(link);
-            fdl__jobs_give_back(link);
-            fdl__link_cache_unlease(link);
-            return rc;
+            goto cleanup;
         }
     }
     if (!start)
@@ -969,24 +962,23 @@ int fdl_link_complete(fdl_link *link, fdl_error *err)
     link->wall_ms = (double)(fdl__now_ns() - start) / 1e6;
     if (link->wall_ms <= 0.0)
         link->wall_ms = 1e-6;
-    fdl__jobs_give_back(link);
     backend_diags(link, before);
-    if (rc != FDL_OK) {
-        fdl__link_cache_unlease(link);
-        return rc;
-    }
+    if (rc != FDL_OK)
+        goto cleanup;
     if (!link->cubin || !link->cubin_size) {
-        fdl__link_cache_unlease(link);
-        return fdl__fail(err, FDL_ELINK, "the link gave no cubin"); /* never success without */
+        rc = fdl__fail(err, FDL_ELINK, "the link gave no cubin"); /* never success without */
+        goto cleanup;
     }
     if (link->opts.lto_report && link->ndecls)
         fdl__lto_report(link);
     link->state = LINK_DONE;
     fdl__link_params_collect(link);
-    fdl__link_cache_store(link);
-    fdl__link_cache_unlease(link); /* after the store: a waiter finds the entry */
-    fdl__link_advice(link, 1);
-    return FDL_OK;
+cleanup:
+    fdl__jobs_give_back(link); /* the job slots of the backend's run, if any were taken */
+    fdl__link_cache_end(link, rc); /* a link made stored, the lease given up */
+    if (rc == FDL_OK)
+        fdl__link_advice(link, !hit);
+    return rc;
 }
 
 /* ---- links side by side: one program for several architectures (issue 40) ------------------ */

@@ -5,25 +5,36 @@
 # concerns with a third hidden between them (issue 33). The include order is check_layers.sh's.
 # With ORDER set (the objects' file names without .o or .c.o, bottom to top, e.g. python/src's
 # files, which all include one header), every object must be in it and use only objects below it.
-# usage: [ORDER="a b c"] check_circles.sh OBJECT_OR_ARCHIVE...
+# With --order, no call runs against the modules' order either: given the objects of the build tree
+# (their paths name their sources: .../fdlink_link.dir/link/src/checks/undefined.c.o), no object
+# uses what an object above it defines (modules abi link host gen cli; inside link/src the folders
+# util cache libs formats core checks backends, then link.c), which the includes alone cannot show:
+# a public header declares link.c's accessors to every folder below it (issue 42).
+# usage: [ORDER="a b c"] check_circles.sh [--order] OBJECT_OR_ARCHIVE...
 set -uo pipefail
+order=0
+if [ "${1:-}" = --order ]; then order=1; shift; fi
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 NM=${NM:-nm}
-# "object symbol" lines: what each object defines (defs) and uses (uses)
+# "object symbol" lines: what each object defines (defs) and uses (uses); an object is named by
+# its source's path where its own path says it (after "<target>.dir/"), else by its file name
 for f in "$@"; do
   "$NM" -A --format=posix "$f" 2>/dev/null
 done | awk -v defs="$tmp/defs" -v uses="$tmp/uses" '
   {
     # "archive[member.o]: name T value size" or "file.o: name U"
-    obj = $1; sub(/:$/, "", obj); sub(/^.*\[/, "", obj); sub(/\]$/, "", obj); sub(/^.*\//, "", obj)
+    obj = $1; sub(/:$/, "", obj); sub(/^.*\[/, "", obj); sub(/\]$/, "", obj)
+    if (obj ~ /\.dir\//) { sub(/^.*\.dir\//, "", obj); sub(/^(\.\/)+/, "", obj) }
+    else sub(/^.*\//, "", obj)
     if ($3 ~ /^[TDBRCVWG]$/) print obj, $2 > defs
     else if ($3 == "U") print obj, $2 > uses
   }'
 [ -s "$tmp/defs" ] || { echo "check_circles: no symbols read from: $*"; exit 2; }
-# the object pairs A -> B (A uses a symbol B defines), once each
-awk 'NR == FNR { def[$2] = $1; next } ($2 in def) && def[$2] != $1 { print $1, def[$2] }' \
-  "$tmp/defs" "$tmp/uses" | sort -u > "$tmp/edges"
+# the object pairs A -> B (A uses symbol S that B defines), with one such S
+awk 'NR == FNR { def[$2] = $1; next } ($2 in def) && def[$2] != $1 { print $1, def[$2], $2 }' \
+  "$tmp/defs" "$tmp/uses" | sort -u -k1,1 -k2,2 > "$tmp/calls"
+cut -d' ' -f1,2 "$tmp/calls" > "$tmp/edges"
 fail=0
 while read -r a b; do
   if [[ "$a" < "$b" ]] && grep -qx "$b $a" "$tmp/edges"; then
@@ -31,7 +42,7 @@ while read -r a b; do
   fi
 done < "$tmp/edges"
 if [ -n "${ORDER:-}" ]; then
-  rank_of() { local x=${1%.o} i=0 n; x=${x%.c}; for n in $ORDER; do [ "$n" = "$x" ] && { echo "$i"; return; }; i=$((i + 1)); done; echo -1; }
+  rank_of() { local x=${1##*/} i=0 n; x=${x%.o}; x=${x%.c}; for n in $ORDER; do [ "$n" = "$x" ] && { echo "$i"; return; }; i=$((i + 1)); done; echo -1; }
   while read -r o; do
     [ "$(rank_of "$o")" -ge 0 ] || { echo "order: $o is not in the order ($ORDER)"; fail=1; }
   done < <(cut -d' ' -f1 "$tmp/defs" | sort -u)
@@ -44,4 +55,28 @@ if [ -n "${ORDER:-}" ]; then
   [ "$fail" = 0 ] && echo "order: every object uses only those below it ($ORDER)"
 fi
 [ "$fail" = 0 ] && echo "circles: $(cut -d' ' -f1 "$tmp/defs" | sort -u | wc -l) objects, $(wc -l < "$tmp/edges") file pairs: none calls back"
+if [ "$order" = 1 ]; then
+  # the rank of an object by its source path: module * 100 + its folder's inside link/src
+  # (link.c: 99); -1 for an object whose path names no module (not ranked)
+  awk '
+    BEGIN { nm = split("abi link host gen cli", m, " "); for (i = 1; i <= nm; i++) mod[m[i]] = i
+            nf = split("util cache libs formats core checks backends", f, " ")
+            for (i = 1; i <= nf; i++) fold[f[i]] = i }
+    function rank(p,   parts, n, r) {
+      n = split(p, parts, "/")
+      if (!(parts[1] in mod)) return -1
+      r = mod[parts[1]] * 100
+      if (parts[1] == "link" && parts[2] == "src") r += n == 3 ? 99 : (parts[3] in fold ? fold[parts[3]] : 0)
+      return r
+    }
+    { ra = rank($1); rb = rank($2)
+      if (ra < 0 || rb < 0) { unranked++; next }
+      ranked++
+      if (int(rb / 100) > int(ra / 100) || (int(ra / 100) == int(rb / 100) && rb > ra)) {
+        print "against the order: " $1 " calls " $2 " (" $3 ")"; bad++
+      } }
+    END { if (!bad) printf "calls: %d file pairs in the order (modules abi link host gen cli; link/src util cache libs formats core checks backends, link.c): none runs up it\n", ranked
+          if (unranked) printf "calls: %d file pairs not ranked (a path that names no module)\n", unranked
+          exit bad ? 1 : 0 }' "$tmp/calls" || fail=1
+fi
 exit "$fail"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fdl_test.h"
+#include "formats.h" /* the .nv.info reader (link/src/formats) */
 #include "fdlink/embed.h"
 #include "fdlink/host.h"
 #include "fdlink/verify.h"
@@ -904,4 +905,51 @@ Test(host_image, kernel_params_of_ptx_and_of_no_image)
     cr_assert_eq(fdl_image_kernel_params(ptx, sizeof ptx - 1, "k", NULL, NULL, 0, NULL),
                  FDL_EINVAL);
 #endif
+}
+
+/* The one .nv.info reader (link/src/formats/cubin.c), as fdl_image_kernel_params reads a
+ * kernel's .nv.info.<kernel> section: parameters by ordinal with their sizes, the cooperative
+ * flag, and nothing said of a section that is not whole. */
+Test(host_image, nv_info_kernel_section)
+{
+    /* KPARAM_INFO (SVAL, 12 bytes): index, ordinal, offset, flags with the size in bits 18.. */
+    static const unsigned char good[] = {
+        0x04, 0x17, 12, 0, 0, 0, 0, 0, 1, 0, 8, 0, 0, 0, 0x10, 0x00, /* ordinal 1: 4 bytes */
+        0x04, 0x17, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20, 0x00, /* ordinal 0: 8 bytes */
+        0x03, 0x1b, 0xff, 0x00,                                      /* an HVAL: passed over */
+        0x04, 0x28, 4, 0, 0x10, 0, 0, 0,                             /* cooperative groups */
+    };
+    fdl__nv_kernel k;
+    cr_assert_eq(fdl__nv_info_kernel(good, sizeof good, &k), 1);
+    cr_assert_eq(k.nparams, 2);
+    cr_assert_eq(k.coop, 1);
+    cr_assert_not_null(k.sizes);
+    cr_assert_eq(k.sizes[0], 8);
+    cr_assert_eq(k.sizes[1], 4);
+    free(k.sizes);
+    /* the attributes one by one, the last ending the section */
+    uint64_t off = 0;
+    fdl__nv_attr a;
+    size_t n = 0;
+    int more;
+    while ((more = fdl__nv_info_next(good, sizeof good, &off, &a)) == 1)
+        n++;
+    cr_assert_eq(more, 0);
+    cr_assert_eq(n, 4);
+    cr_assert_eq(off, sizeof good);
+    /* not whole: bytes left over, a format not known, a value past the end, a parameter's
+     * attribute not a 12-byte SVAL */
+    cr_assert_eq(fdl__nv_info_kernel(good, sizeof good - 2, &k), 0);
+    static const unsigned char fmt5[] = {0x05, 0x17, 0, 0};
+    cr_assert_eq(fdl__nv_info_kernel(fmt5, sizeof fmt5, &k), 0);
+    off = 0;
+    cr_assert_eq(fdl__nv_info_next(fmt5, sizeof fmt5, &off, &a), -1);
+    static const unsigned char past[] = {0x04, 0x28, 8, 0, 0, 0, 0, 0};
+    cr_assert_eq(fdl__nv_info_kernel(past, sizeof past, &k), 0);
+    static const unsigned char hval[] = {0x03, 0x17, 0, 0};
+    cr_assert_eq(fdl__nv_info_kernel(hval, sizeof hval, &k), 0);
+    /* none: a kernel without parameters */
+    cr_assert_eq(fdl__nv_info_kernel(good + 32, 4, &k), 1);
+    cr_assert_eq(k.nparams, 0);
+    cr_assert_null(k.sizes);
 }

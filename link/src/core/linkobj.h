@@ -312,13 +312,25 @@ int fdl__partition_wanted(const fdl_link *link, fdl__link_input *const *ins, siz
 int fdl__partition_link(const fdl_link *link, fdl__link_input *const *ins, size_t nins,
                         fdl__nvjl_run *run, fdl_error *err);
 
-/* ---- linkcache.c: the cache of links, NVRTC compiles and checks --------------------------- */
+/* ---- linkcache.c: the cache of links and checks, the entries of compiles ------------------ */
 
 /*
- * Look the link up in the cache (after devrt was added, before the checks): on a hit the link
- * holds its cubin, PTX, logs and LTO decision and is complete. @return 1 on a hit
+ * The link's conversation with its cache, begun after devrt was added and before the checks:
+ * look the link up and, on a miss, take the key's lease (lease.c), waiting while another process
+ * links the same key. *hit = 1 when the entry was there or came back from that process: the
+ * link then holds its cubin, PTX, logs and LTO decision and is complete; *hit = 0 to link (with
+ * the lease, when one could be had). A miss while warm is required (fdl__link_warm_required) is
+ * fdl__link_cold's FDL_ENOTFOUND, before any lease. Whatever it returns, fdl__link_cache_end
+ * closes the conversation.
  */
-int fdl__link_cache_lookup(fdl_link *link);
+int fdl__link_cache_begin(fdl_link *link, int *hit, fdl_error *err);
+/*
+ * The conversation's end: @p rc FDL_OK (the link completed) stores a miss's result under the key
+ * that fdl__link_cache_begin computed; any @p rc gives up the lease, if one is held (after the
+ * store: a waiter finds the entry). With a failure status after an end (fdl_link_destroy's
+ * safety net) it does nothing.
+ */
+void fdl__link_cache_end(fdl_link *link, int rc);
 
 /* Whether every step must come from the cache (require_warm, else FDLINK_REQUIRE_WARM). */
 int fdl__link_warm_required(const fdl_link *link);
@@ -329,13 +341,6 @@ int fdl__link_warm_required(const fdl_link *link);
  */
 int fdl__link_cold(fdl_link *link, const char *what, const char *source, const char *key_hex,
                    fdl_error *err);
-/*
- * After a miss: take the key's lease (lease.c), waiting while another process links the same
- * key; 1 when that process's entry came back (the link is then as from a hit), 0 to link (with
- * the lease, when one could be had: fdl__link_cache_unlease gives it up).
- */
-int fdl__link_cache_lease(fdl_link *link);
-void fdl__link_cache_unlease(fdl_link *link);
 /*
  * Before a link with fdl__link_extended_auto: when -split-compile-extended killed nvJitLink on
  * this link before (memo in the cache directory, or in this process), set link->no_extended.
@@ -350,23 +355,17 @@ void fdl__link_extended_failed(fdl_link *link, int sig);
  * Thread-safety: safe.
  */
 const char *fdl__cache_payload_problem(uint32_t kind, const fdl__cache_sections *s);
-/* Store the completed link's result under the key that fdl__link_cache_lookup computed. */
-void fdl__link_cache_store(fdl_link *link);
 /*
- * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
- * fdl__nvrtc_compile, with the link's cache counters updated.
+ * A compile's entry (NVRTC's or libNVVM's, @p kind FDL__CACHE_NVRTC or FDL__CACHE_NVVM, under
+ * @p key): two sections, the output and the log. On a hit, *out (its size in *out_size) and *log
+ * (NUL-terminated, possibly empty) are owned copies. @return 1 hit, 0 miss (or out of memory)
  */
-int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
-                           const char *source, size_t size, const char *name,
-                           const char *const *options, const fdl__nvrtc_header *headers,
-                           size_t nheaders, int ltoir, fdl_error *err);
-/*
- * The libNVVM output of a bitcode input from the cache, or compile it and store it: as
- * fdl__nvvm_compile, with the link's counters (nvvm_hits, nvvm_compiled) updated.
- */
-int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
-                          const unsigned char *bc, size_t size, const char *name,
-                          const char *arch, int ltoir, fdl_error *err);
+int fdl__link_compile_get(fdl_link *link, uint32_t kind, const unsigned char *key,
+                          unsigned char **out, size_t *out_size, char **log);
+/* Store a compile's output and log (NULL: none) as fdl__link_compile_get reads them. */
+void fdl__link_compile_put(fdl_link *link, uint32_t kind, const unsigned char *key,
+                           const unsigned char *out, size_t out_size, const char *log);
+
 /*
  * The key of a declaration check's post-LTO link of @p ins with @p keep (the keeper LTO-IR, may
  * be NULL); 0 when the cache is off or no key can be made.
@@ -403,6 +402,24 @@ int fdl__link_probe_known(fdl_link *link);
 int fdl__link_scan_known(const fdl__link_input *in);
 /* After a scan of @p in's bytes succeeded: remember it in this process. */
 void fdl__link_scan_remember(const fdl__link_input *in);
+
+/* ---- compilecache.c: the caches of NVRTC and libNVVM compiles ------------------------------ */
+
+/*
+ * The NVRTC output of a CUDA C input from the cache, or compile it and store it: as
+ * fdl__nvrtc_compile, with the link's cache counters updated.
+ */
+int fdl__link_nvrtc_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                           const char *source, size_t size, const char *name,
+                           const char *const *options, const fdl__nvrtc_header *headers,
+                           size_t nheaders, int ltoir, fdl_error *err);
+/*
+ * The libNVVM output of a bitcode input from the cache, or compile it and store it: as
+ * fdl__nvvm_compile, with the link's counters (nvvm_hits, nvvm_compiled) updated.
+ */
+int fdl__link_nvvm_cached(fdl_link *link, unsigned char **out, size_t *out_size, char **log,
+                          const unsigned char *bc, size_t size, const char *name,
+                          const char *arch, int ltoir, fdl_error *err);
 
 /* ---- the interfaces of checks and backends ----------------------------------------------- */
 

@@ -15,12 +15,6 @@
 #include "formats.h"
 #include "unpack.h"
 
-/* EIATTR attributes of .nv.info (a format byte, an attribute byte, then a 16-bit value, or for
- * format EIFMT_SVAL a 16-bit size and that many bytes). */
-#define EIFMT_SVAL 4
-#define EIATTR_FRAME_SIZE 0x11
-#define EIATTR_REGCOUNT 0x2f
-
 static int push_symbol(fdl__image *img, size_t *cap, const char *name, fdl_symbol_kind kind,
                        int defined, int weak)
 {
@@ -58,33 +52,75 @@ static fdl_symbol *find_symbol(fdl__image *img, const char *name)
     return NULL;
 }
 
+int fdl__nv_info_next(const unsigned char *d, uint64_t size, uint64_t *off, fdl__nv_attr *a)
+{
+    if (size - *off < 4)
+        return 0;
+    a->fmt = d[*off];
+    a->attr = d[*off + 1];
+    a->len = 0;
+    if (a->fmt == FDL__EIFMT_SVAL)
+        a->len = fdl__le16(d + *off + 2);
+    else if (a->fmt < 1 || a->fmt > 3)
+        return -1;
+    if (a->len > size - *off - 4)
+        return -1;
+    a->v = d + *off + 4;
+    *off += 4 + a->len;
+    return 1;
+}
+
+int fdl__nv_info_kernel(const unsigned char *d, uint64_t size, fdl__nv_kernel *k)
+{
+    uint64_t off = 0;
+    size_t n = 0;
+    fdl__nv_attr a;
+    int more;
+    k->nparams = 0;
+    k->coop = 0;
+    k->sizes = NULL;
+    while ((more = fdl__nv_info_next(d, size, &off, &a)) == 1) {
+        if (a.attr == FDL__EIATTR_KPARAM_INFO) {
+            if (a.fmt != FDL__EIFMT_SVAL || a.len < 12)
+                return 0;
+            size_t ordinal = fdl__le16(a.v + 4);
+            if (ordinal + 1 > n)
+                n = ordinal + 1;
+        }
+        if (a.attr == FDL__EIATTR_COOP_GROUP_INSTR_OFFSETS && a.fmt == FDL__EIFMT_SVAL &&
+            a.len >= 4)
+            k->coop = 1;
+    }
+    if (more < 0 || off != size)
+        return 0; /* say nothing rather than guess */
+    k->nparams = n;
+    if (n && n <= 65536 && (k->sizes = calloc(n, sizeof *k->sizes))) {
+        /* the attributes again (all well-formed now), each size at its ordinal */
+        for (off = 0; fdl__nv_info_next(d, size, &off, &a) == 1;)
+            if (a.attr == FDL__EIATTR_KPARAM_INFO)
+                k->sizes[fdl__le16(a.v + 4)] = (fdl__le32(a.v + 8) >> 18) & 0x3fff;
+    }
+    return 1;
+}
+
 /* EIATTR_REGCOUNT and EIATTR_FRAME_SIZE of a .nv.info section: {symbol index, value}. */
 static void read_nv_info(fdl__image *img, const unsigned char *d, uint64_t size,
                          const size_t *index, size_t nindex)
 {
     uint64_t off = 0;
-    while (size - off >= 4) {
-        unsigned fmt = d[off], attr = d[off + 1];
-        uint64_t len = 0;
-        if (fmt == EIFMT_SVAL)
-            len = fdl__le16(d + off + 2);
-        else if (fmt < 1 || fmt > 3)
-            return; /* a format this reader does not know: stop rather than guess */
-        if (len > size - off - 4)
-            return;
-        const unsigned char *v = d + off + 4;
-        if (fmt == EIFMT_SVAL && len >= 8 &&
-            (attr == EIATTR_REGCOUNT || attr == EIATTR_FRAME_SIZE)) {
-            uint32_t sym = fdl__le32(v), value = fdl__le32(v + 4);
+    fdl__nv_attr a;
+    while (fdl__nv_info_next(d, size, &off, &a) == 1) {
+        if (a.fmt == FDL__EIFMT_SVAL && a.len >= 8 &&
+            (a.attr == FDL__EIATTR_REGCOUNT || a.attr == FDL__EIATTR_FRAME_SIZE)) {
+            uint32_t sym = fdl__le32(a.v), value = fdl__le32(a.v + 4);
             if (sym < nindex && index[sym] != SIZE_MAX) {
                 fdl_symbol *s = &img->syms[index[sym]];
-                if (attr == EIATTR_REGCOUNT)
+                if (a.attr == FDL__EIATTR_REGCOUNT)
                     s->registers = (long)value;
                 else
                     s->local_bytes = (long)value;
             }
         }
-        off += 4 + len;
     }
 }
 

@@ -113,6 +113,54 @@ void fdl__images_free(fdl__images *im);
 /* "sm_90" -> 90, "sm_100f" -> 100 (also compute_ and lto_); 0 when not of that form. */
 unsigned fdl__arch_number(const char *arch);
 
+/* ---- .nv.info (cubin.c; host/'s parameter counts read it too) ------------------------------ */
+
+/*
+ * The EIATTR attributes of a cubin's .nv.info sections (SHT_LOPROC): a format byte, an
+ * attribute byte, then a 16-bit value, or for format FDL__EIFMT_SVAL a 16-bit size and that many
+ * bytes. Those read here: a kernel's registers and frame size in .nv.info ({u32 symbol index,
+ * u32 value}); in .nv.info.<kernel>, each parameter ({u32 index, u16 ordinal, u16 offset, u32
+ * flags (size in bits 18..31)}) and the cooperative-groups instructions of the kernel, which the
+ * driver adapts to the launch. nvcc 13 writes those for a kernel that syncs its grid
+ * (cg::this_grid().sync(): the barrier instructions of the sync), and also for block- and
+ * tile-level groups (cg::this_thread_block().sync(), cg::reduce over a tile, cub's block
+ * reductions): the attribute says "may need a cooperative launch", not "needs" one.
+ */
+#define FDL__EIFMT_SVAL 4
+#define FDL__EIATTR_FRAME_SIZE 0x11
+#define FDL__EIATTR_KPARAM_INFO 0x17
+#define FDL__EIATTR_COOP_GROUP_INSTR_OFFSETS 0x28
+#define FDL__EIATTR_REGCOUNT 0x2f
+
+/* One attribute of a .nv.info section: its format and number, its value's @p len bytes at @p v
+ * (none but for FDL__EIFMT_SVAL). */
+typedef struct fdl__nv_attr {
+    unsigned fmt, attr;
+    const unsigned char *v;
+    uint64_t len;
+} fdl__nv_attr;
+
+/*
+ * The attribute at *off of the .nv.info section @p d (@p size bytes): 1 with *a, *off past it;
+ * 0 at the end (fewer than 4 bytes left: *off == @p size when the section is whole); -1 where it
+ * is malformed (a format this reader does not know, a value past the end): stop rather than guess.
+ */
+int fdl__nv_info_next(const unsigned char *d, uint64_t size, uint64_t *off, fdl__nv_attr *a);
+
+/* What a kernel's .nv.info.<kernel> section says of it. */
+typedef struct fdl__nv_kernel {
+    size_t nparams; /* one past the highest ordinal of its KPARAM_INFO (none: it takes none) */
+    int coop;       /* it lists cooperative-groups instructions (COOP_GROUP_INSTR_OFFSETS) */
+    size_t *sizes;  /* nparams bytes, each parameter's (issue 34); NULL: none, or out of memory */
+} fdl__nv_kernel;
+
+/*
+ * Read the .nv.info.<kernel> section @p d (@p size bytes) into *k. @return 1, or 0 when the
+ * section is malformed (a parameter's attribute not a 12-byte SVAL, bytes left over): *k then
+ * owns nothing. Ownership: k->sizes is the caller's (free).
+ */
+int fdl__nv_info_kernel(const unsigned char *d, uint64_t size, fdl__nv_kernel *k);
+
 /* (archive.c, for core/'s nvJitLink runs) */
 /*
  * The archive as nvJitLink should be given it: nvJitLink stops at an empty member and reads a BSD
