@@ -321,13 +321,9 @@ static PyMethodDef module_methods[] = {
     {"status_name", py_status_name, METH_O, "status_name(code) -> 'FDL_E...'"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_fdlink",
-                                       "fdlink's C extension (use the fdlink package)", -1,
-                                       module_methods, NULL, NULL, NULL, NULL};
-
 static int add_type(PyObject *m, PyTypeObject **slot, PyType_Spec *spec, const char *name)
 {
-    *slot = (PyTypeObject *)PyType_FromSpec(spec);
+    *slot = (PyTypeObject *)PyType_FromModuleAndSpec(m, spec, NULL);
     if (!*slot)
         return -1;
     Py_INCREF(*slot);
@@ -338,59 +334,23 @@ static int add_type(PyObject *m, PyTypeObject **slot, PyType_Spec *spec, const c
     return 0;
 }
 
-PyMODINIT_FUNC PyInit__fdlink(void)
+/* The names interned, the types made and the constants added into @p st, @p m's state */
+static int fill_module(PyObject *m, fdl_py_state *st)
 {
-    PyObject *m = PyModule_Create(&moduledef);
-    if (!m)
-        return NULL;
-#define INTERN(var, s)                                                                             \
-    if (!(var = PyUnicode_InternFromString(s)))                                                    \
-        goto fail;
-    INTERN(g_state->s_cai, "__cuda_array_interface__")
-    INTERN(g_state->s_dlpack, "__dlpack__")
-    INTERN(g_state->s_dlpack_device, "__dlpack_device__")
-    INTERN(g_state->s_array_interface, "__array_interface__")
-    INTERN(g_state->s_stream, "stream")
-    INTERN(g_state->s_tobytes, "tobytes")
-    INTERN(g_state->s_shape, "shape")
-    INTERN(g_state->s_typestr, "typestr")
-    INTERN(g_state->s_data, "data")
-    INTERN(g_state->s_strides, "strides")
-    INTERN(g_state->s_version, "version")
-    INTERN(g_state->s_mask, "mask")
-    INTERN(g_state->s_cuda_stream, "__cuda_stream__")
-    INTERN(g_state->s_c_contiguous_, "_c_contiguous")
-    INTERN(g_state->s_ptr, "ptr")
-    INTERN(g_state->s_device_id, "device_id")
-    INTERN(g_state->s_size, "size")
-    INTERN(g_state->s_dtype, "dtype")
-    INTERN(g_state->s_str, "str")
-    INTERN(g_state->s_itemsize, "itemsize")
-    INTERN(g_state->s_is_cuda, "is_cuda")
-    INTERN(g_state->s_requires_grad, "requires_grad")
-    INTERN(g_state->s_is_contiguous, "is_contiguous")
-    INTERN(g_state->s_get_device, "get_device")
-    INTERN(g_state->s_nbytes, "nbytes")
-    INTERN(g_state->s_data_ptr, "data_ptr")
+#define INTERN(field, text)                                                                        \
+    if (!(st->field = PyUnicode_InternFromString(text)))                                           \
+        return -1;
+    FDL_PY_NAMES(INTERN)
 #undef INTERN
-    if (add_type(m, &g_state->DeclsType, &Decls_spec, "Decls") < 0 ||
-        add_type(m, &g_state->LinkType, &Link_spec, "Link") < 0 ||
-        add_type(m, &g_state->DeviceType, &Device_spec, "Device") < 0 ||
-        add_type(m, &g_state->ModuleType, &Module_spec, "Module") < 0 ||
-        add_type(m, &g_state->KernelType, &Kernel_spec, "Kernel") < 0 ||
-        add_type(m, &g_state->LaunchType, &Launch_spec, "Launch") < 0 ||
-        add_type(m, &g_state->BufferType, &Buffer_spec, "Buffer") < 0 ||
-        add_type(m, &g_state->StreamType, &Stream_spec, "Stream") < 0 ||
-        add_type(m, &g_state->GenType, &Gen_spec, "Gen") < 0 ||
-        add_type(m, &g_state->MapType, &Map_spec, "Map") < 0 ||
-        add_type(m, &g_state->ReductionType, &Reduction_spec, "Reduction") < 0 ||
-        add_type(m, &g_state->DLHoldType, &DLHold_spec, "_DLHold") < 0 ||
-        add_type(m, &g_state->ConfiguredType, &Configured_spec, "Configured") < 0)
-        goto fail;
+#define ADD_TYPE(name, attribute)                                                                  \
+    if (add_type(m, &st->name##Type, &name##_spec, attribute) < 0)                                 \
+        return -1;
+    FDL_PY_TYPES(ADD_TYPE)
+#undef ADD_TYPE
     PyObject *table = link_options_table();
     if (!table || PyModule_AddObject(m, "LINK_OPTIONS", table) < 0) {
         Py_XDECREF(table);
-        goto fail;
+        return -1;
     }
     if (PyModule_AddStringConstant(m, "version", fdl_version()) < 0 ||
         PyModule_AddIntConstant(m, "LAUNCH_COOPERATIVE", FDL_LAUNCH_COOPERATIVE) < 0 ||
@@ -402,9 +362,37 @@ PyMODINIT_FUNC PyInit__fdlink(void)
         PyModule_AddIntConstant(m, "PARAM_UNSIGNED", FDL_PARAM_UNSIGNED) < 0 ||
         PyModule_AddIntConstant(m, "PARAM_BITS", FDL_PARAM_BITS) < 0 ||
         PyModule_AddIntConstant(m, "PARAM_BYTES", FDL_PARAM_BYTES) < 0)
-        goto fail;
-    return m;
-fail:
-    Py_DECREF(m);
-    return NULL;
+        return -1;
+    return 0;
+}
+
+/* Py_mod_exec: the state claimed for the process (py_fdlink.h: g_state) and filled; a module
+ * that fails gives the claim back (its state is released with it: state_free). */
+static int exec_module(PyObject *m)
+{
+    if (state_claim(m) < 0)
+        return -1;
+    if (fill_module(m, g_state) < 0) {
+        g_state = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, (void *)exec_module}, {0, NULL}};
+
+/* Multi-phase initialisation, the state in the module object (py_fdlink.h) */
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT,
+                                       "_fdlink",
+                                       "fdlink's C extension (use the fdlink package)",
+                                       sizeof(fdl_py_state),
+                                       module_methods,
+                                       module_slots,
+                                       state_traverse,
+                                       state_clear,
+                                       state_free};
+
+PyMODINIT_FUNC PyInit__fdlink(void)
+{
+    return PyModuleDef_Init(&moduledef);
 }

@@ -23,8 +23,8 @@
  * included) is used by one thread at a time: every call that touches one holds the GIL
  * throughout (waits for the GPU included), so Python threads never use a family at once. Only
  * work outside any family releases the GIL: opening a device, links and compiles (distinct
- * links may run at once). Module state: the error factory and a small cache of array types,
- * both per process (the module is single-phase and not for subinterpreters).
+ * links may run at once). Module state (below): the types, the error factory and small caches
+ * of array types and dtypes, in the module object, one instance per process.
  *
  * The files, bottom to top (a file calls only the files below it: tests/layers, python_layers):
  *   py_state.c   the module state; errors (raise_fdl: an fdl_error as the exception that
@@ -103,32 +103,68 @@ enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
 
 /* Per-type classification of array objects, cached by type (CuPy, PyTorch and others are read
  * through their protocols; the cache saves the attribute probes). */
-enum {
-    K_UNKNOWN = 0,
-    K_CAI,
-    K_DLPACK,
-    K_HOSTARRAY,
-    K_SCALAR_BYTES,
-    K_NONE,
-    K_TORCH,
-    K_CUPY,
-    K_NPSCALAR,
-    K_CTYPES
-};
+enum { K_UNKNOWN = 0, K_CAI, K_DLPACK, K_HOSTARRAY, K_SCALAR_BYTES, K_NONE, K_TORCH, K_CUPY,
+       K_NPSCALAR, K_CTYPES };
 
 #define TYPE_CACHE  32
 #define DTYPE_CACHE 32
 
+/* The types: X(Name, attribute) for state->NameType, made from Name_spec (the module's Name) */
+#define FDL_PY_TYPES(X)                                                                            \
+    X(Decls, "Decls")                                                                              \
+    X(Link, "Link")                                                                                \
+    X(Device, "Device")                                                                            \
+    X(Module, "Module")                                                                            \
+    X(Kernel, "Kernel")                                                                            \
+    X(Launch, "Launch")                                                                            \
+    X(Buffer, "Buffer")                                                                            \
+    X(Stream, "Stream")                                                                            \
+    X(Gen, "Gen")                                                                                  \
+    X(Map, "Map")                                                                                  \
+    X(Reduction, "Reduction")                                                                      \
+    X(DLHold, "_DLHold")                                                                           \
+    X(Configured, "Configured")
+
+/* The interned attribute names: X(field, text); from s_c_contiguous_ on, those read from CuPy's
+ * arrays and PyTorch's tensors at every launch */
+#define FDL_PY_NAMES(X)                                                                            \
+    X(s_cai, "__cuda_array_interface__")                                                           \
+    X(s_dlpack, "__dlpack__")                                                                      \
+    X(s_dlpack_device, "__dlpack_device__")                                                        \
+    X(s_array_interface, "__array_interface__")                                                    \
+    X(s_stream, "stream")                                                                          \
+    X(s_tobytes, "tobytes")                                                                        \
+    X(s_shape, "shape")                                                                            \
+    X(s_typestr, "typestr")                                                                        \
+    X(s_data, "data")                                                                              \
+    X(s_strides, "strides")                                                                        \
+    X(s_version, "version")                                                                        \
+    X(s_mask, "mask")                                                                              \
+    X(s_cuda_stream, "__cuda_stream__")                                                            \
+    X(s_c_contiguous_, "_c_contiguous")                                                            \
+    X(s_ptr, "ptr")                                                                                \
+    X(s_device_id, "device_id")                                                                    \
+    X(s_size, "size")                                                                              \
+    X(s_dtype, "dtype")                                                                            \
+    X(s_str, "str")                                                                                \
+    X(s_itemsize, "itemsize")                                                                      \
+    X(s_is_cuda, "is_cuda")                                                                        \
+    X(s_requires_grad, "requires_grad")                                                            \
+    X(s_is_contiguous, "is_contiguous")                                                            \
+    X(s_get_device, "get_device")                                                                  \
+    X(s_nbytes, "nbytes")                                                                          \
+    X(s_data_ptr, "data_ptr")
+
+#define FDL_PY_TYPE_FIELD(name, attribute) PyTypeObject *name##Type;
+#define FDL_PY_NAME_FIELD(field, text) PyObject *field;
+
+/* The module's state (PyModule_GetState): every object it holds is a strong reference, cleared
+ * and visited by state_clear and state_traverse (py_state.c). */
 typedef struct {
-    PyObject *error_factory; /* fdlink._errors.from_record */
-    PyTypeObject *DeclsType, *LinkType, *DeviceType, *ModuleType, *KernelType, *LaunchType,
-        *BufferType, *StreamType, *GenType, *MapType, *ReductionType, *DLHoldType, *ConfiguredType;
-    PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_array_interface, *s_stream, *s_tobytes,
-        *s_shape, *s_typestr, *s_data, *s_strides, *s_version, *s_mask, *s_cuda_stream;
-    /* the attributes read from CuPy's arrays and PyTorch's tensors at every launch */
-    PyObject *s_c_contiguous_, *s_ptr, *s_device_id, *s_size, *s_dtype, *s_str, *s_itemsize,
-        *s_is_cuda, *s_requires_grad, *s_is_contiguous, *s_get_device, *s_nbytes, *s_data_ptr;
-    /* array types by their classification (py_views.c classify: a strong reference each) */
+    PyObject *error_factory; /* fdlink._errors.from_record, set by _set_error_factory */
+    FDL_PY_TYPES(FDL_PY_TYPE_FIELD)
+    FDL_PY_NAMES(FDL_PY_NAME_FIELD)
+    /* array types by their classification (py_views.c classify) */
     struct {
         PyTypeObject *type;
         int kind;
@@ -143,7 +179,18 @@ typedef struct {
     int ndtypes;
 } fdl_py_state;
 
-/* The state, one per process (py_state.c) */
+/*
+ * The state of the one module instance, cached at exec (state_claim) and read by every file as
+ * g_state->... without a lookup. The module is on multi-phase initialisation with its state in
+ * the module object (m_size), and its types are made with PyType_FromModuleAndSpec, but a
+ * function reached from a launch has no cheap way back to its module on the Limited API of 3.10
+ * (PyType_GetModuleByDef is 3.13's; PyType_GetModuleState needs the defining class, which a
+ * subclass's method or a converter deep in the argument path does not have at hand), and a
+ * launch is benchmarked against a raw cuLaunchKernel (bench/python_launch.py). So one instance
+ * per process: a second one (importlib.util.module_from_spec while the first lives, or a
+ * subinterpreter) is refused with ImportError at its exec, and g_state is cleared when the one
+ * that set it is freed (tests/python/test_module_state.py).
+ */
 extern fdl_py_state *g_state;
 
 #define MSG(s) text_of((s), "backslashreplace")
@@ -151,7 +198,8 @@ extern fdl_py_state *g_state;
 /* ---- the objects several files read ------------------------------------------------------ */
 
 typedef struct {
-    PyObject_HEAD fdl_decls *decls;
+    PyObject_HEAD
+    fdl_decls *decls;
 } DeclsObject;
 
 /* Strings and arrays borrowed for the duration of fdl_link_create / fdl_gen_create. */
@@ -163,25 +211,27 @@ typedef struct {
 } link_opts;
 
 typedef struct {
-    PyObject_HEAD fdl_device *dev;
+    PyObject_HEAD
+    fdl_device *dev;
     int ordinal;
     fdl_event *order; /* made when first needed: orders a launch after a producer's stream */
 } DeviceObject;
 
 typedef struct {
-    PyObject_HEAD fdl_buffer
-        *buf;      /* NULL once free() was called (the memory may live on: see mem) */
-    PyObject *mem; /* the memory's owner (memory_new): held by the Buffer, by launches
-                    * and preparations that point into it, by exported DLPack capsules */
+    PyObject_HEAD
+    fdl_buffer *buf;     /* NULL once free() was called (the memory may live on: see mem) */
+    PyObject *mem;       /* the memory's owner (memory_new): held by the Buffer, by launches
+                          * and preparations that point into it, by exported DLPack capsules */
     PyObject *device;
-    char typestr[8]; /* "<f4"; "|u1" for raw bytes */
+    char typestr[8];     /* "<f4"; "|u1" for raw bytes */
     Py_ssize_t itemsize;
-    PyObject *shape;    /* tuple */
-    PyObject *weakrefs; /* weak references to it (caches of arrays keep them) */
+    PyObject *shape;     /* tuple */
+    PyObject *weakrefs;  /* weak references to it (caches of arrays keep them) */
 } BufferObject;
 
 typedef struct {
-    PyObject_HEAD void *m; /* fdl_py_dlmanaged, or fdl_py_dlversioned when versioned */
+    PyObject_HEAD
+    void *m;       /* fdl_py_dlmanaged, or fdl_py_dlversioned when versioned */
     int versioned;
 } DLHoldObject;
 
@@ -193,7 +243,7 @@ typedef struct {
     const void *data;        /* NULL: value; else packed bytes of any size, kept alive elsewhere */
     size_t size;
     int is_array;
-    uint64_t nbytes; /* arrays: bytes from the address */
+    uint64_t nbytes;         /* arrays: bytes from the address */
 } conv_arg;
 
 /* Where a converted argument's bytes are. */
@@ -203,17 +253,22 @@ typedef struct {
 typedef struct {
     const char *what; /* "kernel" / "map" */
     const char *name;
-    Py_ssize_t index;   /* 0-based */
-    DeviceObject *dev;  /* the launch's device, for a producer stream to wait for; or NULL */
+    Py_ssize_t index; /* 0-based */
+    DeviceObject *dev; /* the launch's device, for a producer stream to wait for; or NULL */
     fdl_stream *stream; /* the launch's stream (NULL: the legacy default stream) */
     int writes;         /* fdlink writes this array (a map's output): read-only ones refused */
     int cls;            /* the parameter's fdl_param_class from the code (0: not known) */
 } arg_ctx;
 
-#define ARGFMT  "argument %zd of %s '%s'"
+#define ARGFMT "argument %zd of %s '%s'"
 #define ARGV(c) (c)->index + 1, (c)->what, (c)->name
 
+
 /* ---- py_state.c ----------------------------------------------------------------------------- */
+int state_claim(PyObject *module);
+int state_traverse(PyObject *module, visitproc visit, void *arg);
+int state_clear(PyObject *module);
+void state_free(void *module);
 PyObject *text_of(const char *s, const char *errors);
 PyObject *diagnostics_list(const fdl_link *link);
 PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link);

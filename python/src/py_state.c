@@ -7,8 +7,65 @@
 
 /* ---- module state ----------------------------------------------------------------------- */
 
-static fdl_py_state state;
-fdl_py_state *g_state = &state;
+fdl_py_state *g_state;
+
+/* Take @p module's state as the process's (py_fdlink.h: g_state); ImportError while another
+ * instance lives. */
+int state_claim(PyObject *module)
+{
+    if (g_state) {
+        PyErr_SetString(PyExc_ImportError,
+                        "fdlink._fdlink is already loaded in this process (one instance per "
+                        "process: a second module object, or a subinterpreter, is refused)");
+        return -1;
+    }
+    g_state = PyModule_GetState(module);
+    return g_state ? 0 : -1;
+}
+
+int state_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    fdl_py_state *st = PyModule_GetState(module);
+    if (!st)
+        return 0;
+    Py_VISIT(st->error_factory);
+#define VISIT_TYPE(name, attribute) Py_VISIT(st->name##Type);
+    FDL_PY_TYPES(VISIT_TYPE)
+#undef VISIT_TYPE
+    for (int i = 0; i < st->ntypes; i++)
+        Py_VISIT(st->types[i].type);
+    for (int i = 0; i < st->ndtypes; i++)
+        Py_VISIT(st->dtypes[i].dtype);
+    return 0;
+}
+
+int state_clear(PyObject *module)
+{
+    fdl_py_state *st = PyModule_GetState(module);
+    if (!st)
+        return 0;
+    Py_CLEAR(st->error_factory);
+#define CLEAR_TYPE(name, attribute) Py_CLEAR(st->name##Type);
+    FDL_PY_TYPES(CLEAR_TYPE)
+#undef CLEAR_TYPE
+#define CLEAR_NAME(field, text) Py_CLEAR(st->field);
+    FDL_PY_NAMES(CLEAR_NAME)
+#undef CLEAR_NAME
+    for (; st->ntypes > 0; st->ntypes--)
+        Py_CLEAR(st->types[st->ntypes - 1].type);
+    for (; st->ndtypes > 0; st->ndtypes--)
+        Py_CLEAR(st->dtypes[st->ndtypes - 1].dtype);
+    return 0;
+}
+
+/* m_free: the state released; the process's state no more if it was this module's. */
+void state_free(void *module)
+{
+    fdl_py_state *st = PyModule_GetState((PyObject *)module);
+    state_clear((PyObject *)module);
+    if (st && st == g_state)
+        g_state = NULL;
+}
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
@@ -185,14 +242,17 @@ int size_arg(PyObject *o, const char *argument, size_t *out)
     return 0;
 }
 
+/* _set_error_factory(callable): the module's (self's) state holds it */
 PyObject *set_error_factory(PyObject *self, PyObject *arg)
 {
-    (void)self;
+    fdl_py_state *st = PyModule_GetState(self);
+    if (!st)
+        return NULL;
     if (!PyCallable_Check(arg))
         return PyErr_Format(PyExc_TypeError, "the error factory must be callable");
     Py_INCREF(arg);
-    Py_XDECREF(g_state->error_factory);
-    g_state->error_factory = arg;
+    Py_XDECREF(st->error_factory);
+    st->error_factory = arg;
     Py_RETURN_NONE;
 }
 
