@@ -260,6 +260,25 @@ typedef struct {
     int cls;            /* the parameter's fdl_param_class from the code (0: not known) */
 } arg_ctx;
 
+/*
+ * The arguments of one launch (cuda.core's ParamHolder): the converted values (v), the array the
+ * launch takes (a: fdl_arg or fdl_gen_arg, n of them) and the list (keep) that holds what they
+ * point into until the launch is queued; in place up to LAUNCH_ARGS_INLINE arguments, else
+ * allocated. launch_args_begin first (zeroed; -1: MemoryError), launch_args_end always.
+ */
+#define LAUNCH_ARGS_INLINE 64
+typedef struct {
+    Py_ssize_t n;
+    conv_arg *v;
+    void *a;
+    PyObject *keep;
+    conv_arg v_inline[LAUNCH_ARGS_INLINE];
+    union {
+        fdl_arg kernel[LAUNCH_ARGS_INLINE];
+        fdl_gen_arg gen[LAUNCH_ARGS_INLINE];
+    } a_inline;
+} launch_args;
+
 #define ARGFMT "argument %zd of %s '%s'"
 #define ARGV(c) (c)->index + 1, (c)->what, (c)->name
 
@@ -322,6 +341,8 @@ int from_cupy(const arg_ctx *c, PyObject *o, const char *want, int ordinal, conv
 
 /* ---- py_params.c ---------------------------------------------------------------------------- */
 void arg_error(const arg_ctx *c);
+int launch_args_begin(launch_args *la, Py_ssize_t n, size_t elem);
+void launch_args_end(launch_args *la);
 int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *want, int ordinal,
                 PyObject *keep, conv_arg *out);
 

@@ -311,18 +311,14 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
         (sync && refuse_in_capture(stream, "map", self->name) < 0))
         return NULL;
     Py_ssize_t na = nargs - 3;
-    fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
-    conv_arg *v = calloc((size_t)(na ? na : 1), sizeof *v);
-    PyObject *keep = PyList_New(0), *ret = NULL;
-    if (!ga || !v || !keep) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (gen_args(self, args + 3, na, ga, v, keep, stream) < 0)
+    launch_args la;
+    PyObject *ret = NULL;
+    if (launch_args_begin(&la, na, sizeof(fdl_gen_arg)) < 0 ||
+        gen_args(self, args + 3, na, la.a, la.v, la.keep, stream) < 0)
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    rc = fdl_map_launch_async(self->map, n, ga, (size_t)na, stream, &err);
+    rc = fdl_map_launch_async(self->map, n, la.a, (size_t)na, stream, &err);
     if (rc == FDL_OK && sync)
         rc = fdl_map_check(self->map, &err);
     if (rc != FDL_OK) {
@@ -332,9 +328,7 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
     ret = Py_None;
     Py_INCREF(ret);
 done:
-    Py_XDECREF(keep);
-    free(ga);
-    free(v);
+    launch_args_end(&la);
     return ret;
 }
 
@@ -361,23 +355,20 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     Py_ssize_t na = nargs - 2;
     size_t rs = fdl_reduction_result_size(self->red);
-    fdl_gen_arg *ga = calloc((size_t)(na ? na : 1), sizeof *ga);
-    conv_arg *v = calloc((size_t)(na ? na : 1), sizeof *v);
-    PyObject *keep = PyList_New(0), *ret = NULL;
+    launch_args la;
+    PyObject *ret = NULL;
     unsigned char out[64];
-    if (!ga || !v || !keep) {
-        PyErr_NoMemory();
+    if (launch_args_begin(&la, na, sizeof(fdl_gen_arg)) < 0)
         goto done;
-    }
     if (rs > sizeof out) {
         PyErr_SetString(PyExc_ValueError, "result type too large");
         goto done;
     }
-    if (gen_args(self, args + 2, na, ga, v, keep, stream) < 0)
+    if (gen_args(self, args + 2, na, la.a, la.v, la.keep, stream) < 0)
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc;
-    rc = fdl_reduction_launch_async(self->red, n, ga, (size_t)na, stream, &err);
+    rc = fdl_reduction_launch_async(self->red, n, la.a, (size_t)na, stream, &err);
     if (rc == FDL_OK)
         rc = fdl_reduction_result(self->red, out, rs, &err);
     if (rc != FDL_OK) {
@@ -386,9 +377,7 @@ static PyObject *Reduction_run(MapObject *self, PyObject *const *args, Py_ssize_
     }
     ret = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)rs);
 done:
-    Py_XDECREF(keep);
-    free(ga);
-    free(v);
+    launch_args_end(&la);
     return ret;
 }
 
@@ -404,18 +393,17 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
         return NULL;
     Py_ssize_t na = nargs - 3;
     size_t rs = fdl_reduction_result_size(self->red);
-    fdl_gen_arg *ga = calloc((size_t)(na + 1), sizeof *ga);
-    conv_arg *v = calloc((size_t)(na + 1), sizeof *v);
-    PyObject *keep = PyList_New(0), *ret = NULL;
-    if (!ga || !v || !keep) {
-        PyErr_NoMemory();
+    launch_args la;
+    PyObject *ret = NULL;
+    if (launch_args_begin(&la, na + 1, sizeof(fdl_gen_arg)) < 0)
         goto done;
-    }
+    fdl_gen_arg *ga = la.a;
+    conv_arg *v = la.v;
     /* the output first, as an array of at least the result's size */
     PyObject *saved = self->types;
     self->types = Py_None;
     self->out_first = 1;
-    int rc0 = gen_args(self, args + 2, 1, ga, v, keep, stream);
+    int rc0 = gen_args(self, args + 2, 1, ga, v, la.keep, stream);
     self->out_first = 0;
     self->types = saved;
     if (rc0 < 0)
@@ -425,7 +413,7 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
                      "(the reduction's result)", rs);
         goto done;
     }
-    if (gen_args(self, args + 3, na, ga + 1, v + 1, keep, stream) < 0)
+    if (gen_args(self, args + 3, na, ga + 1, v + 1, la.keep, stream) < 0)
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_reduction_launch_async(self->red, n, ga + 1, (size_t)na, stream, &err);
@@ -438,9 +426,7 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
     ret = Py_None;
     Py_INCREF(ret);
 done:
-    Py_XDECREF(keep);
-    free(ga);
-    free(v);
+    launch_args_end(&la);
     return ret;
 }
 

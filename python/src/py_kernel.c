@@ -211,44 +211,47 @@ static int convert_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, co
     return 0;
 }
 
+/* grid, block, shared_mem, stream, flags (@p args[0..4]) into @p cfg: launch, _time_launches and
+ * prepare take them so */
+static int config_of(PyObject *const *args, fdl_launch_config *cfg)
+{
+    if (dim3_of(args[0], &cfg->grid, "grid") < 0 || dim3_of(args[1], &cfg->block, "block") < 0 ||
+        stream_of(args[3], &cfg->stream) < 0)
+        return -1;
+    if (size_arg(args[2], "shared_mem", &cfg->shared_bytes) < 0)
+        return -1;
+    cfg->flags = (unsigned)PyLong_AsUnsignedLong(args[4]);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* @p n arguments of kernel @p k converted into @p la (launch_args_begin: launch_args_end after
+ * it, whatever it returns), its fdl_arg array made */
+static int kernel_args(KernelObject *k, PyObject *const *args, Py_ssize_t n, fdl_stream *stream,
+                       launch_args *la)
+{
+    if (launch_args_begin(la, n, sizeof(fdl_arg)) < 0 ||
+        convert_args(k, args, n, la->v, la->keep, stream) < 0)
+        return -1;
+    fdl_arg *ap = la->a;
+    for (Py_ssize_t i = 0; i < n; i++)
+        ap[i] = fdl_arg_make(ARG_DATA(&la->v[i]), la->v[i].size);
+    return 0;
+}
+
 /* launch(grid, block, shared_mem, stream, flags, *args) */
 static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 5)
         return PyErr_Format(PyExc_TypeError, "launch(grid, block, shared_mem, stream, flags, *args)");
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
-    if (dim3_of(args[0], &cfg.grid, "grid") < 0 || dim3_of(args[1], &cfg.block, "block") < 0 ||
-        stream_of(args[3], &cfg.stream) < 0)
+    if (config_of(args, &cfg) < 0)
         return NULL;
-    size_t shared;
-    if (size_arg(args[2], "shared_mem", &shared) < 0)
-        return NULL;
-    unsigned long flags = PyLong_AsUnsignedLong(args[4]);
-    if (PyErr_Occurred())
-        return NULL;
-    cfg.shared_bytes = shared;
-    cfg.flags = (unsigned)flags;
-    Py_ssize_t n = nargs - 5;
-    conv_arg vals[MAX_PARAMS > 64 ? 64 : MAX_PARAMS];
-    conv_arg *v = n <= 64 ? vals : calloc((size_t)n, sizeof *v);
-    fdl_arg a[64];
-    fdl_arg *ap = n <= 64 ? a : calloc((size_t)n, sizeof *ap);
-    PyObject *keep = PyList_New(0), *ret = NULL;
-    if (!v || !ap || !keep) {
-        PyErr_NoMemory();
+    launch_args la;
+    PyObject *ret = NULL;
+    if (kernel_args(self, args + 5, nargs - 5, cfg.stream, &la) < 0)
         goto done;
-    }
-    if (convert_args(self, args + 5, n, v, keep, cfg.stream) < 0)
-        goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        ap[i] = fdl_arg_make(ARG_DATA(&v[i]), v[i].size);
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    if (cfg.flags & FDL_LAUNCH_SYNC) {
-        rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
-    } else {
-        rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
-    }
+    int rc = fdl_kernel_launch_ex(self->kernel, &cfg, la.a, (size_t)la.n, &err);
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
         goto done;
@@ -256,11 +259,7 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
     ret = Py_None;
     Py_INCREF(ret);
 done:
-    Py_XDECREF(keep);
-    if (v != vals)
-        free(v);
-    if (ap != a)
-        free(ap);
+    launch_args_end(&la);
     return ret;
 }
 
@@ -274,32 +273,18 @@ static PyObject *Kernel_time_launches(KernelObject *self, PyObject *const *args,
                             "flags, *args)");
     Py_ssize_t reps = PyLong_AsSsize_t(args[0]);
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
-    if ((reps < 0 && PyErr_Occurred()) || dim3_of(args[1], &cfg.grid, "grid") < 0 ||
-        dim3_of(args[2], &cfg.block, "block") < 0 || stream_of(args[4], &cfg.stream) < 0)
+    if ((reps < 0 && PyErr_Occurred()) || config_of(args + 1, &cfg) < 0)
         return NULL;
-    if (size_arg(args[3], "shared_mem", &cfg.shared_bytes) < 0)
-        return NULL;
-    cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[5]);
-    if (PyErr_Occurred())
-        return NULL;
-    Py_ssize_t n = nargs - 6;
-    conv_arg *v = calloc((size_t)(n ? n : 1), sizeof *v);
-    fdl_arg *ap = calloc((size_t)(n ? n : 1), sizeof *ap);
-    PyObject *keep = PyList_New(0), *ret = NULL;
-    if (!v || !ap || !keep) {
-        PyErr_NoMemory();
+    launch_args la;
+    PyObject *ret = NULL;
+    if (kernel_args(self, args + 6, nargs - 6, cfg.stream, &la) < 0)
         goto done;
-    }
-    if (convert_args(self, args + 6, n, v, keep, cfg.stream) < 0)
-        goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        ap[i] = fdl_arg_make(ARG_DATA(&v[i]), v[i].size);
     fdl_error err = FDL_ERROR_INIT;
     struct timespec t0, t1;
     int rc = FDL_OK;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (Py_ssize_t i = 0; i < reps && rc == FDL_OK; i++)
-        rc = fdl_kernel_launch_ex(self->kernel, &cfg, ap, (size_t)n, &err);
+        rc = fdl_kernel_launch_ex(self->kernel, &cfg, la.a, (size_t)la.n, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
@@ -307,9 +292,7 @@ static PyObject *Kernel_time_launches(KernelObject *self, PyObject *const *args,
     }
     ret = PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
 done:
-    Py_XDECREF(keep);
-    free(v);
-    free(ap);
+    launch_args_end(&la);
     return ret;
 }
 
@@ -413,13 +396,7 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     if (nargs < 5)
         return PyErr_Format(PyExc_TypeError, "prepare(grid, block, shared_mem, stream, flags, *args)");
     fdl_launch_config cfg = FDL_LAUNCH_CONFIG_INIT;
-    if (dim3_of(args[0], &cfg.grid, "grid") < 0 || dim3_of(args[1], &cfg.block, "block") < 0 ||
-        stream_of(args[3], &cfg.stream) < 0)
-        return NULL;
-    if (size_arg(args[2], "shared_mem", &cfg.shared_bytes) < 0)
-        return NULL;
-    cfg.flags = (unsigned)PyLong_AsUnsignedLong(args[4]);
-    if (PyErr_Occurred())
+    if (config_of(args, &cfg) < 0)
         return NULL;
     if (cfg.flags & FDL_LAUNCH_SYNC)
         return PyErr_Format(PyExc_ValueError, "a prepared launch cannot be synchronous (sync=True); "
@@ -427,26 +404,20 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     Py_ssize_t n = nargs - 5;
     if (n > MAX_PARAMS)
         return PyErr_Format(PyExc_TypeError, "at most %d arguments", MAX_PARAMS);
-    conv_arg *v = calloc((size_t)(n ? n : 1), sizeof *v);
-    fdl_arg *ap = calloc((size_t)(n ? n : 1), sizeof *ap);
-    LaunchObject *o = (LaunchObject *)PyType_GenericAlloc(g_state->LaunchType, 0);
+    launch_args la;
+    LaunchObject *o = NULL;
     PyObject *ret = NULL;
-    if (!v || !ap || !o) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
+    if (kernel_args(self, args + 5, n, cfg.stream, &la) < 0 ||
+        !(o = (LaunchObject *)PyType_GenericAlloc(g_state->LaunchType, 0)))
         goto done;
-    }
     o->kernel = (PyObject *)self;
     Py_INCREF(self);
     o->stream = args[3];
     Py_INCREF(args[3]);
-    o->keep = PyList_New(0);
-    if (!o->keep || convert_args(self, args + 5, n, v, o->keep, cfg.stream) < 0)
-        goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        ap[i] = fdl_arg_make(ARG_DATA(&v[i]), v[i].size);
+    o->keep = la.keep; /* the launch keeps what its arguments point into */
+    la.keep = NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_launch_create(&o->launch, self->kernel, &cfg, ap, (size_t)n, &err);
+    int rc = fdl_launch_create(&o->launch, self->kernel, &cfg, la.a, (size_t)n, &err);
     if (rc != FDL_OK) {
         raise_fdl(rc, &err, NULL);
         goto done;
@@ -455,8 +426,7 @@ static PyObject *Kernel_prepare(KernelObject *self, PyObject *const *args, Py_ss
     o = NULL;
 done:
     Py_XDECREF(o);
-    free(v);
-    free(ap);
+    launch_args_end(&la);
     return ret;
 }
 

@@ -554,3 +554,37 @@ int convert_arg(const arg_ctx *c, PyObject *o, size_t size, const char *want, in
     arg_error(c);
     return -1;
 }
+
+/* ---- the arguments of a launch (py_fdlink.h: launch_args) -------------------------------- */
+
+/* @p n arguments, @p elem bytes each in the launch's array: every field set, so that
+ * launch_args_end may follow whatever this returns. */
+int launch_args_begin(launch_args *la, Py_ssize_t n, size_t elem)
+{
+    la->n = n;
+    la->keep = PyList_New(0);
+    if (n <= LAUNCH_ARGS_INLINE) {
+        la->v = la->v_inline;
+        la->a = &la->a_inline;
+        memset(la->v, 0, (size_t)n * sizeof *la->v);
+        memset(la->a, 0, (size_t)n * elem);
+    } else {
+        la->v = calloc((size_t)n, sizeof *la->v);
+        la->a = calloc((size_t)n, elem);
+    }
+    if (!la->v || !la->a || !la->keep) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+void launch_args_end(launch_args *la)
+{
+    Py_XDECREF(la->keep);
+    if (la->v != la->v_inline)
+        free(la->v);
+    if (la->a != (void *)&la->a_inline)
+        free(la->a);
+}
