@@ -89,11 +89,7 @@ PyObject *Device_synchronize(DeviceObject *self, PyObject *unused)
 {
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    rc = fdl_device_synchronize(self->dev, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_device_synchronize(self->dev, &err), &err);
 }
 
 /* ---- Stream ----------------------------------------------------------------------------- */
@@ -104,23 +100,30 @@ typedef struct {
     PyObject *device;
 } StreamObject;
 
-PyObject *Device_stream(DeviceObject *self, PyObject *unused)
+/* The Stream of @p dev over @p s, made with status @p rc: the exception for @p err when that
+ * failed; @p s destroyed when the object cannot be made. */
+static PyObject *stream_object(DeviceObject *dev, int rc, const fdl_error *err, fdl_stream *s)
 {
-    (void)unused;
-    fdl_error err = FDL_ERROR_INIT;
-    fdl_stream *s = NULL;
-    int rc = fdl_stream_create(&s, self->dev, &err);
     if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
+        return raise_fdl(rc, err, NULL);
     StreamObject *o = (StreamObject *)PyType_GenericAlloc(g_state->StreamType, 0);
     if (!o) {
         fdl_stream_destroy(s);
         return NULL;
     }
     o->stream = s;
-    o->device = (PyObject *)self;
-    Py_INCREF(self);
+    o->device = (PyObject *)dev;
+    Py_INCREF(dev);
     return (PyObject *)o;
+}
+
+PyObject *Device_stream(DeviceObject *self, PyObject *unused)
+{
+    (void)unused;
+    fdl_error err = FDL_ERROR_INIT;
+    fdl_stream *s = NULL;
+    int rc = fdl_stream_create(&s, self->dev, &err);
+    return stream_object(self, rc, &err, s);
 }
 
 static void Stream_dealloc(StreamObject *self)
@@ -143,17 +146,7 @@ PyObject *Device_wrap_stream(DeviceObject *self, PyObject *arg)
     fdl_error err = FDL_ERROR_INIT;
     fdl_stream *st = NULL;
     int rc = fdl_stream_wrap(&st, self->dev, (void *)(uintptr_t)h, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    StreamObject *o = (StreamObject *)PyType_GenericAlloc(g_state->StreamType, 0);
-    if (!o) {
-        fdl_stream_destroy(st);
-        return NULL;
-    }
-    o->stream = st;
-    o->device = (PyObject *)self;
-    Py_INCREF(self);
-    return (PyObject *)o;
+    return stream_object(self, rc, &err, st);
 }
 
 static PyObject *Stream_handle(StreamObject *self, void *c)
@@ -188,11 +181,7 @@ static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
 {
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    rc = fdl_stream_synchronize(self->stream, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_stream_synchronize(self->stream, &err), &err);
 }
 
 static PyMethodDef Stream_methods[] = {
@@ -367,9 +356,7 @@ static PyObject *Buffer_write(BufferObject *self, PyObject *args)
         return PyErr_Format(PyExc_ValueError, "offset must not be negative");
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_buffer_write(self->buf, (size_t)offset, data, (size_t)size, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(rc, &err);
 }
 
 static PyObject *Buffer_read(BufferObject *self, PyObject *args)
@@ -400,10 +387,7 @@ static PyObject *Buffer_zero(BufferObject *self, PyObject *unused)
     if (buffer_live(self) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_buffer_zero(self->buf, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_buffer_zero(self->buf, &err), &err);
 }
 
 /* free(): the Buffer lets go of its memory now; the memory is released at once when nothing

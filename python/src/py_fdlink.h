@@ -195,6 +195,17 @@ extern fdl_py_state *g_state;
 
 #define MSG(s) text_of((s), "backslashreplace")
 
+PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link);
+
+/* None when @p rc is FDL_OK, else the exception for @p err (NULL): a call that returns nothing */
+static inline PyObject *none_or_raise(int rc, const fdl_error *err)
+{
+    if (rc != FDL_OK)
+        return raise_fdl(rc, err, NULL);
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
 /* ---- the objects several files read ------------------------------------------------------ */
 
 typedef struct {
@@ -290,7 +301,6 @@ int state_clear(PyObject *module);
 void state_free(void *module);
 PyObject *text_of(const char *s, const char *errors);
 PyObject *diagnostics_list(const fdl_link *link);
-PyObject *raise_fdl(int rc, const fdl_error *err, const fdl_link *link);
 PyObject *raise_arg(int type_error, const char *argument, const char *fmt, ...);
 int size_arg(PyObject *o, const char *argument, size_t *out);
 PyObject *set_error_factory(PyObject *self, PyObject *arg);

@@ -321,12 +321,7 @@ static PyObject *Map_launch(MapObject *self, PyObject *const *args, Py_ssize_t n
     rc = fdl_map_launch_async(self->map, n, la.a, (size_t)na, stream, &err);
     if (rc == FDL_OK && sync)
         rc = fdl_map_check(self->map, &err);
-    if (rc != FDL_OK) {
-        raise_fdl(rc, &err, NULL);
-        goto done;
-    }
-    ret = Py_None;
-    Py_INCREF(ret);
+    ret = none_or_raise(rc, &err);
 done:
     launch_args_end(&la);
     return ret;
@@ -336,11 +331,7 @@ static PyObject *Map_check(MapObject *self, PyObject *unused)
 {
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    rc = fdl_map_check(self->map, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_map_check(self->map, &err), &err);
 }
 
 /* run(n, stream, *args) -> bytes of the result (waits for it) */
@@ -419,12 +410,7 @@ static PyObject *Reduction_run_async(MapObject *self, PyObject *const *args, Py_
     int rc = fdl_reduction_launch_async(self->red, n, ga + 1, (size_t)na, stream, &err);
     if (rc == FDL_OK)
         rc = fdl_reduction_result_async(self->red, ga[0].address, rs, stream, &err);
-    if (rc != FDL_OK) {
-        raise_fdl(rc, &err, NULL);
-        goto done;
-    }
-    ret = Py_None;
-    Py_INCREF(ret);
+    ret = none_or_raise(rc, &err);
 done:
     launch_args_end(&la);
     return ret;
@@ -434,10 +420,7 @@ static PyObject *Reduction_check(MapObject *self, PyObject *unused)
 {
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_reduction_check(self->red, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_reduction_check(self->red, &err), &err);
 }
 
 static PyObject *Map_source(MapObject *self, void *c)

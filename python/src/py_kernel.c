@@ -68,11 +68,7 @@ static PyObject *Module_check_status(ModuleObject *self, PyObject *unused)
 {
     (void)unused;
     fdl_error err = FDL_ERROR_INIT;
-    int rc;
-    rc = fdl_module_check_status(self->mod, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_module_check_status(self->mod, &err), &err);
 }
 
 static PyObject *Module_image(ModuleObject *self, void *c)
@@ -252,12 +248,7 @@ static PyObject *Kernel_launch(KernelObject *self, PyObject *const *args, Py_ssi
         goto done;
     fdl_error err = FDL_ERROR_INIT;
     int rc = fdl_kernel_launch_ex(self->kernel, &cfg, la.a, (size_t)la.n, &err);
-    if (rc != FDL_OK) {
-        raise_fdl(rc, &err, NULL);
-        goto done;
-    }
-    ret = Py_None;
-    Py_INCREF(ret);
+    ret = none_or_raise(rc, &err);
 done:
     launch_args_end(&la);
     return ret;
@@ -454,10 +445,7 @@ static PyObject *Launch_call(LaunchObject *self, PyObject *args, PyObject *kwds)
     if ((args && PyTuple_Size(args)) || (kwds && PyDict_Size(kwds)))
         return PyErr_Format(PyExc_TypeError, "a prepared launch takes no arguments (use set_arg)");
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_launch_run(self->launch, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_launch_run(self->launch, &err), &err);
 }
 
 /* set_arg(index, value): a new value for one argument, converted as at preparation. */
@@ -537,10 +525,7 @@ static PyObject *Launch_set_geometry(LaunchObject *self, PyObject *const *args, 
     if (nargs > 2 && size_arg(args[2], "shared_mem", &shared) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_launch_set_geometry(self->launch, grid, block, shared, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_launch_set_geometry(self->launch, grid, block, shared, &err), &err);
 }
 
 /* set_stream(stream): the next runs go to that stream: an fdlink Stream, None (the default
@@ -722,10 +707,7 @@ static PyObject *Kernel_set_max_dynamic_shared(KernelObject *self, PyObject *arg
     if (size_arg(arg, "set_max_dynamic_shared: nbytes", &bytes) < 0)
         return NULL;
     fdl_error err = FDL_ERROR_INIT;
-    int rc = fdl_kernel_set_max_dynamic_shared(self->kernel, bytes, &err);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    Py_RETURN_NONE;
+    return none_or_raise(fdl_kernel_set_max_dynamic_shared(self->kernel, bytes, &err), &err);
 }
 
 static PyMethodDef Kernel_methods[] = {

@@ -3,6 +3,21 @@
 
 /* ---- Decls ------------------------------------------------------------------------------ */
 
+/* The Decls (of @p type) over @p decls, made with status @p rc: the exception for @p err when
+ * that failed; @p decls destroyed when the object cannot be made. */
+static PyObject *decls_object(PyTypeObject *type, int rc, const fdl_error *err, fdl_decls *decls)
+{
+    if (rc != FDL_OK)
+        return raise_fdl(rc, err, NULL);
+    DeclsObject *self = (DeclsObject *)PyType_GenericAlloc(type, 0);
+    if (!self) {
+        fdl_decls_destroy(decls);
+        return NULL;
+    }
+    self->decls = decls;
+    return (PyObject *)self;
+}
+
 static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     (void)kwds;
@@ -27,15 +42,7 @@ static PyObject *Decls_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     int rc = fdl_decls_parse(&decls, data, (size_t)size, name, &err);
     if (ts)
         PyEval_RestoreThread(ts);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    DeclsObject *self = (DeclsObject *)PyType_GenericAlloc(type, 0);
-    if (!self) {
-        fdl_decls_destroy(decls);
-        return NULL;
-    }
-    self->decls = decls;
-    return (PyObject *)self;
+    return decls_object(type, rc, &err, decls);
 }
 
 /* decls_load(path) -> Decls: a declaration file read by the library's checked reader (devices,
@@ -55,15 +62,7 @@ PyObject *py_decls_load(PyObject *self, PyObject *arg)
     rc = fdl_decls_load(&decls, path, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(h);
-    if (rc != FDL_OK)
-        return raise_fdl(rc, &err, NULL);
-    DeclsObject *o = (DeclsObject *)PyType_GenericAlloc(g_state->DeclsType, 0);
-    if (!o) {
-        fdl_decls_destroy(decls);
-        return NULL;
-    }
-    o->decls = decls;
-    return (PyObject *)o;
+    return decls_object(g_state->DeclsType, rc, &err, decls);
 }
 
 static void Decls_dealloc(DeclsObject *self)
