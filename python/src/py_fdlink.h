@@ -26,7 +26,7 @@
  * links may run at once). Module state (below): the types, the error factory and small caches
  * of array types and dtypes, in the module object, one instance per process.
  *
- * The files, bottom to top (a file calls only the files below it: tests/layers, python_layers):
+ * The files, bottom to top (a file calls only the files below it: ctest layers_python):
  *   py_state.c   the module state; errors (raise_fdl: an fdl_error as the exception that
  *                fdlink/_errors.py makes); small converters (tname, utf8_of, bytes_of, ...)
  *   py_link.c    Decls, the link options, Link, cuda_compile
