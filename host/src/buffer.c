@@ -33,17 +33,12 @@ static void buffer_free(fdl_buffer *buf, fdl__children *list, int entered)
     free(buf);
 }
 
-/* A deferred buffer's destroyer (the device's list of them is flushed, never destroyed by it). */
+/* A deferred buffer's destroyer: frees its memory when the device flushes its deferred list
+ * (fdl__device_flush_deferred). */
 static void deferred_child_destroy(fdl__child *c)
 {
     fdl_buffer *buf = (fdl_buffer *)c;
     buffer_free(buf, &buf->dev->deferred, fdl__device_enter(buf->dev, NULL) == FDL_OK);
-}
-
-void fdl__buffers_flush(fdl_device *dev)
-{
-    while (dev->deferred.head)
-        buffer_free((fdl_buffer *)dev->deferred.head, &dev->deferred, 1);
 }
 
 /*
@@ -77,7 +72,7 @@ int fdl_buffer_create(fdl_buffer **out, fdl_device *dev, size_t size, fdl_error 
     if ((rc = fdl__device_enter(dev, err)) != FDL_OK)
         goto cleanup;
     if (dev->deferred.head && !fdl__device_capturing(dev, NULL))
-        fdl__buffers_flush(dev);
+        fdl__device_flush_deferred(dev);
     /* cuMemAlloc in a relaxed thread: allowed during a capture (its address is the graph's for
      * good), where the global mode would refuse it and invalidate the capture */
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
@@ -115,7 +110,7 @@ void fdl_buffer_destroy(fdl_buffer *buf)
     if (entered && defer_in_capture(buf))
         return;
     if (entered)
-        fdl__buffers_flush(buf->dev);
+        fdl__device_flush_deferred(buf->dev);
     buffer_free(buf, &buf->dev->children, entered);
 }
 

@@ -46,6 +46,11 @@ void fdl__children_destroy(fdl__children *list)
     }
 }
 
+void fdl__device_flush_deferred(fdl_device *dev)
+{
+    fdl__children_destroy(&dev->deferred); /* each one's destroyer frees its memory */
+}
+
 /* ---- errors --------------------------------------------------------------------------------- */
 
 int fdl__device_enter(fdl_device *dev, fdl_error *err)
@@ -413,7 +418,7 @@ void fdl_device_destroy(fdl_device *dev)
     }
     fdl__children_destroy(&dev->children);
     if (dev->ctx && fdl__device_enter(dev, NULL) == FDL_OK)
-        fdl__buffers_flush(dev); /* those deferred by a capture: the device goes */
+        fdl__device_flush_deferred(dev); /* those deferred by a capture: the device goes */
     if (dev->ctx)
         dev->cu->primary_ctx_release(dev->device);
     free(dev);

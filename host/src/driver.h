@@ -156,7 +156,7 @@ struct fdl_device {
     fdl_device_info info;
     fdl__children children; /* modules, buffers, host buffers, streams, events */
     /* buffers destroyed while a stream of the device was being captured into a CUDA graph: their
-     * memory is kept, and freed at the next point outside a capture (fdl__buffers_flush) */
+     * memory is kept, and freed at the next point outside a capture (fdl__device_flush_deferred) */
     fdl__children deferred;
     /* the kernel of the last launch, to name in reports of asynchronous errors */
     const fdl_kernel *last_kernel;
@@ -233,7 +233,7 @@ int fdl__device_capturing(const fdl_device *dev, CUstream *which);
  * Free the buffers whose release was deferred by a capture (fdl_buffer_destroy); the caller
  * knows that no capture is under way (or the device goes). The context must be current.
  */
-void fdl__buffers_flush(fdl_device *dev);
+void fdl__device_flush_deferred(fdl_device *dev);
 
 /* Name of the device's last launched kernel ("" when none). */
 const char *fdl__device_last_kernel(const fdl_device *dev);

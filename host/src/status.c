@@ -197,7 +197,7 @@ int fdl_device_synchronize(fdl_device *dev, fdl_error *err)
     CUresult r = dev->cu->ctx_synchronize();
     if (r != CUDA_SUCCESS)
         return fdl__device_error(err, dev, r, "cuCtxSynchronize");
-    fdl__buffers_flush(dev); /* those a capture deferred: no capture now, nothing queued */
+    fdl__device_flush_deferred(dev); /* those a capture deferred: no capture now, nothing queued */
     /* device status records: the first failure found is the error */
     for (fdl__child *c = dev->children.head; c; c = c->next) {
         if (c->kind != FDL__MODULE)
