@@ -441,7 +441,12 @@ Test(cache_key, a_bitcode_input_is_compiled_once)
     cr_assert_eq(c.rc, FDL_OK, "%s", c.warning);
     cr_assert_eq(c.nvvm_compiled, 1, "changed bitcode must be compiled again");
     cr_assert_eq(c.nvvm_hits, 0);
-    cr_assert_eq(c.result, FDL_CACHE_MISS);
+    /* libNVVM's LTO-IR usually differs from run to run, but not always (seen on a GPU host): the
+     * link's key follows the LTO-IR, and the link hits exactly when the key is the same */
+    if (strcmp(c.key, a.key) == 0)
+        cr_assert_eq(c.result, FDL_CACHE_HIT_DISK, "the same LTO-IR, the same key: a hit");
+    else
+        cr_assert_eq(c.result, FDL_CACHE_MISS);
     /* another architecture: another compile */
     spit(bc, bytes, n);
     job j80 = j;
