@@ -10,6 +10,10 @@
  *                                        nvJitLinkComplete writes to the process's standard error,
  *                                        through stdio and through fd 2, then fails (issue 38: what
  *                                        a library writes comes after fdlink's message, as its log).
+ *   FDL_FAKE_ABORT=create                nvJitLinkCreate writes LLVM's "LLVM ERROR: out of memory" to
+ *                                        fd 2 and aborts, as nvJitLink 13.0 does when it runs out of
+ *                                        address space in its option probe (seen on a 32-core host
+ *                                        under `ulimit -v`).
  * Otherwise it says version 13.0, accepts a handle, options and inputs, and fails the link.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -56,6 +60,13 @@ int nvJitLinkCreate(void **h, unsigned n, const char **opts)
     (void)n;
     (void)opts;
     *h = NULL;
+    const char *abort_at = getenv("FDL_FAKE_ABORT");
+    if (abort_at && strcmp(abort_at, "create") == 0) {
+        static const char llvm[] = "LLVM ERROR: out of memory\n";
+        if (write(2, llvm, sizeof llvm - 1) < 0)
+            _exit(1);
+        abort();
+    }
     if (say_on_stderr("create"))
         return 6; /* NVJITLINK_ERROR_INTERNAL */
     *h = &handle_storage;

@@ -3,7 +3,8 @@
 # standard error during an in-process link (nvJitLink's "fatal   : Memory allocation failure"
 # under `ulimit -v`) comes after fdlink's message, as the log, never before it. A stand-in
 # nvJitLink (fake_nvjitlink.c, FDL_FAKE_STDERR) writes through stdio and through fd 2 in its
-# option probe (nvJitLinkCreate, always in fdlink's process) or in the link itself
+# option probe (nvJitLinkCreate: in fdlink's process with --no-isolate, the isolated child's log
+# otherwise) or in the link itself
 # (nvJitLinkComplete: in process with --no-isolate; the isolated child's output is the log
 # already), then fails.
 #   stderr.sh FDLINK FAKE_NVJITLINK DATA_DIR
@@ -31,6 +32,13 @@ for when in create complete; do
       n_fatal=$(grep -n '^fatal   : Memory allocation failure$' err | head -n1 | cut -d: -f1)
       n_raw=$(grep -n '^nvJitLink (fake): written to fd 2$' err | head -n1 | cut -d: -f1)
       n_own=$(grep -n '^fdlink: ' err | head -n1 | cut -d: -f1)
+      if [ "$when" = create ] && [ "$mode" = --isolate ]; then
+        # the probe of an isolated link runs in the child too: its words are the child's log,
+        # and the message's headline says them
+        head -n1 err | grep -q 'nvJitLink rejected the options: memory allocation failure$' ||
+          fail "$name: first line '$(head -n1 err)'"
+        continue
+      fi
       { [ -n "$n_fatal" ] && [ -n "$n_raw" ]; } ||
         fail "$name: the library's text is not in stderr: $(head -c 400 err)"
       [ -n "$n_fatal" ] && [ "$n_fatal" -lt "$n_own" ] && fail "$name: the library's line first"
@@ -39,6 +47,14 @@ for when in create complete; do
     done
   done
 done
+# nvJitLink aborting in its option probe (LLVM's "out of memory" under an address-space limit):
+# isolated (the CLI's default), one line naming the signal and what it printed, exit 1
+FDL_FAKE_ABORT=create "$fdlink" link -arch=sm_90 caller.ptx mul.ptx -o out.cubin >out 2>err
+rc=$?
+[ "$rc" = 1 ] || fail "abort in the probe: exit $rc, not 1"
+[ -e out.cubin ] && fail "abort in the probe: out.cubin written"
+head -n1 err | grep -q "^fdlink: error: nvJitLink died of signal 6 ([A-Za-z ]*) checking the link's options: LLVM ERROR: out of memory$" ||
+  fail "abort in the probe: first line '$(head -n1 err)'"
 ls "${TMPDIR:-/tmp}"/fdlink-stderr-* >/dev/null 2>&1 && fail "a capture file was left in ${TMPDIR:-/tmp}"
 [ "$bad" = 0 ] && echo "stderr: fdlink's message first, the library's text after it, every time"
 exit $((bad != 0))

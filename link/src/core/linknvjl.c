@@ -36,32 +36,80 @@ static char *fetch_log(const fdl__nvjl *nv, nvJitLinkHandle h, int info)
     return log;
 }
 
-/* Let nvJitLink refuse bad options now rather than at the end (a handle that is then dropped). */
-int fdl__link_probe(fdl_link *link, fdl_error *err)
+/*
+ * The probe's run (in this process, or in an isolated link's child): a handle created with the
+ * link's options and dropped. Success answers one byte, as a link answers its cubin; a refusal
+ * is FDL_ELINK with nvJitLink's result and its error log in @p run.
+ */
+static int probe_here(const fdl_link *link, int lto, int ptx, fdl__link_input *const *ins,
+                      size_t nins, const unsigned char *extra, size_t extra_size,
+                      fdl__nvjl_run *run, fdl_error *err)
 {
+    (void)lto, (void)ptx, (void)ins, (void)nins, (void)extra, (void)extra_size;
+    memset(run, 0, sizeof *run);
     fdl__strv o;
     if (!fdl__link_nvjl_options(link, 0, 0, &o))
         return fdl__fail(err, FDL_ENOMEM, "out of memory building link options");
     int rc = FDL_OK;
     nvJitLinkHandle h = NULL;
-    link->nvjl_probes++;
     nvJitLinkResult r = link->nv->create(&h, (uint32_t)o.n, (const char **)o.v);
+    run->r = r;
     if (r != NVJITLINK_SUCCESS) {
         /* the handle may hold a log even though creation failed */
-        char headline[FDL_ERROR_MESSAGE_MAX] = "";
-        char symbol[FDL_ERROR_SYMBOL_MAX];
-        char *log = h ? fetch_log(link->nv, h, 0) : NULL;
-        if (log)
-            fdl__link_log_headline(log, headline, sizeof headline, symbol, sizeof symbol);
-        free(log);
-        rc = fdl__fail(err, FDL_ELINK, "nvJitLink rejected the options: %s",
-                       headline[0] ? headline : fdl__nvjl_result_name((int)r));
-        if (err)
-            err->backend_code = (int)r;
+        run->error = h ? fetch_log(link->nv, h, 0) : NULL;
+        rc = FDL_ELINK;
+    } else if ((run->out = malloc(1)) != NULL) {
+        run->out[0] = 1;
+        run->out_size = 1;
+    } else {
+        rc = fdl__fail(err, FDL_ENOMEM, "out of memory probing the link options");
     }
     if (h)
         link->nv->destroy(&h);
     fdl__strv_free(&o);
+    return rc;
+}
+
+/*
+ * Let nvJitLink refuse bad options now rather than at the end (a handle that is then dropped).
+ * A link that runs isolated probes isolated too: nvJitLink can abort the process while it
+ * creates a handle (LLVM's "out of memory" under an address-space limit, seen on a 32-core host).
+ */
+int fdl__link_probe(fdl_link *link, fdl_error *err)
+{
+    link->nvjl_probes++;
+    fdl__nvjl_run run;
+    int rc = fdl__isolate_wanted(&link->opts)
+                 ? fdl__isolate_nvjl_link(probe_here, link, 0, 0, NULL, 0, NULL, 0, &run, err)
+                 : probe_here(link, 0, 0, NULL, 0, NULL, 0, &run, err);
+    if (rc == FDL_ELINK && run.signal) {
+        /* one line: the first of what it printed ("LLVM ERROR: out of memory"), if anything */
+        const char *said = run.error ? run.error : "";
+        static const char printed[] = "nvJitLink printed:\n"; /* isolate.c's header of its words */
+        if (strncmp(said, printed, sizeof printed - 1) == 0)
+            said += sizeof printed - 1;
+        int len = (int)strcspn(said, "\n");
+        static const char tail[] = "nvJitLink died of signal"; /* isolate.c's own last line */
+        if ((size_t)len >= sizeof tail - 1 && memcmp(said, tail, sizeof tail - 1) == 0)
+            len = 0; /* nvJitLink printed nothing */
+        rc = fdl__fail(err, FDL_ELINK, "nvJitLink died of signal %d (%s) checking the link's "
+                       "options%s%.*s", run.signal, strsignal(run.signal), len ? ": " : "", len,
+                       said);
+        if (err)
+            err->backend_code = NVJITLINK_ERROR_INTERNAL;
+    } else if (rc == FDL_ELINK && run.r != NVJITLINK_SUCCESS) {
+        char headline[FDL_ERROR_MESSAGE_MAX] = "";
+        char symbol[FDL_ERROR_SYMBOL_MAX];
+        if (run.error)
+            fdl__link_log_headline(run.error, headline, sizeof headline, symbol, sizeof symbol);
+        rc = fdl__fail(err, FDL_ELINK, "nvJitLink rejected the options: %s",
+                       headline[0] ? headline : fdl__nvjl_result_name((int)run.r));
+        if (err)
+            err->backend_code = (int)run.r;
+    }
+    free(run.out);
+    free(run.info);
+    free(run.error);
     return rc;
 }
 
