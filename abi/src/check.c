@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fdlink/abi.h"
-#include "internal.h"
+#include "abi_internal.h"
 
 /* One prototype of a declared name, in input order. */
 typedef struct occ {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fdlink/decl.h"
-#include "internal.h"
+#include "abi_internal.h"
 
 struct fdl_decls {
     char *source;      /* name given to the parser */

@@ -9,7 +9,7 @@
 
 #include "fdlink/decl.h"
 #include "fdlink/version.h"
-#include "internal.h"
+#include "abi_internal.h"
 
 /*
  * ABI-5: the C type of each scalar, chosen so that nvcc gives it exactly the PTX parameter of

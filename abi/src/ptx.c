@@ -39,7 +39,7 @@
 #endif
 
 #include "fdlink/ptx.h"
-#include "internal.h"
+#include "abi_internal.h"
 #include "ptx_scan.h"
 
 /*

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fdlink/ptx.h"
-#include "internal.h"
+#include "abi_internal.h"
 #include "ptx_scan.h"
 
 /* Most registers followed from the return slot's parameter; more and the stores are not read. */

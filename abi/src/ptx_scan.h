@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "fdlink/ptx.h"
-#include "internal.h"
+#include "abi_internal.h"
 
 /* Longest `.version` value kept ("9.0"); longer values are malformed. */
 #define VERSION_MAX 16

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi_internal.h"
 #include "genint.h"
 
 void fdl__gen_kernel_free(fdl__gen_kernel *k)

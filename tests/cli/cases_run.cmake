@@ -113,7 +113,7 @@ fdlink_doctor_test(doctor_no_driver_text RC 0 ${_nogpu} ARGS doctor TEXT
 fdlink_doctor_test(doctor_probe_libs_set_by_the_user RC 0 ${_nogpu} FDLINK_PROBE_LIBS=1
   ARGS doctor TEXT STDOUT "\n +FDLINK_LIBCUDA=/nonexistent/libcuda.so.1\n +FDLINK_PROBE_LIBS=1\n")
 # names and values with quotes, backslashes and control characters still give valid JSON
-# (abi/src/json.h), and the toolkit's include folders come in nvcc's order (nvcc.profile)
+# (base/src/json.h), and the toolkit's include folders come in nvcc's order (nvcc.profile)
 fdlink_doctor_test(doctor_hostile_environment RC 0
   ENV FDLINK_LIBCUDA=/nonexistent/libcuda.so.1 "FDLINK_A\"B=1" "FDLINK_C=x\\y\tz"
   ARGS doctor --json --no-gpu

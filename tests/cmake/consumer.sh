@@ -215,7 +215,7 @@ findpkg)
   if try 0.1 1 $notool; then echo "a device library without the toolkit should fail"; exit 1; fi
   said "device code needs the CUDA toolkit's nvcc" || { cat "$log"; echo "the error does not name the toolkit"; exit 1; }
   echo "without the CUDA toolkit, a device library fails: $(tr -s ' \n' '  ' <"$log" | grep -o "fdlink_add_device_library(d): [^)]*)")"
-  version=$(sed -n 's/.*FDLINK_VERSION_STRING "\([0-9.]*\)".*/\1/p' "$src/abi/include/fdlink/version.h")
+  version=$(sed -n 's/.*FDLINK_VERSION_STRING "\([0-9.]*\)".*/\1/p' "$src/base/include/fdlink/version.h")
   IFS=. read -r major minor patch <<<"$version"
   try "$major.$minor" 0 || { cat "$log"; echo "find_package(fdlink $major.$minor) failed"; exit 1; }
   refused="$major.$((minor + 1)) $((major + 1)).0"

@@ -16,7 +16,7 @@
 #include "fdlink/decl.h"
 #include "fdlink/ptx.h"
 #include "fuzz.h"
-#include "internal.h"
+#include "abi_internal.h"
 
 static const char source[] = "fuzz.ptx";
 

@@ -7,9 +7,9 @@
 # files, which all include one header), every object must be in it and use only objects below it.
 # With --order, no call runs against the modules' order either: given the objects of the build tree
 # (their paths name their sources: .../fdlink_link.dir/link/src/checks/undefined.c.o), no object
-# uses what an object above it defines (modules abi link host gen cli; inside link/src the folders
-# util cache libs formats core checks backends, then link.c), which the includes alone cannot show:
-# a public header declares link.c's accessors to every folder below it (issue 42).
+# uses what an object above it defines (modules base abi link host gen cli; inside link/src the
+# folders util cache libs formats core checks backends, then link.c), which the includes alone
+# cannot show: a public header declares link.c's accessors to every folder below it (issue 42).
 # usage: [ORDER="a b c"] check_circles.sh [--order] OBJECT_OR_ARCHIVE...
 set -uo pipefail
 order=0
@@ -59,7 +59,7 @@ if [ "$order" = 1 ]; then
   # the rank of an object by its source path: module * 100 + its folder's inside link/src
   # (link.c: 99); -1 for an object whose path names no module (not ranked)
   awk '
-    BEGIN { nm = split("abi link host gen cli", m, " "); for (i = 1; i <= nm; i++) mod[m[i]] = i
+    BEGIN { nm = split("base abi link host gen cli", m, " "); for (i = 1; i <= nm; i++) mod[m[i]] = i
             nf = split("util cache libs formats core checks backends", f, " ")
             for (i = 1; i <= nf; i++) fold[f[i]] = i }
     function rank(p,   parts, n, r) {
@@ -75,7 +75,7 @@ if [ "$order" = 1 ]; then
       if (int(rb / 100) > int(ra / 100) || (int(ra / 100) == int(rb / 100) && rb > ra)) {
         print "against the order: " $1 " calls " $2 " (" $3 ")"; bad++
       } }
-    END { if (!bad) printf "calls: %d file pairs in the order (modules abi link host gen cli; link/src util cache libs formats core checks backends, link.c): none runs up it\n", ranked
+    END { if (!bad) printf "calls: %d file pairs in the order (modules base abi link host gen cli; link/src util cache libs formats core checks backends, link.c): none runs up it\n", ranked
           if (unranked) printf "calls: %d file pairs not ranked (a path that names no module)\n", unranked
           exit bad ? 1 : 0 }' "$tmp/calls" || fail=1
 fi

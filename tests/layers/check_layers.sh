@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layer order (docs/design.md), checked on the sources (label unit): every #include "..." of
 # a file resolves to its own layer or one below it.
-#  - modules, bottom to top: abi link host gen cli (cli/ may use every module);
+#  - modules, bottom to top: base abi link host gen cli (cli/ may use every module);
 #  - inside link/src, folders by concern, bottom to top: util cache libs formats core checks
 #    backends, then link.c at the top of link/src.
 # The build enforces the module order too (each module is an object library that sees only its
@@ -10,7 +10,7 @@
 # the offending line. usage: check_layers.sh SOURCE_DIR
 set -uo pipefail
 cd "${1:-.}" || exit 2
-modules=(abi link host gen cli)
+modules=(base abi link host gen cli)
 folders=(util cache libs formats core checks backends)
 index_of() { local x=$1 i; shift; local a=("$@"); for i in "${!a[@]}"; do [ "${a[$i]}" = "$x" ] && { echo "$i"; return; }; done; echo -1; }
 # the layer of a path: "module" and, inside link/src, the folder's rank (top of link/src: 99)

@@ -31,7 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 def handler():
     if fdlink.include_dir() is None and not os.environ.get("FDLINK_INCLUDE_DIRS"):
         os.environ["FDLINK_INCLUDE_DIRS"] = os.pathsep.join(
-            str(ROOT / d / "include") for d in ("abi", "host", "gen", "link", "device"))
+            str(ROOT / d / "include") for d in ("base", "abi", "host", "gen", "link", "device"))
     cc = (os.environ.get("CC") or "cc").split()[0]
     if not shutil.which(cc) and not os.environ.get("FDLINK_XLA_FFI_LIB"):
         pytest.skip("no C compiler to build the XLA FFI handler")

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fdlink/abi.h"
-#include "internal.h"
+#include "abi_internal.h"
 
 #define DIR FDL_TEST_DATA "/classes"
 #define MAX 32

@@ -1,6 +1,6 @@
 /*
- * Tests of the error record and the internal helpers every module shares (abi/src/error.c,
- * strbuf.c, file.c, clock.c, sharedlib.c; fdlink/error.h, abi/src/internal.h).
+ * Tests of the error record and the internal helpers every module shares (base/src/error.c,
+ * strbuf.c, file.c, clock.c, sharedlib.c; fdlink/error.h, base/src/internal.h).
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* The JSON writer (abi/src/json.h): layout, misuse, and strings of hostile bytes. */
+/* The JSON writer (base/src/json.h): layout, misuse, and strings of hostile bytes. */
 #include <criterion/criterion.h>
 #include <string.h>
 

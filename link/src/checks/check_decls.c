@@ -10,7 +10,7 @@
 
 #include "fdlink/abi.h"
 #include "fdlink/ptx.h"
-#include "internal.h"
+#include "abi_internal.h"
 #include "checks.h"
 #include "linkobj.h"
 

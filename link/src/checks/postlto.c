@@ -15,7 +15,7 @@
 
 #include "cacheint.h"
 #include "fdlink/ptx.h"
-#include "internal.h"
+#include "abi_internal.h"
 #include "checks.h"
 #include "linkobj.h"
 #include "nvjl.h"
