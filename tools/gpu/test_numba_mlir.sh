@@ -5,10 +5,11 @@
 #   numba_cuda_mlir-<version>-cp312-....whl.tree.tar.xz  is over the carry limit, its files
 #                                                        (xz-compressed), zipped back into the
 #                                                        wheel here
-# and the fdlink wheel in .gpu/whl/ (tools/gpu/prepare.sh). A virtual environment over the
-# system's packages (--system-site-packages: numba-cuda, NumPy, cuda-bindings, cuda.core, pytest)
-# gets both with pip --no-index, and tests/python/test_numba_bridge.py runs there with
-# FDLINK_NUMBA=numba-cuda-mlir (the bridge then uses numba-cuda-mlir, checked first). The log goes
+# and the fdlink wheel in .gpu/whl/ (tools/gpu/prepare.sh). Both go with pip --no-index --target
+# into a folder put on PYTHONPATH, over the interpreter's own packages (numba-cuda, NumPy,
+# cuda-bindings, cuda.core, pytest; numba-cuda-mlir's requirements checked against them), and
+# tests/python/test_numba_bridge.py runs with FDLINK_NUMBA=numba-cuda-mlir (the bridge then uses
+# numba-cuda-mlir, checked first). The log goes
 # to $OUT/numba-mlir.log where $OUT is set. Exit status: pytest's (1 where the setup failed).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,12 +40,32 @@ fi
 fdl=$(ls .gpu/whl/fdlink-*.whl 2>/dev/null | head -n 1 || true)
 [ -n "$fdl" ] || { echo "test_numba_mlir.sh: no fdlink wheel in .gpu/whl (tools/gpu/prepare.sh)"; exit 1; }
 echo "== $(basename "$whl") ($(stat -c %s "$whl") bytes), $(basename "$fdl")"
-python3 -m venv --system-site-packages "$work/venv"
-py=$work/venv/bin/python
-"$py" -m pip install -q --disable-pip-version-check --no-index --no-deps "$fdl"
-# its requirements (NumPy, cuda-bindings, cuda.core) from the system's packages: pip resolves
-# them there, and says which one is missing or too old
-"$py" -m pip install -q --disable-pip-version-check --no-index "$whl"
+# into a folder on PYTHONPATH over the interpreter's own packages (numba-cuda, NumPy,
+# cuda-bindings, cuda.core, pytest): a venv made from the GPU host's python3, itself a venv,
+# would not see them (--system-site-packages reaches the base interpreter's only)
+site=$work/site
+py=python3
+python3 -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$site" \
+    "$fdl" "$whl"
+export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+# its requirements (NumPy, cuda-bindings >= 12.9.1, cuda.core >= 0.5.1) from the interpreter's
+"$py" - <<'PY'
+import importlib.metadata as md
+try:
+    from packaging.requirements import Requirement
+except ImportError:  # pip's own copy
+    from pip._vendor.packaging.requirements import Requirement
+for r in md.requires("numba-cuda-mlir") or []:
+    req = Requirement(r)
+    if req.marker and not req.marker.evaluate():
+        continue
+    try:
+        v = md.version(req.name)
+    except md.PackageNotFoundError:
+        raise SystemExit(f"numba-cuda-mlir needs {r}: not installed")
+    if not req.specifier.contains(v, prereleases=True):
+        raise SystemExit(f"numba-cuda-mlir needs {r}: {req.name} {v} is here")
+PY
 "$py" - <<'PY'
 import importlib.metadata as md
 for p in ("numba-cuda-mlir", "numba-cuda", "numba", "cuda-core", "cuda-bindings", "numpy"):
