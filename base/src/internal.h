@@ -311,7 +311,7 @@ void fdl__lib_loading_set(const char *name);
  * FDLINK_PROBE_LIBS_TIMEOUT_MS (default 30 s) is FDL_ENOLIB with one line naming it and what it
  * did; FDL_OK when it loads or none is found (the real load then says why); FDL_EIO when no child
  * can be made. fdl__dlopen_table runs it first when fdl__lib_trial_wanted (FDLINK_PROBE_LIBS=1;
- * `fdlink doctor` sets it). Thread-safety: as fork(2) in the calling program.
+ * `fdlink doctor` sets it; unset, under an address-space limit: `ulimit -v`). Thread-safety: as fork(2) in the calling program.
  */
 int fdl__lib_trial(const char *env, const char *const *names, const char *what, fdl_error *err);
 int fdl__lib_trial_wanted(void);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,7 +79,13 @@ int fdl__dlopen_first(void **handle, const char *const *names, const char *purpo
 int fdl__lib_trial_wanted(void)
 {
     const char *v = getenv("FDLINK_PROBE_LIBS");
-    return v && v[0] == '1' && v[1] == '\0';
+    if (v && v[0])
+        return v[0] == '1' && v[1] == '\0';
+    /* unset: on under an address-space limit (ulimit -v), where a library's initialiser can run
+     * out of memory and abort the process (nvJitLink 13.0's "LLVM ERROR: out of memory" while
+     * loading, seen on a 32-core host): the trial's child takes the blow, this process says it */
+    struct rlimit r;
+    return getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
 }
 
 /* The trial's bound: FDLINK_PROBE_LIBS_TIMEOUT_MS, else 30 s. */
