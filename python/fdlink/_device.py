@@ -65,7 +65,7 @@ def stream(obj: Any = None, *, device_: Optional["_fdlink.Device"] = None) -> "_
         return dev.stream()
     if isinstance(obj, _fdlink.Stream):
         return obj
-    return dev.wrap_stream(_stream_handle(obj))
+    return dev.wrap_stream(_stream_handle(obj), obj)
 
 
 def _stream_handle(obj: Any) -> int:
@@ -101,7 +101,7 @@ def _launch_stream(s: Any, dev: "_fdlink.Device") -> Optional["_fdlink.Stream"]:
     if s is None or isinstance(s, _fdlink.Stream):
         return s
     h = _stream_handle(s)
-    return None if h == 0 else dev.wrap_stream(h)
+    return None if h == 0 else dev.wrap_stream(h, s)
 
 
 # ---- arrays ------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ static PyMethodDef Device_methods[] = {
     {"alloc", (PyCFunction)Device_alloc, METH_VARARGS,
      "alloc(nbytes, typestr='|u1', shape=None) -> Buffer"},
     {"stream", (PyCFunction)Device_stream, METH_NOARGS, "a new stream"},
-    {"wrap_stream", (PyCFunction)Device_wrap_stream, METH_O,
-     "wrap_stream(handle) -> Stream over another library's CUstream"},
+    {"wrap_stream", (PyCFunction)Device_wrap_stream, METH_VARARGS,
+     "wrap_stream(handle[, owner]) -> Stream over another library's CUstream, holding owner"},
     {"synchronize", (PyCFunction)Device_synchronize, METH_NOARGS,
      "wait for the device and check every module's status record"},
     {NULL, NULL, 0, NULL}};

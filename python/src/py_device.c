@@ -98,6 +98,10 @@ typedef struct {
     PyObject_HEAD
     fdl_stream *stream;
     PyObject *device;
+    /* a wrapped stream's owner (a cuda.core, CuPy or PyTorch stream object), held while the
+     * wrapper lives: the library asks every stream of the device whether it is being captured
+     * (fdl__device_capturing), and the owner's collection must not destroy the CUstream first */
+    PyObject *owner;
 } StreamObject;
 
 /* The Stream of @p dev over @p s, made with status @p rc: the exception for @p err when that
@@ -130,23 +134,39 @@ static void Stream_dealloc(StreamObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     fdl_stream_destroy(self->stream);
+    Py_XDECREF(self->owner); /* after the wrapper is gone from the device's streams */
     Py_XDECREF(self->device);
     PyObject_Free(self);
     Py_DECREF(tp);
 }
 
-/* Device.wrap_stream(handle): another library's CUstream (an int; 1 legacy, 2 per-thread). */
-PyObject *Device_wrap_stream(DeviceObject *self, PyObject *arg)
+/* A Stream over another library's CUstream @p handle (an int; 1 legacy, 2 per-thread), holding
+ * @p owner (the object it came from; NULL or None for none) while it lives. */
+PyObject *stream_wrap(DeviceObject *dev, PyObject *handle, PyObject *owner)
 {
-    unsigned long long h = PyLong_Check(arg) ? PyLong_AsUnsignedLongLong(arg) : 0;
-    if (!PyLong_Check(arg) || PyErr_Occurred()) {
+    unsigned long long h = PyLong_Check(handle) ? PyLong_AsUnsignedLongLong(handle) : 0;
+    if (!PyLong_Check(handle) || PyErr_Occurred()) {
         PyErr_Clear();
         return PyErr_Format(PyExc_TypeError, "a stream handle must be an int from 0 to 2**64-1");
     }
     fdl_error err = FDL_ERROR_INIT;
     fdl_stream *st = NULL;
-    int rc = fdl_stream_wrap(&st, self->dev, (void *)(uintptr_t)h, &err);
-    return stream_object(self, rc, &err, st);
+    int rc = fdl_stream_wrap(&st, dev->dev, (void *)(uintptr_t)h, &err);
+    PyObject *o = stream_object(dev, rc, &err, st);
+    if (o && owner && owner != Py_None) {
+        ((StreamObject *)o)->owner = owner;
+        Py_INCREF(owner);
+    }
+    return o;
+}
+
+/* Device.wrap_stream(handle[, owner]) */
+PyObject *Device_wrap_stream(DeviceObject *self, PyObject *args)
+{
+    PyObject *handle, *owner = NULL;
+    if (!PyArg_ParseTuple(args, "O|O:wrap_stream", &handle, &owner))
+        return NULL;
+    return stream_wrap(self, handle, owner);
 }
 
 static PyObject *Stream_handle(StreamObject *self, void *c)

@@ -552,7 +552,7 @@ static PyObject *Launch_set_stream(LaunchObject *self, PyObject *arg)
         if (!h)
             return PyErr_Format(PyExc_TypeError, "set_stream: %s is not a stream (pass "
                                 "fdlink.stream(s) for other libraries' stream objects)", tname(arg));
-        wrapped = Device_wrap_stream(((KernelObject *)self->kernel)->dev, h);
+        wrapped = stream_wrap(((KernelObject *)self->kernel)->dev, h, arg);
         Py_DECREF(h);
         if (!wrapped)
             return NULL;

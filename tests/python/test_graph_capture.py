@@ -82,6 +82,36 @@ def test_a_buffer_freed_during_a_capture_is_released_after_it():
     del c, s
 
 
+def test_a_wrapped_stream_holds_its_owner():
+    """fdlink asks every stream of the device whether it is being captured (a free, an
+    allocation, a synchronisation), wrapped ones too: a wrapper keeps the object it came from, so
+    that collecting the owner (a cuda.core or CuPy stream, which destroys its CUstream) never
+    leaves fdlink a destroyed stream to ask (an H200 crashed so, 1 run in 3, before)."""
+    import gc
+    import weakref
+
+    class Owner:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __cuda_stream__(self):
+            return (0, self.handle)
+
+    own = fdlink.stream()  # a real stream of the device, lent to the owner's handle
+    owner = Owner(own.handle)
+    gone = weakref.ref(owner)
+    s = fdlink.stream(owner)
+    assert not s.owned and s.handle == own.handle
+    del owner
+    gc.collect()
+    assert gone() is not None, "the owner was collected while its wrapper lives"
+    buf = fdlink.empty(16, "f4")  # asks every stream of the device, the wrapper's among them
+    buf.free()
+    del s
+    gc.collect()
+    assert gone() is None, "the wrapper kept its owner after it went"
+
+
 # ---- on a GPU: captures by CuPy and cuda.core, replayed --------------------------------------
 
 
